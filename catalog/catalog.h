@@ -1,0 +1,168 @@
+// The catalog: everything meridian knows about the market before it looks at
+// a job. GPU models, cloud offerings with their prices per pricing model,
+// regions with location, time zone, geography and grid carbon, and egress
+// prices between regions. Built from ../shared/data by tools/build_catalog.py,
+// checked in under data/catalog/, and embedded in the binary at build time.
+//
+// A Catalog is immutable once loaded and safe to read from many threads.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/enums.h"
+#include "core/status.h"
+#include "core/time.h"
+#include "core/units.h"
+
+namespace meridian::catalog {
+
+// One MIG GPU-instance profile of a GPU model (NVIDIA MIG User Guide,
+// "Supported MIG Profiles").
+struct MigProfile {
+  std::string name;       // "1g.10gb", "3g.40gb", "7g.80gb", "1g.10gb+me"
+  int compute_slices = 0; // the "Ng" part
+  int memory_slices = 0;  // out of 8 on A100/H100/H200/B200
+  double memory_gib = 0;
+  int max_instances = 0;  // how many fit on one GPU
+  int sm_count = 0;
+};
+
+struct GpuModel {
+  std::string name;        // catalog id: "H100-80GB", "A100-40GB", "MI300X"
+  std::string vendor;      // "nvidia" | "amd"
+  std::string architecture;  // "hopper", "ampere", ...
+  double vram_gib = 0;
+  double memory_bandwidth_gbps = 0;  // GB/s
+  // Dense (no sparsity) peak TFLOPS per precision; a precision absent here is
+  // not supported natively.
+  std::map<Precision, double> dense_tflops;
+  // Measured achievable matmul efficiency (MAMF / theory), 0..1, where the data
+  // has it; nullopt means the estimator's stated default applies.
+  std::optional<double> matmul_efficiency;
+  double power_w = 0;
+  std::vector<MigProfile> mig_profiles;  // empty: no MIG
+  std::string source;  // where the figures come from (file names, datasheets)
+
+  bool Supports(Precision p) const { return dense_tflops.count(p) > 0; }
+  std::optional<double> PeakTflops(Precision p) const;
+};
+
+// One instance type in one region (and zone, where priced per zone).
+struct Offering {
+  std::string provider;       // "aws" | "gcp" | "azure" | "lambda"
+  std::string region;         // "aws:us-east-1"
+  std::string zone;           // "us-east-1a" or "" where priced per region
+  std::string instance_type;  // "p5.48xlarge"
+  std::string gpu_model;      // catalog GpuModel name
+  int gpu_count = 0;
+  int vcpus = 0;
+  double ram_gib = 0;
+  Money on_demand_per_hour;
+  std::optional<Money> spot_per_hour;
+  std::optional<Money> reserved_1y_per_hour;
+  std::optional<Money> flex_start_per_hour;
+  std::string price_note;  // a documented quirk applied to this row, or ""
+
+  std::optional<Money> PricePerHour(PricingModel m) const;
+};
+
+// How a region's carbon intensity is known.
+enum class CarbonSourceKind { kHourly, kYearly };
+
+struct Region {
+  std::string id;          // "gcp:us-central1"
+  std::string provider;
+  std::string name;        // "us-central1"
+  std::string location;    // "Council Bluffs, Iowa, US"
+  double lat = 0, lon = 0;
+  std::string time_zone;   // IANA, "America/Chicago"
+  std::string geography;   // "us" | "eu" | "asia" | "ca" | "sa" | "oceania" | "me" | "africa"
+  std::string grid_zone;   // hourly series zone ("US-MIDA-PJM") or "" when none matches
+  double yearly_gco2_per_kwh = 0;  // fallback figure
+  std::string yearly_source;       // which file / year the fallback comes from
+};
+
+// A zone's hourly grid carbon intensity (gCO2eq/kWh, direct emissions) by
+// hour of year, for each year the data has.
+class CarbonSeries {
+ public:
+  CarbonSeries() = default;
+  CarbonSeries(std::string zone, std::map<int, std::vector<float>> by_year);
+  const std::string& zone() const { return zone_; }
+  int first_year() const;
+  int last_year() const;
+  // Intensity at an instant. A year outside the data uses the same month, day
+  // and hour of the latest year (Feb 29 falls back to Feb 28 where needed).
+  double At(UnixSeconds t) const;
+  const std::map<int, std::vector<float>>& years() const { return by_year_; }
+
+ private:
+  std::string zone_;
+  std::map<int, std::vector<float>> by_year_;
+};
+
+// The answer to "how dirty is this region's power at t", with its source.
+struct CarbonReading {
+  double gco2_per_kwh = 0;
+  CarbonSourceKind source = CarbonSourceKind::kYearly;
+  std::string zone;  // grid zone, or the yearly file's description
+};
+
+// Pricing-model parameters the public price lists lack, each with its source.
+struct MarketParameters {
+  double flex_start_discount = 0;     // fraction off on-demand, e.g. 0.53
+  std::string flex_start_discount_source;
+  double flex_start_max_run_hours = 168;  // flex-start runs at most 7 days
+  double flex_start_expected_wait_hours = 0;
+  std::string flex_start_wait_source;
+};
+
+// The files a catalog is read from, by name relative to the catalog folder
+// ("gpus.csv", "carbon/GB.csv"). Backed by the embedded copy or a folder.
+using CatalogFiles = std::map<std::string, std::string_view>;
+
+class Catalog {
+ public:
+  // The copy embedded in the binary at build time.
+  static Result<std::shared_ptr<const Catalog>> LoadEmbedded();
+  // A catalog folder of the same layout as data/catalog (a user's own).
+  static Result<std::shared_ptr<const Catalog>> LoadFromDirectory(const std::string& dir);
+  // From in-memory files; errors name the file, the line and the reason.
+  static Result<std::shared_ptr<const Catalog>> LoadFromFiles(const CatalogFiles& files);
+
+  const std::vector<GpuModel>& gpus() const { return gpus_; }
+  const std::vector<Offering>& offerings() const { return offerings_; }
+  const std::vector<Region>& regions() const { return regions_; }
+  const MarketParameters& market() const { return market_; }
+
+  const GpuModel* FindGpu(std::string_view name) const;
+  const Region* FindRegion(std::string_view id) const;
+  // Regions whose geography is `geo` ("eu").
+  std::vector<const Region*> RegionsIn(std::string_view geo) const;
+  bool IsGeography(std::string_view geo) const;
+  const CarbonSeries* FindCarbonSeries(std::string_view zone) const;
+
+  // Carbon intensity for region `region_id` at `t`: the hourly series of its
+  // grid zone where one matches, otherwise its yearly figure.
+  Result<CarbonReading> CarbonAt(std::string_view region_id, UnixSeconds t) const;
+  // $/GB to move data from one region to another (0 within a region);
+  // nullopt where the data has no figure for the pair.
+  std::optional<double> EgressUsdPerGb(std::string_view from_region,
+                                       std::string_view to_region) const;
+
+ private:
+  friend class CatalogBuilder;
+  std::vector<GpuModel> gpus_;
+  std::vector<Offering> offerings_;
+  std::vector<Region> regions_;
+  std::map<std::string, CarbonSeries, std::less<>> carbon_;
+  std::map<std::pair<std::string, std::string>, double> egress_;
+  MarketParameters market_;
+};
+
+}  // namespace meridian::catalog

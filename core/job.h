@@ -1,0 +1,108 @@
+// JobSpec: what a user asks meridian to run, as parsed from a job spec file
+// (docs/job-spec.md). Every optional field the user left out stays empty here;
+// the estimator fills defaults and reports which ones it used. A JobSpec is a
+// plain value: copy it, compare it, share it read-only between threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/enums.h"
+#include "core/time.h"
+#include "core/units.h"
+
+namespace meridian {
+
+// The network being trained or served. All fields optional.
+struct ModelShape {
+  std::optional<double> params_b;        // billions of parameters
+  std::optional<Precision> precision;    // compute precision (default per kind)
+  std::optional<int> layers;
+  std::optional<int> hidden;             // hidden size (d_model)
+  std::optional<int> heads;              // attention heads
+  std::optional<int> kv_heads;           // grouped-query attention KV heads (default = heads)
+  std::optional<int> seq_len;            // training sequence length or inference context
+  std::optional<int> micro_batch;        // sequences per GPU per step (training)
+  std::optional<int> batch;              // concurrent sequences (inference)
+  std::optional<int> output_tokens;      // generated tokens per request (inference)
+};
+
+// How much work the job is, in one of three forms.
+struct Work {
+  enum class Form { kNone, kTokens, kFlops, kGpuHours };
+  Form form = Form::kNone;  // kNone: a service or script that runs until it exits
+  double tokens = 0;        // kTokens: tokens processed (trained on or generated)
+  double flops = 0;         // kFlops: total floating-point operations
+  double gpu_hours = 0;     // kGpuHours: measured GPU-hours ...
+  std::string on_gpu;       // ... on this reference GPU model
+  std::optional<int64_t> duration_s;  // a service's planned run time (work.duration)
+};
+
+struct CpuFallback {
+  double slowdown = 0;  // how many times slower on CPU than on one GPU; 0 = no fallback
+};
+
+struct Resources {
+  std::optional<int> gpus;               // nullopt = "auto"; 0 = CPU-only job
+  std::vector<std::string> gpu_models;   // allowed models; empty = any
+  std::optional<double> vram_gib;        // stated memory need per GPU, overrides the model
+  std::optional<int> vcpus;
+  std::optional<double> ram_gib;
+  bool mig = false;                      // may run on a MIG slice
+  std::optional<CpuFallback> cpu_fallback;
+};
+
+struct Deadline {
+  std::optional<int64_t> after_submit_s;  // "72h": relative to submission
+  std::optional<UnixSeconds> at;          // RFC 3339 absolute time
+  bool set() const { return after_submit_s || at; }
+};
+
+struct Checkpoint {
+  std::optional<int64_t> interval_s;
+  std::optional<int64_t> restart_overhead_s;
+};
+
+struct DataLocation {
+  std::string region;  // "provider:region"; empty = no input data to move
+  double size_gb = 0;
+};
+
+struct Latency {
+  std::optional<double> slo_ms;
+  std::vector<std::string> users;  // regions the users are near
+};
+
+struct DriverPin {
+  std::string version;  // e.g. "550.54.15"
+  std::string cuda;     // e.g. "12.4"
+  bool set() const { return !version.empty() || !cuda.empty(); }
+};
+
+struct JobSpec {
+  std::string name;
+  std::string tenant = "default";
+  WorkloadKind kind = WorkloadKind::kTraining;
+  ModelShape model;
+  Work work;
+  Resources resources;
+  Deadline deadline;
+  std::optional<Money> budget;
+  Priority priority = Priority::kNormal;
+  bool preemptible = false;
+  Checkpoint checkpoint;
+  DataLocation data;
+  std::vector<std::string> residency;  // allowed geographies ("eu") or region ids
+  Latency latency;
+  DriverPin driver;
+  std::vector<std::string> command;     // argv, run by the control plane
+  std::map<std::string, std::string> env;
+  std::string working_dir;
+  std::optional<int64_t> grace_period_s;  // SIGTERM to SIGKILL on preemption
+  std::map<std::string, std::string> labels;
+};
+
+}  // namespace meridian
