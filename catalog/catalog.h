@@ -126,6 +126,18 @@ struct MarketParameters {
 // ("gpus.csv", "carbon/GB.csv"). Backed by the embedded copy or a folder.
 using CatalogFiles = std::map<std::string, std::string_view>;
 
+// The parts of a catalog as plain values: what the loader produces, and what
+// tests build by hand.
+struct CatalogParts {
+  std::vector<GpuModel> gpus;
+  std::vector<Offering> offerings;
+  std::vector<Region> regions;
+  std::vector<CarbonSeries> carbon;
+  // (from region id, to region id) -> $/GB
+  std::map<std::pair<std::string, std::string>, double> egress;
+  MarketParameters market;
+};
+
 class Catalog {
  public:
   // The copy embedded in the binary at build time.
@@ -134,6 +146,9 @@ class Catalog {
   static Result<std::shared_ptr<const Catalog>> LoadFromDirectory(const std::string& dir);
   // From in-memory files; errors name the file, the line and the reason.
   static Result<std::shared_ptr<const Catalog>> LoadFromFiles(const CatalogFiles& files);
+  // From parts already in memory. Checks cross references (an offering's GPU
+  // model and region exist, a region's grid zone has a series).
+  static Result<std::shared_ptr<const Catalog>> FromParts(CatalogParts parts);
 
   const std::vector<GpuModel>& gpus() const { return gpus_; }
   const std::vector<Offering>& offerings() const { return offerings_; }
@@ -156,7 +171,6 @@ class Catalog {
                                        std::string_view to_region) const;
 
  private:
-  friend class CatalogBuilder;
   std::vector<GpuModel> gpus_;
   std::vector<Offering> offerings_;
   std::vector<Region> regions_;

@@ -41,7 +41,7 @@ struct ThroughputEstimate {
   Precision precision = Precision::kBf16;
   double peak_tflops_per_gpu = 0;
   double efficiency = 0;         // achievable fraction of peak used
-  double efficiency_source_measured = false;
+  bool efficiency_measured = false;  // from measured MAMF data, not the default
   std::string bound;             // "compute" | "memory-bandwidth" | "stated"
   double run_hours = 0;          // wall-clock hours of running, waiting excluded
   std::string arithmetic;        // "6 x 7e9 x 2e9 = 8.4e19 FLOP / (2 x 989 TFLOPS x 0.80) = ..."

@@ -1,0 +1,132 @@
+#include "catalog/catalog.h"
+
+#include <algorithm>
+#include <set>
+
+namespace meridian::catalog {
+
+std::optional<double> GpuModel::PeakTflops(Precision p) const {
+  auto it = dense_tflops.find(p);
+  if (it == dense_tflops.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<Money> Offering::PricePerHour(PricingModel m) const {
+  switch (m) {
+    case PricingModel::kOnDemand: return on_demand_per_hour;
+    case PricingModel::kSpot: return spot_per_hour;
+    case PricingModel::kFlexStart: return flex_start_per_hour;
+    case PricingModel::kReserved: return reserved_1y_per_hour;
+  }
+  return std::nullopt;
+}
+
+CarbonSeries::CarbonSeries(std::string zone, std::map<int, std::vector<float>> by_year)
+    : zone_(std::move(zone)), by_year_(std::move(by_year)) {}
+
+int CarbonSeries::first_year() const { return by_year_.empty() ? 0 : by_year_.begin()->first; }
+int CarbonSeries::last_year() const { return by_year_.empty() ? 0 : by_year_.rbegin()->first; }
+
+double CarbonSeries::At(UnixSeconds t) const {
+  if (by_year_.empty()) return 0;
+  CivilTime c = ToCivil(t);
+  auto it = by_year_.find(c.year);
+  if (it == by_year_.end()) {
+    // Same month, day and hour of the latest year the data has.
+    it = std::prev(by_year_.end());
+    CivilTime m{it->first, c.month, c.day, c.hour, 0, 0};
+    if (m.month == 2 && m.day == 29 && !IsLeapYear(m.year)) m.day = 28;
+    t = FromCivil(m);
+  }
+  const std::vector<float>& hours = it->second;
+  int h = HourOfYear(t);
+  if (hours.empty()) return 0;
+  if (h >= static_cast<int>(hours.size())) h = static_cast<int>(hours.size()) - 1;
+  return hours[static_cast<size_t>(h)];
+}
+
+Result<std::shared_ptr<const Catalog>> Catalog::FromParts(CatalogParts parts) {
+  auto cat = std::make_shared<Catalog>();
+  std::set<std::string, std::less<>> gpu_names, region_ids;
+  for (const auto& g : parts.gpus) {
+    if (!gpu_names.insert(g.name).second) {
+      return Status::Invalid("gpus: duplicate GPU model \"" + g.name + "\"");
+    }
+  }
+  for (const auto& s : parts.carbon) cat->carbon_.emplace(s.zone(), s);
+  for (const auto& r : parts.regions) {
+    if (!region_ids.insert(r.id).second) {
+      return Status::Invalid("regions: duplicate region \"" + r.id + "\"");
+    }
+    if (!r.grid_zone.empty() && cat->carbon_.count(r.grid_zone) == 0) {
+      return Status::Invalid("regions: region \"" + r.id + "\" names grid zone \"" + r.grid_zone +
+                             "\", which has no hourly carbon series");
+    }
+  }
+  for (const auto& o : parts.offerings) {
+    if (gpu_names.count(o.gpu_model) == 0) {
+      return Status::Invalid("offerings: " + o.instance_type + " in " + o.region +
+                             " names unknown GPU model \"" + o.gpu_model + "\"");
+    }
+    if (region_ids.count(o.region) == 0) {
+      return Status::Invalid("offerings: " + o.instance_type + " names unknown region \"" +
+                             o.region + "\"");
+    }
+  }
+  cat->gpus_ = std::move(parts.gpus);
+  cat->offerings_ = std::move(parts.offerings);
+  cat->regions_ = std::move(parts.regions);
+  cat->egress_ = std::move(parts.egress);
+  cat->market_ = std::move(parts.market);
+  return std::shared_ptr<const Catalog>(std::move(cat));
+}
+
+const GpuModel* Catalog::FindGpu(std::string_view name) const {
+  for (const auto& g : gpus_) {
+    if (g.name == name) return &g;
+  }
+  return nullptr;
+}
+
+const Region* Catalog::FindRegion(std::string_view id) const {
+  for (const auto& r : regions_) {
+    if (r.id == id) return &r;
+  }
+  return nullptr;
+}
+
+std::vector<const Region*> Catalog::RegionsIn(std::string_view geo) const {
+  std::vector<const Region*> out;
+  for (const auto& r : regions_) {
+    if (r.geography == geo) out.push_back(&r);
+  }
+  return out;
+}
+
+bool Catalog::IsGeography(std::string_view geo) const {
+  return std::any_of(regions_.begin(), regions_.end(),
+                     [&](const Region& r) { return r.geography == geo; });
+}
+
+const CarbonSeries* Catalog::FindCarbonSeries(std::string_view zone) const {
+  auto it = carbon_.find(zone);
+  return it == carbon_.end() ? nullptr : &it->second;
+}
+
+Result<CarbonReading> Catalog::CarbonAt(std::string_view region_id, UnixSeconds t) const {
+  const Region* r = FindRegion(region_id);
+  if (r == nullptr) return Status::NotFound("region \"" + std::string(region_id) + "\" is unknown");
+  if (const CarbonSeries* s = r->grid_zone.empty() ? nullptr : FindCarbonSeries(r->grid_zone)) {
+    return CarbonReading{s->At(t), CarbonSourceKind::kHourly, r->grid_zone};
+  }
+  return CarbonReading{r->yearly_gco2_per_kwh, CarbonSourceKind::kYearly, r->yearly_source};
+}
+
+std::optional<double> Catalog::EgressUsdPerGb(std::string_view from, std::string_view to) const {
+  if (from == to) return 0.0;
+  auto it = egress_.find({std::string(from), std::string(to)});
+  if (it == egress_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace meridian::catalog
