@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/enums.h"
@@ -82,6 +83,15 @@ struct DriverPin {
   bool set() const { return !version.empty() || !cuda.empty(); }
 };
 
+// Where a spec was read from, so later checks (the catalog, the estimator) can
+// point at the line the user wrote. Empty when the spec was built in code.
+struct SpecOrigin {
+  std::string source;  // file name as given to the parser, e.g. "jobs.yaml"
+  std::string path;    // "jobs[1]" for the second job of a `jobs:` list, "" for a lone job
+  // Field path within the job ("resources.gpu_models[0]") -> 1-based (line, column).
+  std::map<std::string, std::pair<int, int>> marks;
+};
+
 struct JobSpec {
   std::string name;
   std::string tenant = "default";
@@ -103,6 +113,7 @@ struct JobSpec {
   std::string working_dir;
   std::optional<int64_t> grace_period_s;  // SIGTERM to SIGKILL on preemption
   std::map<std::string, std::string> labels;
+  SpecOrigin origin;  // not part of the job's meaning; for error messages only
 };
 
 }  // namespace meridian

@@ -1,0 +1,273 @@
+#include "spec/reader.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+#include "core/enums.h"
+#include "core/time.h"
+#include "spec/suggest.h"
+
+namespace meridian::spec {
+
+namespace {
+
+// A plain decimal: [+-]digits[.digits][e[+-]digits]; no hex, inf or nan.
+bool IsDecimal(const std::string& s) {
+  size_t i = 0, n = s.size();
+  if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
+  size_t digits = 0;
+  while (i < n && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  if (i < n && s[i] == '.') {
+    ++i;
+    while (i < n && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
+    size_t exp = 0;
+    while (i < n && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++exp;
+    if (exp == 0) return false;
+  }
+  return i == n;
+}
+
+std::string FormatBound(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+std::string KindOf(const YAML::Node& node) {
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a map";
+  return "nothing";
+}
+
+}  // namespace
+
+std::string JoinPath(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+std::string IndexPath(const std::string& parent, size_t index) {
+  return parent + "[" + std::to_string(index) + "]";
+}
+
+void SpecReader::BeginJob(std::string prefix,
+                          std::map<std::string, std::pair<int, int>>* marks) {
+  prefix_ = std::move(prefix);
+  marks_ = marks;
+}
+
+std::string SpecReader::Position(const YAML::Mark& mark) const {
+  if (mark.is_null()) return source_ + ": ";
+  return source_ + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1) +
+         ": ";
+}
+
+void SpecReader::Error(const YAML::Node& at, const std::string& path, const std::string& message) {
+  std::string full = prefix_.empty() ? path : (path.empty() ? prefix_ : prefix_ + "." + path);
+  errors_.push_back(Position(at.Mark()) + (full.empty() ? "" : full + ": ") + message);
+}
+
+void SpecReader::FileError(const YAML::Mark& mark, const std::string& message) {
+  errors_.push_back(Position(mark) + message);
+}
+
+Status SpecReader::ToStatus() const {
+  if (errors_.empty()) return Status::Ok();
+  std::string joined;
+  for (size_t i = 0; i < errors_.size(); ++i) {
+    if (i > 0) joined += "\n";
+    joined += errors_[i];
+  }
+  return Status::Invalid(joined);
+}
+
+void SpecReader::Mark(const YAML::Node& node, const std::string& path) {
+  if (marks_ == nullptr) return;
+  YAML::Mark m = node.Mark();
+  if (!m.is_null()) (*marks_)[path] = {m.line + 1, m.column + 1};
+}
+
+std::string SpecReader::Show(const YAML::Node& node) {
+  if (node.IsScalar()) return "\"" + node.Scalar() + "\"";
+  return KindOf(node);
+}
+
+bool SpecReader::ExpectMap(const YAML::Node& node, const std::string& path,
+                           const std::vector<std::string>& known) {
+  Mark(node, path);
+  if (!node.IsMap()) {
+    Error(node, path, Show(node) + " where a map of keys belongs (e.g. {key: value})");
+    return false;
+  }
+  std::set<std::string> seen;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    if (!kv.first.IsScalar()) {
+      Error(kv.first, path, "a key must be a plain word, not " + KindOf(kv.first));
+      continue;
+    }
+    if (!seen.insert(key).second) {
+      Error(kv.first, JoinPath(path, key), "is given twice; keep one");
+      continue;
+    }
+    bool is_known = false;
+    for (const std::string& k : known) is_known = is_known || k == key;
+    if (is_known) continue;
+    std::string message = "unknown key \"" + key + "\"";
+    std::vector<std::string> near = CloseMatches(key, known, 1);
+    if (!near.empty()) {
+      message += "; did you mean `" + near[0] + "`?";
+    } else {
+      message += "; known keys here: " + JoinAlternatives(known);
+    }
+    Error(kv.first, path.empty() ? key : JoinPath(path, key), message);
+  }
+  return true;
+}
+
+bool SpecReader::ExpectList(const YAML::Node& node, const std::string& path,
+                            const std::string& example) {
+  Mark(node, path);
+  if (node.IsSequence()) return true;
+  Error(node, path, Show(node) + " where a list belongs (e.g. " + example + ")");
+  return false;
+}
+
+std::optional<std::string> SpecReader::String(const YAML::Node& node, const std::string& path) {
+  Mark(node, path);
+  if (!node.IsScalar()) {
+    Error(node, path, KindOf(node) + " where a single value (text) belongs");
+    return std::nullopt;
+  }
+  return node.Scalar();
+}
+
+std::optional<double> SpecReader::Number(const YAML::Node& node, const std::string& path,
+                                         NumberRange range) {
+  Mark(node, path);
+  const std::string want =
+      std::string("a number ") + (range.exclusive ? "> " : ">= ") + FormatBound(range.min);
+  if (!node.IsScalar()) {
+    Error(node, path, KindOf(node) + " where " + want + " belongs");
+    return std::nullopt;
+  }
+  const std::string& text = node.Scalar();
+  if (!IsDecimal(text)) {
+    Error(node, path, Show(node) + " is not a number; must be " + want);
+    return std::nullopt;
+  }
+  double v = std::strtod(text.c_str(), nullptr);
+  if (!std::isfinite(v) || v < range.min || (range.exclusive && v == range.min)) {
+    Error(node, path, Show(node) + " is out of range; must be " + want);
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<int> SpecReader::WholeNumber(const YAML::Node& node, const std::string& path,
+                                           int min) {
+  Mark(node, path);
+  const std::string want = "a whole number >= " + std::to_string(min);
+  if (!node.IsScalar()) {
+    Error(node, path, KindOf(node) + " where " + want + " belongs");
+    return std::nullopt;
+  }
+  const std::string& text = node.Scalar();
+  const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  const char* end = text.data() + text.size();
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(begin, end, v);
+  if (text.empty() || ec != std::errc() || ptr != end || v < min) {
+    Error(node, path, Show(node) + " must be " + want);
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<bool> SpecReader::Bool(const YAML::Node& node, const std::string& path) {
+  Mark(node, path);
+  if (node.IsScalar()) {
+    std::string t = node.Scalar();
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (t == "true" || t == "yes") return true;
+    if (t == "false" || t == "no") return false;
+  }
+  Error(node, path, Show(node) + " must be true or false");
+  return std::nullopt;
+}
+
+std::optional<int64_t> SpecReader::Duration(const YAML::Node& node, const std::string& path,
+                                            bool allow_zero) {
+  Mark(node, path);
+  if (!node.IsScalar()) {
+    Error(node, path, KindOf(node) + " where a duration (e.g. 90m, 36h, 14d) belongs");
+    return std::nullopt;
+  }
+  Result<int64_t> d = ParseDuration(node.Scalar());
+  if (!d.ok()) {
+    Error(node, path, d.status().message());
+    return std::nullopt;
+  }
+  if (*d == 0 && !allow_zero) {
+    Error(node, path, Show(node) + " must be longer than zero");
+    return std::nullopt;
+  }
+  return *d;
+}
+
+std::vector<std::string> SpecReader::StringList(const YAML::Node& node, const std::string& path,
+                                                const std::string& example) {
+  std::vector<std::string> out;
+  if (!ExpectList(node, path, example)) return out;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string item_path = IndexPath(path, i);
+    std::optional<std::string> s = String(node[i], item_path);
+    if (!s) continue;
+    if (s->empty() || node[i].IsNull()) {
+      Error(node[i], item_path, "is empty; give a value or remove the entry");
+      continue;
+    }
+    out.push_back(*s);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> SpecReader::StringMap(const YAML::Node& node,
+                                                         const std::string& path) {
+  std::map<std::string, std::string> out;
+  Mark(node, path);
+  if (!node.IsMap()) {
+    Error(node, path, Show(node) + " where a map of names to values belongs (e.g. {A: b})");
+    return out;
+  }
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) {
+      Error(kv.first, path, "a key must be a plain word, not " + KindOf(kv.first));
+      continue;
+    }
+    const std::string key = kv.first.Scalar();
+    const std::string item_path = JoinPath(path, key);
+    if (out.count(key) > 0) {
+      Error(kv.first, item_path, "is given twice; keep one");
+      continue;
+    }
+    if (kv.second.IsNull()) {
+      out[key] = "";
+      Mark(kv.second, item_path);
+      continue;
+    }
+    std::optional<std::string> v = String(kv.second, item_path);
+    if (v) out[key] = *v;
+  }
+  return out;
+}
+
+}  // namespace meridian::spec
