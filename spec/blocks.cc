@@ -107,7 +107,11 @@ void ReadWork(SpecReader& r, const YAML::Node& node, const std::string& path, Wo
   if (forms.empty()) {
     r.Error(node, path, "states no amount of work; " + kForms + ", or leave work out");
   } else if (forms.size() > 1) {
-    r.Error(node, path, "gives " + JoinAlternatives(forms) + " at once; " + kForms);
+    std::string both;
+    for (size_t i = 0; i < forms.size(); ++i) {
+      both += (i == 0 ? "" : i + 1 == forms.size() ? " and " : ", ") + forms[i];
+    }
+    r.Error(node, path, "gives " + both + " at once; " + kForms);
   }
   bool gpu_hours = !forms.empty() && forms.size() == 1 && forms[0] == "gpu_hours";
   if (gpu_hours && !has_on) {

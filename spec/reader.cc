@@ -1,5 +1,6 @@
 #include "spec/reader.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -72,19 +73,24 @@ std::string SpecReader::Position(const YAML::Mark& mark) const {
 
 void SpecReader::Error(const YAML::Node& at, const std::string& path, const std::string& message) {
   std::string full = prefix_.empty() ? path : (path.empty() ? prefix_ : prefix_ + "." + path);
-  errors_.push_back(Position(at.Mark()) + (full.empty() ? "" : full + ": ") + message);
+  errors_.emplace_back(at.Mark().pos,
+                       Position(at.Mark()) + (full.empty() ? "" : full + ": ") + message);
 }
 
 void SpecReader::FileError(const YAML::Mark& mark, const std::string& message) {
-  errors_.push_back(Position(mark) + message);
+  errors_.emplace_back(mark.pos, Position(mark) + message);
 }
 
 Status SpecReader::ToStatus() const {
   if (errors_.empty()) return Status::Ok();
+  // In file order, whichever check found them first.
+  std::vector<std::pair<int, std::string>> sorted = errors_;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string joined;
-  for (size_t i = 0; i < errors_.size(); ++i) {
+  for (size_t i = 0; i < sorted.size(); ++i) {
     if (i > 0) joined += "\n";
-    joined += errors_[i];
+    joined += sorted[i].second;
   }
   return Status::Invalid(joined);
 }

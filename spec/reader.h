@@ -77,7 +77,7 @@ class SpecReader {
   std::string source_;
   std::string prefix_;
   std::map<std::string, std::pair<int, int>>* marks_ = nullptr;
-  std::vector<std::string> errors_;
+  std::vector<std::pair<int, std::string>> errors_;  // (offset in the file, message)
 };
 
 }  // namespace meridian::spec

@@ -36,20 +36,27 @@ std::vector<std::string> CloseMatches(std::string_view word,
                                       size_t max) {
   const std::string w = Lower(word);
   const int limit = std::max(2, static_cast<int>(w.size()) / 3);
-  std::vector<std::pair<int, std::string>> scored;
+  std::vector<std::string> containing;
+  std::vector<std::pair<int, std::string>> near;
   for (const std::string& c : candidates) {
     const std::string lc = Lower(c);
+    if (w.size() >= 2 && lc != w && lc.find(w) != std::string::npos) containing.push_back(c);
     int d = EditDistance(w, lc);
-    bool contains = w.size() >= 2 && lc.find(w) != std::string::npos;
-    if (d <= limit || contains) scored.emplace_back(contains ? std::min(d, 1) : d, c);
+    if (d <= limit) near.emplace_back(d, c);
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& l, const auto& r) { return l.first < r.first; });
+  // A candidate that contains the word ("h100" in "H100-80GB") beats any typo
+  // distance; otherwise only the nearest distance is offered.
   std::vector<std::string> out;
-  for (const auto& [d, c] : scored) {
-    if (out.size() == max) break;
-    out.push_back(c);
+  if (!containing.empty()) {
+    out = containing;
+  } else if (!near.empty()) {
+    int best = near.front().first;
+    for (const auto& [d, c] : near) best = std::min(best, d);
+    for (const auto& [d, c] : near) {
+      if (d == best) out.push_back(c);
+    }
   }
+  if (out.size() > max) out.resize(max);
   return out;
 }
 
