@@ -77,6 +77,7 @@ Result<std::shared_ptr<const Catalog>> Catalog::FromParts(CatalogParts parts) {
   cat->offerings_ = std::move(parts.offerings);
   cat->regions_ = std::move(parts.regions);
   cat->egress_ = std::move(parts.egress);
+  cat->internet_egress_.insert(parts.internet_egress.begin(), parts.internet_egress.end());
   cat->market_ = std::move(parts.market);
   return std::shared_ptr<const Catalog>(std::move(cat));
 }
@@ -125,8 +126,12 @@ Result<CarbonReading> Catalog::CarbonAt(std::string_view region_id, UnixSeconds 
 std::optional<double> Catalog::EgressUsdPerGb(std::string_view from, std::string_view to) const {
   if (from == to) return 0.0;
   auto it = egress_.find({std::string(from), std::string(to)});
-  if (it == egress_.end()) return std::nullopt;
-  return it->second;
+  if (it != egress_.end()) return it->second;
+  const Region* src = FindRegion(from);
+  if (src == nullptr || FindRegion(to) == nullptr) return std::nullopt;
+  auto rate = internet_egress_.find(src->provider);
+  if (rate == internet_egress_.end()) return std::nullopt;
+  return rate->second;
 }
 
 }  // namespace meridian::catalog

@@ -135,6 +135,9 @@ struct CatalogParts {
   std::vector<CarbonSeries> carbon;
   // (from region id, to region id) -> $/GB
   std::map<std::pair<std::string, std::string>, double> egress;
+  // provider -> $/GB to the internet (internet_egress.csv): what a transfer
+  // costs where `egress` has no figure for the pair.
+  std::map<std::string, double> internet_egress;
   MarketParameters market;
 };
 
@@ -165,8 +168,10 @@ class Catalog {
   // Carbon intensity for region `region_id` at `t`: the hourly series of its
   // grid zone where one matches, otherwise its yearly figure.
   Result<CarbonReading> CarbonAt(std::string_view region_id, UnixSeconds t) const;
-  // $/GB to move data from one region to another (0 within a region);
-  // nullopt where the data has no figure for the pair.
+  // $/GB to move data from one region to another (0 within a region): the
+  // provider's matrix figure where network/ has one, otherwise the source
+  // provider's internet egress rate (other provider, or a region the matrix
+  // lacks); nullopt for an unknown region or a provider without a rate.
   std::optional<double> EgressUsdPerGb(std::string_view from_region,
                                        std::string_view to_region) const;
 
@@ -176,6 +181,7 @@ class Catalog {
   std::vector<Region> regions_;
   std::map<std::string, CarbonSeries, std::less<>> carbon_;
   std::map<std::pair<std::string, std::string>, double> egress_;
+  std::map<std::string, double, std::less<>> internet_egress_;
   MarketParameters market_;
 };
 
