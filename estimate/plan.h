@@ -64,13 +64,15 @@ struct GpuEstimate {
   MemoryEstimate memory;
   ThroughputEstimate throughput;
   std::optional<VramShortfall> shortfall;
+  std::optional<std::string> mig_profile;  // smallest MIG slice that holds the job
 };
 
 // One way to run the job: a GPU model, a number of GPUs on one or more
 // instances of one offering, under one pricing model.
 struct Option {
   std::string gpu;                 // "H100-80GB" or "cpu"
-  int gpus = 0;                    // total GPUs across instances
+  int gpus = 0;                    // total GPUs across instances (billed)
+  int gpus_used = 0;               // GPUs the job runs on (<= gpus)
   int instances = 1;
   catalog::Offering offering;      // the instance type, region, zone, prices
   PricingModel pricing = PricingModel::kOnDemand;
@@ -105,6 +107,7 @@ struct Plan {
   std::vector<GpuEstimate> estimates;  // one per fitting GPU model
   std::vector<Option> options;         // ranked: deadline met, then cost, then finish
   std::vector<Rejection> rejected;
+  std::vector<std::string> notes;      // plan-wide remarks ("no option meets the deadline")
 };
 
 struct PlanRequest {

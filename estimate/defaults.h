@@ -1,0 +1,88 @@
+// The estimator's stated defaults, and the job as the estimator reads it: every
+// field the spec left out filled in, with an Assumption saying which value was
+// used and why. docs/estimator.md gives the source of every figure here.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/job.h"
+#include "estimate/plan.h"
+
+namespace meridian::estimate {
+
+// Memory.
+inline constexpr double kVramHeadroom = 0.90;      // use at most 90% of a GPU's VRAM
+inline constexpr double kCudaOverheadGib = 1.0;    // CUDA context + allocator slack per GPU
+inline constexpr double kTrainingBytesPerParam = 16;  // mixed-precision Adam
+inline constexpr double kActivationBytesPerToken = 34;  // x hidden, per layer (see memory.h)
+inline constexpr int kMaxGpus = 64;                 // 8 nodes of 8 GPUs
+inline constexpr int kGpusPerNode = 8;
+
+// Throughput.
+inline constexpr double kMemoryBandwidthEfficiency = 0.80;  // achievable / peak HBM
+inline constexpr double kIntraNodeScaling = 0.95;  // 2..8 GPUs on one node
+inline constexpr double kInterNodeScaling = 0.90;  // more than one node
+inline constexpr double kMicroBatchHalvingSlowdown = 0.10;  // +10% run time per halving
+
+// Runs without stated work.
+inline constexpr double kDefaultServiceHours = 1.0;
+
+// Spot: reclaims per hour alive, from the preemption traces (see docs).
+inline constexpr double kSpotReclaimsPerHour = 0.47;
+inline constexpr int64_t kDefaultCheckpointIntervalS = 1800;
+inline constexpr int64_t kDefaultRestartOverheadS = 300;
+
+// Latency: RTT ~ 2 x distance / (200 km/ms) + fixed.
+inline constexpr double kFiberKmPerMs = 200;
+inline constexpr double kFixedRttMs = 5;
+inline constexpr double kDefaultLatencySloMs = 100;
+
+// Egress where the catalog has no figure for a pair (cross-provider): internet
+// egress, AWS's first-10-TB rate.
+inline constexpr double kDefaultInternetEgressUsdPerGb = 0.09;
+
+// A transformer's shape with every field filled.
+struct ModelDims {
+  double params = 0;  // parameters (not billions)
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  int seq_len = 0;       // training sequence length or inference context
+  int micro_batch = 1;   // training: sequences per GPU per step
+  int batch = 1;         // inference: concurrent sequences
+  int output_tokens = 0; // inference: generated tokens per request; 0 = unknown
+  int head_dim() const { return heads > 0 ? hidden / heads : 0; }
+};
+
+// The job with the estimator's defaults applied.
+struct ResolvedJob {
+  JobSpec spec;
+  Precision precision = Precision::kBf16;
+  std::optional<ModelDims> dims;  // set when model.params_b is known
+  std::vector<Assumption> assumptions;
+};
+
+// The default compute precision of a workload kind.
+Precision DefaultPrecision(WorkloadKind kind);
+
+// A plausible shape for `params` parameters where layers/hidden are missing:
+// params ~ 12 x layers x hidden^2 with hidden = 128 x layers (Llama-2 7B/13B
+// proportions), so layers = cbrt(params / 196608), hidden = 128 x layers.
+ModelDims ShapeFromParams(double params);
+
+// Fills the defaults and lists them as assumptions.
+ResolvedJob Resolve(const JobSpec& job);
+
+// Whether the kind trains (training memory model, 6 x P x T FLOPs).
+bool TrainsWeights(WorkloadKind kind);
+bool IsInference(WorkloadKind kind);
+
+// "1.04e+11", "7e9": compact numbers for the arithmetic strings.
+std::string Sci(double v);
+// Fixed with `digits` decimals: "104.3".
+std::string Fixed(double v, int digits);
+
+}  // namespace meridian::estimate

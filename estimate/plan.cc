@@ -1,0 +1,151 @@
+#include "estimate/plan.h"
+
+#include <algorithm>
+
+#include "estimate/defaults.h"
+#include "estimate/memory.h"
+#include "estimate/options.h"
+#include "estimate/throughput.h"
+
+namespace meridian::estimate {
+
+namespace {
+
+std::optional<UnixSeconds> AbsoluteDeadline(const Deadline& d, UnixSeconds at) {
+  if (d.at) return *d.at;
+  if (d.after_submit_s) return at + *d.after_submit_s;
+  return std::nullopt;
+}
+
+bool Allowed(const JobSpec& job, const std::string& gpu) {
+  const auto& allowed = job.resources.gpu_models;
+  return allowed.empty() || std::find(allowed.begin(), allowed.end(), gpu) != allowed.end();
+}
+
+std::string AllowedList(const JobSpec& job) {
+  std::string out;
+  for (const auto& g : job.resources.gpu_models) out += (out.empty() ? "" : ", ") + g;
+  return out;
+}
+
+// Defaults the planner itself applies (the spec-level ones come from Resolve).
+void AddPlanAssumptions(const ResolvedJob& job, const catalog::Catalog& catalog, Plan* plan) {
+  const JobSpec& s = job.spec;
+  if (s.resources.cpu_fallback && s.resources.cpu_fallback->slowdown > 0) {
+    plan->assumptions.push_back({"resources.cpu_fallback", "not priced",
+                                 "the catalog has no CPU-only offerings yet; GPU options only"});
+  }
+  if (s.kind == WorkloadKind::kRealtimeInference && !s.latency.users.empty()) {
+    if (!s.latency.slo_ms) {
+      plan->assumptions.push_back({"latency.slo_ms", Fixed(kDefaultLatencySloMs, 0),
+                                   "default round-trip SLO for real-time services"});
+    }
+    for (const auto& u : s.latency.users) {
+      if (!catalog.FindRegion(u)) {
+        plan->assumptions.push_back({"latency.users", u, "not a catalog region; ignored"});
+      }
+    }
+  }
+  plan->assumptions.push_back({"energy.pue", "1.0 (not applied)",
+                               "energy counts GPU board power x GPUs x hours only"});
+}
+
+GpuEstimate EstimateFor(const catalog::GpuModel& gpu, const MemoryFit& fit,
+                        const ThroughputEstimate& t) {
+  GpuEstimate e;
+  e.gpu = gpu.name;
+  e.memory = *fit.memory;
+  e.throughput = t;
+  e.shortfall = fit.shortfall;
+  e.mig_profile = fit.mig_profile;
+  return e;
+}
+
+// Fits, times and prices one GPU model; a non-OK InvalidArgument status means
+// the whole job cannot be counted.
+Status PlanGpu(const ResolvedJob& job, const catalog::GpuModel& gpu,
+               const catalog::Catalog& catalog, const PlanContext& ctx, Plan* plan) {
+  if (!Allowed(job.spec, gpu.name)) {
+    plan->rejected.push_back({gpu.name, "not in resources.gpu_models (" + AllowedList(job.spec) + ")"});
+    return Status::Ok();
+  }
+  if (!gpu.Supports(job.precision)) {
+    plan->rejected.push_back({gpu.name, std::string(ToString(job.precision)) +
+                                            " is not supported natively on " + gpu.name});
+    return Status::Ok();
+  }
+  MemoryFit fit = FitMemory(job, gpu);
+  if (!fit.memory) {
+    plan->rejected.push_back({gpu.name, fit.reason});
+    return Status::Ok();
+  }
+  double slowdown = fit.shortfall ? fit.shortfall->slowdown : 1.0;
+  Result<ThroughputEstimate> t =
+      EstimateThroughput(job, gpu, catalog, {fit.memory->gpus, slowdown});
+  if (!t.ok()) {
+    if (t.status().code() == StatusCode::kInvalidArgument) return t.status();
+    plan->rejected.push_back({gpu.name, t.status().message()});
+    return Status::Ok();
+  }
+  GpuEstimate estimate = EstimateFor(gpu, fit, *t);
+  OptionSet set = BuildOptions(job, estimate, catalog, ctx);
+  if (set.options.empty()) {
+    plan->rejected.push_back({gpu.name, set.refusal});
+    return Status::Ok();
+  }
+  plan->estimates.push_back(std::move(estimate));
+  for (auto& o : set.options) plan->options.push_back(std::move(o));
+  return Status::Ok();
+}
+
+void RejectAll(const catalog::Catalog& catalog, const std::string& reason, Plan* plan) {
+  for (const auto& g : catalog.gpus()) plan->rejected.push_back({g.name, reason});
+}
+
+void AddDeadlineNote(Plan* plan) {
+  if (!plan->deadline || plan->options.empty()) return;
+  bool any = std::any_of(plan->options.begin(), plan->options.end(),
+                         [](const Option& o) { return o.meets_deadline; });
+  if (!any) {
+    plan->notes.push_back("no option meets the deadline " + FormatRfc3339(*plan->deadline) +
+                          "; the options below finish late, soonest first among equal cost");
+  }
+}
+
+}  // namespace
+
+Result<Plan> MakePlan(const JobSpec& job, const catalog::Catalog& catalog,
+                      const PlanRequest& request) {
+  ResolvedJob resolved = Resolve(job);
+  Plan plan;
+  plan.job = job;
+  plan.at = request.at;
+  plan.deadline = AbsoluteDeadline(job.deadline, request.at);
+  plan.assumptions = resolved.assumptions;
+  if (job.resources.gpus && *job.resources.gpus == 0) {
+    RejectAll(catalog, "job asks for no GPU (gpus: 0)", &plan);
+    plan.rejected.push_back({"*", "no CPU-only offerings are in the catalog yet"});
+    return plan;
+  }
+  AddPlanAssumptions(resolved, catalog, &plan);
+  PlanContext ctx{request.at, plan.deadline};
+  for (const auto& gpu : catalog.gpus()) {
+    Status st = PlanGpu(resolved, gpu, catalog, ctx, &plan);
+    if (!st.ok()) {
+      plan.estimates.clear();
+      plan.options.clear();
+      plan.rejected.clear();
+      RejectAll(catalog, st.message(), &plan);
+      plan.rejected.push_back({"*", st.message()});
+      return plan;
+    }
+  }
+  RankOptions(&plan.options);
+  AddDeadlineNote(&plan);
+  if (request.max_options > 0 && plan.options.size() > request.max_options) {
+    plan.options.resize(request.max_options);
+  }
+  return plan;
+}
+
+}  // namespace meridian::estimate

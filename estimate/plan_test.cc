@@ -1,0 +1,282 @@
+#include "estimate/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimate/options.h"
+#include "estimate/test_catalog.h"
+
+namespace meridian::estimate {
+namespace {
+
+using testing::TestCatalog;
+
+const UnixSeconds kAt = FromCivil({2024, 3, 1, 0, 0, 0});
+
+JobSpec FineTune7B() {
+  JobSpec j;
+  j.name = "ft-7b";
+  j.kind = WorkloadKind::kFineTuning;
+  j.model.params_b = 7;
+  j.model.layers = 32;
+  j.model.hidden = 4096;
+  j.model.heads = 32;
+  j.model.seq_len = 2048;
+  j.model.micro_batch = 1;
+  j.work.form = Work::Form::kTokens;
+  j.work.tokens = 1e9;
+  return j;
+}
+
+Plan MustPlan(const JobSpec& j, size_t max_options = 0) {
+  auto cat = TestCatalog();
+  Result<Plan> p = MakePlan(j, *cat, {kAt, max_options});
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return p.ok() ? *p : Plan{};
+}
+
+std::string ReasonFor(const Plan& p, const std::string& gpu) {
+  for (const auto& r : p.rejected) {
+    if (r.gpu == gpu) return r.reason;
+  }
+  return "";
+}
+
+const GpuEstimate* EstimateOf(const Plan& p, const std::string& gpu) {
+  for (const auto& e : p.estimates) {
+    if (e.gpu == gpu) return &e;
+  }
+  return nullptr;
+}
+
+TEST(PlanTest, FineTune7BFitsTwoH100sOnATwoGpuInstance) {
+  Plan p = MustPlan(FineTune7B());
+  EXPECT_EQ(ReasonFor(p, "V100-32GB"), "bf16 is not supported natively on V100-32GB");
+  ASSERT_NE(EstimateOf(p, "H100-80GB"), nullptr);
+  EXPECT_EQ(EstimateOf(p, "H100-80GB")->memory.gpus, 2);
+  EXPECT_EQ(EstimateOf(p, "L40S")->memory.gpus, 4);
+  // A 2-GPU job in us-central1-a runs on a3-highgpu-2g, not half an a3-highgpu-8g.
+  auto two = std::find_if(p.options.begin(), p.options.end(), [](const Option& o) {
+    return o.gpu == "H100-80GB" && o.gpus_used == 2 && o.offering.region == "gcp:us-central1" &&
+           o.pricing == PricingModel::kOnDemand;
+  });
+  ASSERT_NE(two, p.options.end());
+  EXPECT_EQ(two->offering.instance_type, "a3-highgpu-2g");
+  EXPECT_EQ(two->instances, 1);
+  EXPECT_EQ(two->gpus, 2);
+  // 14.6905 h on one H100 / (2 x 0.95) = 7.7318 h x $10.76654/h = $83.245.
+  EXPECT_NEAR(two->hours, 7.7318, 1e-4);
+  EXPECT_NEAR(two->cost.dollars(), 83.245, 0.001);
+  // Energy: 700 W x 2 x 7.7318 h / 1000 = 10.8245 kWh; x 430 g/kWh (Iowa yearly) = 4654.5 g.
+  EXPECT_NEAR(two->energy_kwh, 10.8245, 1e-4);
+  EXPECT_DOUBLE_EQ(two->carbon_gco2_per_kwh, 430);
+  EXPECT_EQ(two->carbon_source, catalog::CarbonSourceKind::kYearly);
+  EXPECT_NEAR(static_cast<double>(two->co2.grams()), 4654.5, 1.0);
+}
+
+TEST(PlanTest, EveryOptionIsPricedFitsAndCountsItsCarbon) {
+  auto cat = TestCatalog();
+  Plan p = MustPlan(FineTune7B());
+  ASSERT_FALSE(p.options.empty());
+  for (const auto& o : p.options) {
+    EXPECT_EQ(o.cost, o.price_per_hour.Times(o.hours) + o.egress_cost) << o.offering.instance_type;
+    EXPECT_LE(o.memory_per_gpu_gib, cat->FindGpu(o.gpu)->vram_gib * 0.9);
+    EXPECT_EQ(o.co2.grams(), std::llround(o.energy_kwh * o.carbon_gco2_per_kwh));
+    EXPECT_NE(o.pricing, PricingModel::kSpot) << "job is not preemptible";
+    EXPECT_EQ(o.finish - o.start, std::llround(o.hours * 3600));
+  }
+}
+
+TEST(PlanTest, SpansOfSingleGpuInstancesScaleAsNodes) {
+  Plan p = MustPlan(FineTune7B());
+  // L40S needs 4 GPUs; us-east-1 sells only g6e.xlarge (1 GPU): 4 instances.
+  // 42.9715 h / (4 x 0.90) = 11.9365 h (the note says x 0.95/0.90 = 1.056).
+  auto l40s = std::find_if(p.options.begin(), p.options.end(), [](const Option& o) {
+    return o.gpu == "L40S" && o.gpus_used == 4 && o.pricing == PricingModel::kOnDemand;
+  });
+  ASSERT_NE(l40s, p.options.end());
+  EXPECT_EQ(l40s->instances, 4);
+  EXPECT_NEAR(l40s->hours, 11.9365, 1e-3);
+}
+
+TEST(PlanTest, RankedByDeadlineThenCostThenFinish) {
+  JobSpec j = FineTune7B();
+  j.deadline.after_submit_s = 5 * 3600;
+  Plan p = MustPlan(j);
+  ASSERT_FALSE(p.options.empty());
+  // 8 H100s: 14.69 / 7.6 = 1.93 h meets 5 h; 2 H100s (7.73 h) misses.
+  EXPECT_TRUE(p.options.front().meets_deadline);
+  bool seen_miss = false;
+  for (size_t i = 0; i < p.options.size(); ++i) {
+    const Option& o = p.options[i];
+    if (!o.meets_deadline) seen_miss = true;
+    EXPECT_FALSE(seen_miss && o.meets_deadline) << "a met deadline ranks after a miss";
+    if (i > 0 && p.options[i - 1].meets_deadline == o.meets_deadline) {
+      EXPECT_LE(p.options[i - 1].cost, o.cost);
+    }
+  }
+  EXPECT_TRUE(seen_miss);
+  // Missed deadlines are kept as options and say so.
+  auto miss = std::find_if(p.options.begin(), p.options.end(),
+                           [](const Option& o) { return !o.meets_deadline; });
+  EXPECT_TRUE(std::any_of(miss->notes.begin(), miss->notes.end(), [](const std::string& n) {
+    return n.find("misses the deadline") != std::string::npos;
+  }));
+  // Flex-start needs slack: 5 h - run >= 2 h wait only for runs <= 3 h.
+  for (const auto& o : p.options) {
+    if (o.pricing == PricingModel::kFlexStart) {
+      EXPECT_LE(o.hours, 3.0);
+    }
+  }
+}
+
+TEST(PlanTest, NoOptionMeetsATightDeadlineButTheyAreKept) {
+  JobSpec j = FineTune7B();
+  j.deadline.after_submit_s = 600;
+  Plan p = MustPlan(j);
+  ASSERT_FALSE(p.options.empty());
+  EXPECT_FALSE(p.options.front().meets_deadline);
+  ASSERT_FALSE(p.notes.empty());
+  EXPECT_NE(p.notes[0].find("no option meets the deadline"), std::string::npos);
+}
+
+TEST(PlanTest, SpotAndFlexAreCheapestForAPreemptibleJob) {
+  JobSpec j = FineTune7B();
+  j.preemptible = true;
+  Plan p = MustPlan(j);
+  ASSERT_FALSE(p.options.empty());
+  PricingModel first = p.options.front().pricing;
+  EXPECT_TRUE(first == PricingModel::kSpot || first == PricingModel::kFlexStart);
+  EXPECT_TRUE(std::any_of(p.options.begin(), p.options.end(),
+                          [](const Option& o) { return o.pricing == PricingModel::kSpot; }));
+}
+
+TEST(PlanTest, ResidencyFiltersRegionsAndEgressIsCharged) {
+  JobSpec j = FineTune7B();
+  j.residency = {"eu"};
+  j.data.region = "gcp:us-central1";
+  j.data.size_gb = 100;
+  Plan p = MustPlan(j);
+  ASSERT_FALSE(p.options.empty());
+  for (const auto& o : p.options) {
+    EXPECT_EQ(o.offering.region, "gcp:europe-west4");
+    // 100 GB x $0.05/GB (gcp us-central1 -> europe-west4) = $5.
+    EXPECT_EQ(o.egress_cost, testing::Usd(5));
+  }
+  EXPECT_NE(ReasonFor(p, "L40S").find("no offering in allowed regions"), std::string::npos);
+  // A100-80GB in europe-west4 sells only 1-GPU instances: 2 of them.
+  ASSERT_NE(EstimateOf(p, "A100-80GB"), nullptr);
+}
+
+TEST(PlanTest, CrossProviderEgressUsesTheStatedInternetRate) {
+  JobSpec j = FineTune7B();
+  j.resources.gpu_models = {"L40S"};
+  j.data.region = "gcp:us-central1";
+  j.data.size_gb = 100;
+  Plan p = MustPlan(j);
+  ASSERT_FALSE(p.options.empty());
+  // No catalog figure gcp -> aws: 100 GB x $0.09 = $9.
+  EXPECT_EQ(p.options.front().egress_cost, testing::Usd(9));
+  EXPECT_EQ(ReasonFor(p, "H100-80GB"), "not in resources.gpu_models (L40S)");
+}
+
+TEST(PlanTest, NoGpuJobRejectsEveryGpu) {
+  JobSpec j;
+  j.kind = WorkloadKind::kDataScience;
+  j.resources.gpus = 0;
+  Plan p = MustPlan(j);
+  EXPECT_TRUE(p.options.empty());
+  EXPECT_EQ(ReasonFor(p, "L4"), "job asks for no GPU (gpus: 0)");
+  EXPECT_EQ(ReasonFor(p, "*"), "no CPU-only offerings are in the catalog yet");
+}
+
+TEST(PlanTest, RealtimeServiceNearItsUsers) {
+  JobSpec j;
+  j.kind = WorkloadKind::kRealtimeInference;
+  j.resources.vram_gib = 20;
+  j.latency.users = {"gcp:asia-northeast1"};
+  j.latency.slo_ms = 50;
+  j.preemptible = false;
+  j.driver = {"550.54.15", "12.4"};
+  Plan p = MustPlan(j);
+  ASSERT_FALSE(p.options.empty());
+  for (const auto& o : p.options) {
+    EXPECT_EQ(o.offering.region, "gcp:asia-northeast1");
+    EXPECT_NE(o.pricing, PricingModel::kFlexStart);
+    EXPECT_DOUBLE_EQ(o.hours, 1.0);  // no work: priced for one hour
+    EXPECT_EQ(o.cost, o.price_per_hour);
+    EXPECT_EQ(o.image, "custom image: driver 550.54.15, CUDA 12.4");
+  }
+  EXPECT_NE(ReasonFor(p, "A100-80GB").find("latency"), std::string::npos);
+  EXPECT_TRUE(std::any_of(p.assumptions.begin(), p.assumptions.end(),
+                          [](const Assumption& a) { return a.field == "work.duration"; }));
+}
+
+TEST(PlanTest, MaxOptionsTruncates) {
+  Plan p = MustPlan(FineTune7B(), 3);
+  EXPECT_EQ(p.options.size(), 3u);
+}
+
+TEST(PlanTest, UncountableWorkRejectsTheJob) {
+  JobSpec j;
+  j.kind = WorkloadKind::kTraining;
+  j.work.form = Work::Form::kTokens;
+  j.work.tokens = 1e9;
+  Plan p = MustPlan(j);
+  EXPECT_TRUE(p.options.empty());
+  EXPECT_EQ(ReasonFor(p, "*"), "work.tokens: counting FLOPs needs model.params_b");
+}
+
+TEST(PlanTest, DefaultsAreReportedAsAssumptions) {
+  JobSpec j = FineTune7B();
+  j.model.precision.reset();
+  j.model.micro_batch.reset();
+  Plan p = MustPlan(j);
+  auto has = [&](const std::string& field, const std::string& value) {
+    return std::any_of(p.assumptions.begin(), p.assumptions.end(), [&](const Assumption& a) {
+      return a.field == field && a.value == value;
+    });
+  };
+  EXPECT_TRUE(has("model.precision", "bf16"));
+  EXPECT_TRUE(has("model.micro_batch", "1"));
+}
+
+TEST(CarbonTest, MeanOverThePlannedHours) {
+  auto cat = TestCatalog();
+  // Synthetic us-east-1 series: 300 g/kWh for hours 0-11, 500 for 12-23.
+  UnixSeconds day = FromCivil({2024, 6, 1, 0, 0, 0});
+  EXPECT_DOUBLE_EQ(MeanCarbon(*cat, "aws:us-east-1", day, 2).gco2_per_kwh, 300);
+  // 11:00-13:00: (300 + 500) / 2 = 400.
+  EXPECT_DOUBLE_EQ(MeanCarbon(*cat, "aws:us-east-1", day + 11 * 3600, 2).gco2_per_kwh, 400);
+  // 24 h: 12 x 300 + 12 x 500 = 400; 2026 reuses 2024's hours.
+  EXPECT_DOUBLE_EQ(
+      MeanCarbon(*cat, "aws:us-east-1", FromCivil({2026, 6, 1, 0, 0, 0}), 24).gco2_per_kwh, 400);
+  EXPECT_EQ(MeanCarbon(*cat, "aws:us-east-1", day, 1).source, catalog::CarbonSourceKind::kHourly);
+}
+
+TEST(OptionsTest, BestFitPrefersTheMatchingInstanceSize) {
+  auto cat = TestCatalog();
+  std::vector<const catalog::Offering*> h100;
+  for (const auto& o : cat->offerings()) {
+    if (o.gpu_model == "H100-80GB" && o.region == "gcp:us-central1") h100.push_back(&o);
+  }
+  struct Case {
+    int gpus;
+    const char* type;
+    int instances;
+  };
+  const Case cases[] = {{1, "a3-highgpu-1g", 1}, {2, "a3-highgpu-2g", 1},
+                        {3, "a3-highgpu-4g", 1}, {8, "a3-highgpu-8g", 1},
+                        {16, "a3-highgpu-8g", 2}};  // 16 = 2 full nodes, never 16 x 1g
+  for (const auto& c : cases) {
+    auto best = BestFitOfferings(h100, c.gpus);
+    ASSERT_EQ(best.size(), 1u) << c.gpus;
+    EXPECT_EQ(best[0]->instance_type, c.type);
+    EXPECT_EQ(InstancesFor(*best[0], c.gpus), c.instances);
+  }
+}
+
+}  // namespace
+}  // namespace meridian::estimate

@@ -1,0 +1,97 @@
+#include "estimate/pricing.h"
+
+namespace meridian::estimate {
+
+namespace {
+
+double LossPerReclaimHours(const JobSpec& job) {
+  double interval = static_cast<double>(
+      job.checkpoint.interval_s.value_or(kDefaultCheckpointIntervalS));
+  double restart = static_cast<double>(
+      job.checkpoint.restart_overhead_s.value_or(kDefaultRestartOverheadS));
+  return (interval / 2 + restart) / 3600.0;
+}
+
+std::optional<PricingTerms> SpotTerms(const JobSpec& job, const catalog::Offering& o) {
+  if (!job.preemptible || !o.spot_per_hour) return std::nullopt;
+  std::optional<double> mult = SpotRunMultiplier(job);
+  if (!mult) return std::nullopt;
+  PricingTerms t;
+  t.model = PricingModel::kSpot;
+  t.per_instance_hour = *o.spot_per_hour;
+  t.run_multiplier = *mult;
+  double loss_min = LossPerReclaimHours(job) * 60;
+  t.notes.push_back("spot: may be reclaimed at any time (~" + Fixed(kSpotReclaimsPerHour, 2) +
+                    " reclaims per hour in the V100 spot traces); each loses ~" +
+                    Fixed(loss_min, 0) + " min (half the checkpoint interval + restart), "
+                    "expected rework +" + Fixed((*mult - 1) * 100, 1) + "% run time");
+  return t;
+}
+
+std::optional<PricingTerms> FlexTerms(const JobSpec& job, const catalog::Offering& o,
+                                      const catalog::MarketParameters& market,
+                                      const RunWindow& w) {
+  if (!FlexStartRefusal(job, market, w).empty()) return std::nullopt;
+  std::optional<Money> price = FlexStartPrice(o, market);
+  if (!price) return std::nullopt;
+  PricingTerms t;
+  t.model = PricingModel::kFlexStart;
+  t.per_instance_hour = *price;
+  t.wait_hours = market.flex_start_expected_wait_hours;
+  t.notes.push_back("flex-start: queued for capacity, expected wait " + Fixed(t.wait_hours, 1) +
+                    " h, runs at most " + Fixed(market.flex_start_max_run_hours, 0) + " h" +
+                    (o.flex_start_per_hour ? "" : "; price = on-demand x (1 - " +
+                                                      Fixed(market.flex_start_discount, 2) + ")"));
+  return t;
+}
+
+}  // namespace
+
+std::optional<double> SpotRunMultiplier(const JobSpec& job) {
+  double lost_per_hour = kSpotReclaimsPerHour * LossPerReclaimHours(job);
+  if (lost_per_hour >= 0.5) return std::nullopt;
+  return 1.0 / (1.0 - lost_per_hour);
+}
+
+std::string FlexStartRefusal(const JobSpec& job, const catalog::MarketParameters& market,
+                             const RunWindow& w) {
+  if (job.kind == WorkloadKind::kRealtimeInference) {
+    return "flex-start: never for real-time services";
+  }
+  if (w.run_hours > market.flex_start_max_run_hours) {
+    return "flex-start: run of " + Fixed(w.run_hours, 1) + " h exceeds its " +
+           Fixed(market.flex_start_max_run_hours, 0) + " h maximum";
+  }
+  if (w.deadline) {
+    double slack_h = static_cast<double>(*w.deadline - w.at) / 3600.0 - w.run_hours;
+    if (slack_h < market.flex_start_expected_wait_hours) {
+      return "flex-start: slack of " + Fixed(slack_h, 1) + " h is less than the expected wait of " +
+             Fixed(market.flex_start_expected_wait_hours, 1) + " h";
+    }
+  }
+  return "";
+}
+
+std::optional<Money> FlexStartPrice(const catalog::Offering& o,
+                                    const catalog::MarketParameters& market) {
+  if (o.flex_start_per_hour) return *o.flex_start_per_hour;
+  if (market.flex_start_discount <= 0) return std::nullopt;
+  return o.on_demand_per_hour.Times(1.0 - market.flex_start_discount);
+}
+
+std::vector<PricingTerms> PricingFor(const JobSpec& job, const catalog::Offering& o,
+                                     const catalog::MarketParameters& market,
+                                     const RunWindow& w) {
+  std::vector<PricingTerms> out;
+  out.push_back({PricingModel::kOnDemand, o.on_demand_per_hour, 0, 1, {}});
+  if (auto spot = SpotTerms(job, o)) out.push_back(*spot);
+  if (auto flex = FlexTerms(job, o, market, w)) out.push_back(*flex);
+  if (o.reserved_1y_per_hour) {
+    out.push_back({PricingModel::kReserved, *o.reserved_1y_per_hour, 0, 1,
+                   {"reserved: a 1-year commitment, paid whether used or not; priced here per "
+                    "hour of use"}});
+  }
+  return out;
+}
+
+}  // namespace meridian::estimate

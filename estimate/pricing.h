@@ -1,0 +1,52 @@
+// Which pricing models an offering is sold to a job under, and on what terms:
+// on-demand always; spot only to preemptible jobs (with expected rework from
+// reclaims); flex-start only to deferrable work that fits in its maximum run
+// and whose slack covers the expected wait; reserved only where priced.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "core/time.h"
+#include "estimate/defaults.h"
+
+namespace meridian::estimate {
+
+struct PricingTerms {
+  PricingModel model = PricingModel::kOnDemand;
+  Money per_instance_hour;
+  double wait_hours = 0;       // expected wait before the run starts
+  double run_multiplier = 1;   // run time factor (spot rework)
+  std::vector<std::string> notes;
+};
+
+// When and for how long the job would run, as the pricing rules need it.
+struct RunWindow {
+  double run_hours = 0;                  // before any spot rework
+  UnixSeconds at = 0;                    // submission
+  std::optional<UnixSeconds> deadline;   // absolute
+};
+
+// Run-time factor of spot for `job`: a reclaim every 1/kSpotReclaimsPerHour
+// hours loses half a checkpoint interval plus the restart overhead, so
+// progress runs at 1 - rate x loss and the run takes 1 / (1 - rate x loss).
+// nullopt when the loss per hour is half the hour or more (spot is refused).
+std::optional<double> SpotRunMultiplier(const JobSpec& job);
+
+// "" when flex-start may carry the job, else why not.
+std::string FlexStartRefusal(const JobSpec& job, const catalog::MarketParameters& market,
+                             const RunWindow& w);
+
+// The flex-start price per instance-hour: the catalog's, else on-demand less
+// the market's flex-start discount; nullopt where neither is known.
+std::optional<Money> FlexStartPrice(const catalog::Offering& o,
+                                    const catalog::MarketParameters& market);
+
+// Every pricing model under which `o` may run `job`.
+std::vector<PricingTerms> PricingFor(const JobSpec& job, const catalog::Offering& o,
+                                     const catalog::MarketParameters& market,
+                                     const RunWindow& w);
+
+}  // namespace meridian::estimate

@@ -1,0 +1,193 @@
+#include "estimate/throughput.h"
+
+#include <algorithm>
+
+#include "estimate/memory.h"
+
+namespace meridian::estimate {
+
+double ScalingEfficiency(int gpus) {
+  if (gpus <= 1) return 1.0;
+  return gpus <= kGpusPerNode ? kIntraNodeScaling : kInterNodeScaling;
+}
+
+double DefaultEfficiency(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::kScientific: return 0.70;
+    case WorkloadKind::kDataScience:
+    case WorkloadKind::kRendering: return 0.50;
+    default: return 0.75;
+  }
+}
+
+Efficiency ComputeEfficiency(const catalog::GpuModel& gpu, Precision p, WorkloadKind kind) {
+  bool half = p == Precision::kBf16 || p == Precision::kFp16;
+  if (half && gpu.matmul_efficiency) return {*gpu.matmul_efficiency, true};
+  return {DefaultEfficiency(kind), false};
+}
+
+double EffectiveTflops(const catalog::GpuModel& gpu, Precision p, WorkloadKind kind) {
+  std::optional<double> peak = gpu.PeakTflops(p);
+  if (!peak) return 0;
+  return *peak * ComputeEfficiency(gpu, p, kind).value;
+}
+
+bool BandwidthLimited(WorkloadKind kind) {
+  return kind == WorkloadKind::kRendering || kind == WorkloadKind::kBatchInference ||
+         kind == WorkloadKind::kRealtimeInference;
+}
+
+namespace {
+
+Status NotNative(const catalog::GpuModel& gpu, Precision p) {
+  return Status::Unresolvable(std::string(ToString(p)) + " is not supported natively on " +
+                              gpu.name);
+}
+
+struct Timing {
+  double seconds = 0;
+  std::string bound;
+  std::string arithmetic;
+};
+
+// F FLOP over `gpus` GPUs: "4.2e19 FLOP / (1 x 989 TFLOPS x 0.803 x 1.00) = 52886 s".
+Timing ComputeTime(double flops, const ThroughputEstimate& t, int gpus) {
+  double rate = gpus * t.peak_tflops_per_gpu * 1e12 * t.efficiency * ScalingEfficiency(gpus);
+  Timing out;
+  out.seconds = flops / rate;
+  out.bound = "compute";
+  out.arithmetic = Sci(flops) + " FLOP / (" + std::to_string(gpus) + " x " +
+                   Fixed(t.peak_tflops_per_gpu, 1) + " TFLOPS x " + Fixed(t.efficiency, 3) +
+                   " x " + Fixed(ScalingEfficiency(gpus), 2) + ") = " + Fixed(out.seconds, 0) +
+                   " s";
+  return out;
+}
+
+// Inference: prefill (compute) + decode max(compute, bytes read / bandwidth).
+Timing InferenceTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                     const ThroughputEstimate& t, int gpus) {
+  const ModelDims& d = *job.dims;
+  double tokens = job.spec.work.tokens;
+  Timing out;
+  double prefill_s = 0;
+  if (d.output_tokens > 0 && d.seq_len > d.output_tokens) {
+    double prompt = tokens / d.output_tokens * (d.seq_len - d.output_tokens);
+    Timing p = ComputeTime(2 * d.params * prompt, t, gpus);
+    prefill_s = p.seconds;
+    out.arithmetic = "prefill 2 x " + Sci(d.params) + " x " + Sci(prompt) + " = " + p.arithmetic +
+                     "; ";
+  }
+  Timing c = ComputeTime(2 * d.params * tokens, t, gpus);
+  double bytes_per_step =
+      d.params * BytesPerValue(job.precision) + KvCacheBytes(d, job.precision) / 2;
+  double steps = tokens / d.batch;
+  double bw = gpus * gpu.memory_bandwidth_gbps * kBytesPerGB * kMemoryBandwidthEfficiency;
+  double mem_s = steps * bytes_per_step / bw;
+  out.arithmetic += "decode compute 2 x " + Sci(d.params) + " x " + Sci(tokens) + " = " +
+                    c.arithmetic + "; decode memory " + Sci(steps) + " steps x " +
+                    Sci(bytes_per_step) + " B (weights + half the KV cache) / (" +
+                    std::to_string(gpus) + " x " + Fixed(gpu.memory_bandwidth_gbps, 0) +
+                    " GB/s x " + Fixed(kMemoryBandwidthEfficiency, 2) + ") = " +
+                    Fixed(mem_s, 0) + " s";
+  out.bound = mem_s > c.seconds ? "memory-bandwidth" : "compute";
+  out.seconds = prefill_s + std::max(mem_s, c.seconds);
+  return out;
+}
+
+Result<Timing> TokensTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                          const ThroughputEstimate& t, int gpus) {
+  if (!job.dims) {
+    return Status::Invalid("work.tokens: counting FLOPs needs model.params_b");
+  }
+  if (IsInference(job.spec.kind)) return InferenceTime(job, gpu, t, gpus);
+  double factor = TrainsWeights(job.spec.kind) ? 6 : 2;
+  Timing c = ComputeTime(factor * job.dims->params * job.spec.work.tokens, t, gpus);
+  c.arithmetic = Fixed(factor, 0) + " x " + Sci(job.dims->params) + " x " +
+                 Sci(job.spec.work.tokens) + " = " + c.arithmetic;
+  return c;
+}
+
+Result<Timing> GpuHoursTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                            const catalog::Catalog& catalog, int gpus) {
+  const catalog::GpuModel* ref = catalog.FindGpu(job.spec.work.on_gpu);
+  if (!ref) {
+    return Status::Invalid("work.on_gpu: \"" + job.spec.work.on_gpu +
+                           "\" is not a GPU model of the catalog");
+  }
+  Result<double> h = ConvertGpuHours(job.spec.work.gpu_hours, *ref, gpu, job.precision,
+                                     job.spec.kind);
+  if (!h.ok()) return h.status();
+  Timing out;
+  out.seconds = *h * 3600 / (gpus * ScalingEfficiency(gpus));
+  out.bound = BandwidthLimited(job.spec.kind) ? "memory-bandwidth" : "compute";
+  std::string ratio =
+      BandwidthLimited(job.spec.kind)
+          ? Fixed(ref->memory_bandwidth_gbps, 0) + " / " + Fixed(gpu.memory_bandwidth_gbps, 0) +
+                " GB/s"
+          : Fixed(EffectiveTflops(*ref, job.precision, job.spec.kind), 1) + " / " +
+                Fixed(EffectiveTflops(gpu, job.precision, job.spec.kind), 1) + " eff. TFLOPS";
+  out.arithmetic = Fixed(job.spec.work.gpu_hours, 1) + " GPU-h on " + ref->name + " x " + ratio +
+                   " = " + Fixed(*h, 1) + " GPU-h on " + gpu.name + " / (" +
+                   std::to_string(gpus) + " x " + Fixed(ScalingEfficiency(gpus), 2) + ")";
+  return out;
+}
+
+Result<Timing> WorkTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                        const catalog::Catalog& catalog, const ThroughputEstimate& t, int gpus) {
+  const Work& w = job.spec.work;
+  switch (w.form) {
+    case Work::Form::kTokens: return TokensTime(job, gpu, t, gpus);
+    case Work::Form::kFlops: return ComputeTime(w.flops, t, gpus);
+    case Work::Form::kGpuHours: return GpuHoursTime(job, gpu, catalog, gpus);
+    case Work::Form::kNone: break;
+  }
+  Timing out;
+  out.seconds = w.duration_s ? static_cast<double>(*w.duration_s) : kDefaultServiceHours * 3600;
+  out.bound = "stated";
+  out.arithmetic = "no work to count: runs " + Fixed(out.seconds / 3600, 2) + " h" +
+                   (w.duration_s ? " (work.duration)" : " (default, priced per hour)");
+  return out;
+}
+
+}  // namespace
+
+Result<double> ConvertGpuHours(double gpu_hours, const catalog::GpuModel& reference,
+                               const catalog::GpuModel& target, Precision p,
+                               WorkloadKind kind) {
+  if (BandwidthLimited(kind)) {
+    return gpu_hours * reference.memory_bandwidth_gbps / target.memory_bandwidth_gbps;
+  }
+  double ref = EffectiveTflops(reference, p, kind);
+  double tgt = EffectiveTflops(target, p, kind);
+  if (ref <= 0) {
+    return Status::Invalid("work.on_gpu: reference " + reference.name + " has no native " +
+                           std::string(ToString(p)) + " rate to convert gpu_hours from");
+  }
+  if (tgt <= 0) return NotNative(target, p);
+  return gpu_hours * ref / tgt;
+}
+
+Result<ThroughputEstimate> EstimateThroughput(const ResolvedJob& job,
+                                              const catalog::GpuModel& gpu,
+                                              const catalog::Catalog& catalog,
+                                              const ThroughputQuery& q) {
+  std::optional<double> peak = gpu.PeakTflops(job.precision);
+  if (!peak) return NotNative(gpu, job.precision);
+  ThroughputEstimate t;
+  t.precision = job.precision;
+  t.peak_tflops_per_gpu = *peak;
+  Efficiency e = ComputeEfficiency(gpu, job.precision, job.spec.kind);
+  t.efficiency = e.value;
+  t.efficiency_measured = e.measured;
+  Result<Timing> timing = WorkTime(job, gpu, catalog, t, q.gpus);
+  if (!timing.ok()) return timing.status();
+  t.bound = timing->bound;
+  double slowdown = job.spec.work.form == Work::Form::kNone ? 1.0 : q.slowdown;
+  t.run_hours = timing->seconds / 3600 * slowdown;
+  t.arithmetic = timing->arithmetic;
+  if (slowdown != 1) t.arithmetic += " x " + Fixed(slowdown, 2) + " (smaller micro-batch)";
+  t.arithmetic += " = " + Fixed(t.run_hours, 2) + " h";
+  return t;
+}
+
+}  // namespace meridian::estimate

@@ -1,0 +1,175 @@
+#include "estimate/throughput.h"
+
+#include <gtest/gtest.h>
+
+#include "estimate/test_catalog.h"
+
+namespace meridian::estimate {
+namespace {
+
+using testing::TestCatalog;
+
+JobSpec Training7B(double tokens) {
+  JobSpec j;
+  j.kind = WorkloadKind::kFineTuning;
+  j.model.params_b = 7;
+  j.model.layers = 32;
+  j.model.hidden = 4096;
+  j.work.form = Work::Form::kTokens;
+  j.work.tokens = tokens;
+  return j;
+}
+
+struct ComputeCase {
+  const char* gpu;
+  int gpus;
+  double hours;
+};
+
+TEST(ThroughputTest, TrainingIsSixPT) {
+  auto cat = TestCatalog();
+  ResolvedJob job = Resolve(Training7B(1e9));
+  // 6 x 7e9 x 1e9 = 4.2e19 FLOP.
+  const ComputeCase cases[] = {
+      // H100 bf16 989 TFLOPS x 0.803 = 794.2 TFLOPS: 4.2e19 / 7.942e14 = 52886 s = 14.69 h.
+      {"H100-80GB", 1, 14.690},
+      // 2 GPUs at 0.95 scaling: 14.690 / 1.9 = 7.732 h.
+      {"H100-80GB", 2, 7.732},
+      // A100 312 x 0.869 = 271.13 TFLOPS: 4.2e19 / 2.7113e14 = 154908 s = 43.03 h.
+      {"A100-80GB", 1, 43.030},
+      // L40S has no measured efficiency: 362 x 0.75 = 271.5 TFLOPS: 42.97 h.
+      {"L40S", 1, 42.972},
+      // 16 GPUs span two nodes: scaling 0.90: 14.690 / 14.4 = 1.020 h.
+      {"H100-80GB", 16, 1.020},
+  };
+  for (const auto& c : cases) {
+    auto t = EstimateThroughput(job, *cat->FindGpu(c.gpu), *cat, {c.gpus, 1.0});
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    EXPECT_NEAR(t->run_hours, c.hours, 0.001) << c.gpu << " x" << c.gpus;
+    EXPECT_EQ(t->bound, "compute");
+  }
+  auto l40s = EstimateThroughput(job, *cat->FindGpu("L40S"), *cat, {1, 1.0});
+  EXPECT_FALSE(l40s->efficiency_measured);
+  EXPECT_TRUE(EstimateThroughput(job, *cat->FindGpu("H100-80GB"), *cat, {1, 1.0})
+                  ->efficiency_measured);
+}
+
+TEST(ThroughputTest, SlowdownOfASmallerMicroBatchLengthensTheRun) {
+  auto cat = TestCatalog();
+  auto t = EstimateThroughput(Resolve(Training7B(1e9)), *cat->FindGpu("H100-80GB"), *cat,
+                              {1, 1.10});
+  // 14.690 h x 1.10 = 16.159 h.
+  EXPECT_NEAR(t->run_hours, 16.159, 0.001);
+}
+
+TEST(ThroughputTest, Bf16IsNotNativeOnV100) {
+  auto cat = TestCatalog();
+  auto t = EstimateThroughput(Resolve(Training7B(1e9)), *cat->FindGpu("V100-32GB"), *cat, {1, 1});
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kUnresolvable);
+  EXPECT_EQ(t.status().message(), "bf16 is not supported natively on V100-32GB");
+}
+
+TEST(ThroughputTest, Fp64UsesTheFp64RateNeverFp32) {
+  auto cat = TestCatalog();
+  JobSpec j;
+  j.kind = WorkloadKind::kScientific;  // default precision fp64
+  j.work.form = Work::Form::kFlops;
+  j.work.flops = 1e18;
+  ResolvedJob job = Resolve(j);
+  EXPECT_EQ(job.precision, Precision::kFp64);
+  auto t = EstimateThroughput(job, *cat->FindGpu("V100-32GB"), *cat, {1, 1});
+  ASSERT_TRUE(t.ok());
+  // V100 fp64 7.8 TFLOPS (fp32 would be 15.7) x 0.70 = 5.46 TFLOPS:
+  // 1e18 / 5.46e12 = 183150 s = 50.875 h.
+  EXPECT_DOUBLE_EQ(t->peak_tflops_per_gpu, 7.8);
+  EXPECT_NEAR(t->run_hours, 50.875, 0.001);
+  // L40S and L4 have no fp64 in the catalog: ineligible.
+  EXPECT_FALSE(EstimateThroughput(job, *cat->FindGpu("L40S"), *cat, {1, 1}).ok());
+}
+
+TEST(ThroughputTest, RenderingGpuHoursConvertByBandwidth) {
+  auto cat = TestCatalog();
+  JobSpec j;
+  j.kind = WorkloadKind::kRendering;
+  j.work.form = Work::Form::kGpuHours;
+  j.work.gpu_hours = 100;
+  j.work.on_gpu = "A100-80GB";
+  // 100 h on A100-80GB (2039 GB/s) -> L40S (864 GB/s): 100 x 2039 / 864 = 236.0 h.
+  auto t = EstimateThroughput(Resolve(j), *cat->FindGpu("L40S"), *cat, {1, 1});
+  ASSERT_TRUE(t.ok());
+  EXPECT_NEAR(t->run_hours, 235.995, 0.001);
+  EXPECT_EQ(t->bound, "memory-bandwidth");
+  // -> H100 (3350 GB/s): 100 x 2039 / 3350 = 60.87 h; on 4 GPUs / (4 x 0.95) = 16.02 h.
+  auto h = EstimateThroughput(Resolve(j), *cat->FindGpu("H100-80GB"), *cat, {4, 1});
+  EXPECT_NEAR(h->run_hours, 16.018, 0.001);
+}
+
+TEST(ThroughputTest, TrainingGpuHoursConvertByComputeAtPrecision) {
+  auto cat = TestCatalog();
+  // 100 GPU-h on A100 bf16 (312 x 0.869 = 271.13 TFLOPS) -> H100 (989 x 0.803 =
+  // 794.17): 100 x 271.13 / 794.17 = 34.14 h.
+  Result<double> h = ConvertGpuHours(100, *cat->FindGpu("A100-80GB"), *cat->FindGpu("H100-80GB"),
+                                     Precision::kBf16, WorkloadKind::kTraining);
+  ASSERT_TRUE(h.ok());
+  EXPECT_NEAR(*h, 34.140, 0.001);
+  // The target lacking the precision is a per-GPU rejection.
+  Result<double> v = ConvertGpuHours(100, *cat->FindGpu("A100-80GB"), *cat->FindGpu("V100-32GB"),
+                                     Precision::kBf16, WorkloadKind::kTraining);
+  EXPECT_EQ(v.status().code(), StatusCode::kUnresolvable);
+}
+
+TEST(ThroughputTest, DecodeIsBoundByMemoryBandwidth) {
+  auto cat = TestCatalog();
+  JobSpec j;
+  j.kind = WorkloadKind::kBatchInference;
+  j.model.params_b = 7;
+  j.model.layers = 32;
+  j.model.hidden = 4096;
+  j.model.heads = 32;
+  j.model.kv_heads = 8;
+  j.model.seq_len = 4096;
+  j.model.batch = 32;
+  j.work.form = Work::Form::kTokens;
+  j.work.tokens = 1e8;
+  auto t = EstimateThroughput(Resolve(j), *cat->FindGpu("H100-80GB"), *cat, {1, 1});
+  ASSERT_TRUE(t.ok());
+  // compute: 2 x 7e9 x 1e8 = 1.4e18 / 7.942e14 = 1763 s.
+  // memory: 1e8 / 32 = 3.125e6 steps; each reads 14e9 B weights + half the KV
+  // cache (2 x 32 x 8 x 128 x 4096 x 32 x 2 B = 17.18e9 B, half 8.59e9) =
+  // 22.59e9 B over 3350 GB/s x 0.80 = 2680 GB/s: 8.429 ms x 3.125e6 = 26341 s = 7.317 h.
+  EXPECT_EQ(t->bound, "memory-bandwidth");
+  EXPECT_NEAR(t->run_hours, 7.317, 0.001);
+}
+
+TEST(ThroughputTest, ServiceWithoutWorkRunsOneHourByDefault) {
+  auto cat = TestCatalog();
+  JobSpec j;
+  j.kind = WorkloadKind::kRealtimeInference;
+  auto t = EstimateThroughput(Resolve(j), *cat->FindGpu("L4"), *cat, {1, 1.3});
+  ASSERT_TRUE(t.ok());
+  EXPECT_DOUBLE_EQ(t->run_hours, 1.0);
+  EXPECT_EQ(t->bound, "stated");
+  j.work.duration_s = 7200;
+  EXPECT_DOUBLE_EQ(EstimateThroughput(Resolve(j), *cat->FindGpu("L4"), *cat, {1, 1})->run_hours,
+                   2.0);
+}
+
+TEST(ThroughputTest, TokensWithoutParamsAreAJobError) {
+  auto cat = TestCatalog();
+  JobSpec j;
+  j.kind = WorkloadKind::kTraining;
+  j.work.form = Work::Form::kTokens;
+  j.work.tokens = 1e9;
+  auto t = EstimateThroughput(Resolve(j), *cat->FindGpu("L4"), *cat, {1, 1});
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ThroughputTest, ScalingEfficiency) {
+  EXPECT_DOUBLE_EQ(ScalingEfficiency(1), 1.0);
+  EXPECT_DOUBLE_EQ(ScalingEfficiency(8), 0.95);
+  EXPECT_DOUBLE_EQ(ScalingEfficiency(16), 0.90);
+}
+
+}  // namespace
+}  // namespace meridian::estimate
