@@ -1,0 +1,89 @@
+// MakePlan for one 7B fine-tune over a catalog, against a baseline measured in
+// the same run: the memory fit of the same job on every GPU model alone. The
+// ratio says what pricing every (offering x count x pricing model) costs on
+// top of the arithmetic that decides the GPU count.
+#include <benchmark/benchmark.h>
+
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "estimate/memory.h"
+#include "estimate/plan.h"
+#include "estimate/test_catalog.h"
+
+namespace meridian::estimate {
+namespace {
+
+JobSpec FineTune7B() {
+  JobSpec j;
+  j.kind = WorkloadKind::kFineTuning;
+  j.model.params_b = 7;
+  j.model.seq_len = 2048;
+  j.work.form = Work::Form::kTokens;
+  j.work.tokens = 1e9;
+  j.preemptible = true;
+  j.deadline.after_submit_s = 72 * 3600;
+  return j;
+}
+
+const catalog::Catalog& BenchCatalog() {
+  static const auto cat = testing::TestCatalog();
+  return *cat;
+}
+
+void BM_MemoryFitAllGpus(benchmark::State& state) {
+  const catalog::Catalog& cat = BenchCatalog();
+  ResolvedJob job = Resolve(FineTune7B());
+  for (auto _ : state) {
+    for (const auto& gpu : cat.gpus()) benchmark::DoNotOptimize(FitMemory(job, gpu));
+  }
+}
+BENCHMARK(BM_MemoryFitAllGpus);
+
+void BM_MakePlan(benchmark::State& state) {
+  const catalog::Catalog& cat = BenchCatalog();
+  JobSpec job = FineTune7B();
+  const UnixSeconds at = FromCivil({2024, 3, 1, 0, 0, 0});
+  size_t options = 0;
+  for (auto _ : state) {
+    Result<Plan> plan = MakePlan(job, cat, {at, 0});
+    options = plan->options.size();
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["options"] = static_cast<double>(options);
+}
+BENCHMARK(BM_MakePlan);
+
+// Console output plus the ratio of each benchmark to the baseline.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& r : runs) ns_[r.benchmark_name()] = r.GetAdjustedRealTime();
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    auto base = ns_.find("BM_MemoryFitAllGpus");
+    if (base == ns_.end() || base->second <= 0) return;
+    for (const auto& [name, t] : ns_) {
+      if (name == base->first) continue;
+      std::cout << name << " / BM_MemoryFitAllGpus = " << t / base->second << "x\n";
+    }
+  }
+
+ private:
+  std::map<std::string, double> ns_;
+};
+
+}  // namespace
+}  // namespace meridian::estimate
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  meridian::estimate::RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}
