@@ -75,7 +75,8 @@ std::string FlexStartRefusal(const JobSpec& job, const catalog::MarketParameters
 std::optional<Money> FlexStartPrice(const catalog::Offering& o,
                                     const catalog::MarketParameters& market) {
   if (o.flex_start_per_hour) return *o.flex_start_per_hour;
-  if (market.flex_start_discount <= 0) return std::nullopt;
+  // Flex-start is a Compute Engine (Dynamic Workload Scheduler) product.
+  if (o.provider != "gcp" || market.flex_start_discount <= 0) return std::nullopt;
   return o.on_demand_per_hour.Times(1.0 - market.flex_start_discount);
 }
 

@@ -39,8 +39,9 @@ std::optional<double> SpotRunMultiplier(const JobSpec& job);
 std::string FlexStartRefusal(const JobSpec& job, const catalog::MarketParameters& market,
                              const RunWindow& w);
 
-// The flex-start price per instance-hour: the catalog's, else on-demand less
-// the market's flex-start discount; nullopt where neither is known.
+// The flex-start price per instance-hour: the catalog's, else (GCP only, where
+// flex-start is sold) on-demand less the market's flex-start discount;
+// nullopt where neither applies.
 std::optional<Money> FlexStartPrice(const catalog::Offering& o,
                                     const catalog::MarketParameters& market);
 

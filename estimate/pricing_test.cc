@@ -91,6 +91,8 @@ TEST(PricingTest, FlexStartPriceFromTheMarketDiscount) {
   // $5.38327 x (1 - 0.53) = $2.530137.
   EXPECT_EQ(flex.per_instance_hour.micros(), 2530137);
   EXPECT_DOUBLE_EQ(flex.wait_hours, 2);
+  // AWS sells no flex-start: no discount-derived price there.
+  EXPECT_FALSE(FlexStartPrice(cat->offerings()[10], cat->market()).has_value());
 }
 
 TEST(PricingTest, ReservedOnlyWhereTheCatalogHasAPrice) {

@@ -1,0 +1,61 @@
+// Plans on the real embedded catalog (data/catalog): sanity, not exact figures,
+// since prices change when the catalog is rebuilt.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "estimate/plan.h"
+
+namespace meridian::estimate {
+namespace {
+
+TEST(EmbeddedPlanTest, PreemptibleFineTune7B) {
+  auto cat = catalog::Catalog::LoadEmbedded();
+  ASSERT_TRUE(cat.ok()) << cat.status().ToString();
+  JobSpec j;
+  j.name = "ft-7b";
+  j.kind = WorkloadKind::kFineTuning;
+  j.model.params_b = 7;
+  j.model.layers = 32;
+  j.model.hidden = 4096;
+  j.model.seq_len = 2048;
+  j.work.form = Work::Form::kTokens;
+  j.work.tokens = 2e9;
+  j.preemptible = true;
+  j.deadline.after_submit_s = 7 * 24 * 3600;
+  Result<Plan> p = MakePlan(j, **cat, {FromCivil({2026, 3, 1, 0, 0, 0}), 0});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_FALSE(p->options.empty());
+  // A week of slack and a preemptible job: the cheapest way is spot or flex-start.
+  const Option& best = p->options.front();
+  EXPECT_TRUE(best.pricing == PricingModel::kSpot || best.pricing == PricingModel::kFlexStart)
+      << ToString(best.pricing) << " " << best.offering.instance_type;
+  EXPECT_TRUE(best.meets_deadline);
+  for (const auto& o : p->options) {
+    const catalog::GpuModel* gpu = (*cat)->FindGpu(o.gpu);
+    ASSERT_NE(gpu, nullptr);
+    EXPECT_LE(o.memory_per_gpu_gib, gpu->vram_gib * 0.9) << o.gpu;
+    EXPECT_GE(o.gpus, o.gpus_used);
+    EXPECT_EQ(o.cost, o.price_per_hour.Times(o.hours) + o.egress_cost);
+    EXPECT_GT(o.hours, 0);
+    EXPECT_GT(o.co2.grams(), 0) << o.offering.region;
+  }
+  // bf16 is not native on V100 or T4.
+  auto reason = [&](const std::string& gpu) {
+    for (const auto& r : p->rejected) {
+      if (r.gpu == gpu) return r.reason;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(reason("V100-32GB"), "bf16 is not supported natively on V100-32GB");
+  EXPECT_EQ(reason("T4"), "bf16 is not supported natively on T4");
+  // 112 GB of state: a single 80 GB GPU cannot hold it, so H100s come in twos or more.
+  for (const auto& e : p->estimates) {
+    if (e.gpu == "H100-80GB") {
+      EXPECT_GE(e.memory.gpus, 2);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace meridian::estimate
