@@ -10,7 +10,7 @@
 #include "cli/plan_output.h"
 #include "core/time.h"
 #include "estimate/plan.h"
-#include "spec/job_spec.h"
+#include "spec/spec.h"
 
 namespace meridian::cli {
 
@@ -81,8 +81,7 @@ int RunPlan(const GlobalFlags& g, const PlanFlags& f, long long now, std::ostrea
   for (const auto& job : selected) {
     Status valid = spec::ValidateAgainstCatalog(job, **cat, at);
     if (!valid.ok()) {
-      err << "meridian plan: " << f.spec_path << ": job \"" << job.name
-          << "\": " << valid.message() << "\n";
+      err << "meridian plan: " << valid.message() << "\n";
       return ExitFor(valid);
     }
     auto plan = estimate::MakePlan(job, **cat, estimate::PlanRequest{at, 0});
