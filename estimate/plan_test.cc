@@ -214,6 +214,34 @@ TEST(PlanTest, RealtimeServiceNearItsUsers) {
                           [](const Assumption& a) { return a.field == "work.duration"; }));
 }
 
+TEST(PlanTest, VramShortfallPricesTheSmallerMicroBatch) {
+  JobSpec j;
+  j.kind = WorkloadKind::kTraining;
+  j.model.params_b = 1.3;
+  j.model.layers = 24;
+  j.model.hidden = 2048;
+  j.model.seq_len = 2048;
+  j.model.micro_batch = 8;
+  j.resources.gpus = 1;
+  j.resources.gpu_models = {"L40S"};
+  j.work.form = Work::Form::kTokens;
+  j.work.tokens = 1e9;
+  Plan p = MustPlan(j);
+  const GpuEstimate* e = EstimateOf(p, "L40S");
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->shortfall.has_value());  // 45.9 GiB at micro_batch 8 > 43.2 usable
+  ASSERT_FALSE(p.options.empty());
+  // 6 x 1.3e9 x 1e9 = 7.8e18 / (362 x 0.75 = 271.5 TFLOPS) = 28729 s = 7.980 h,
+  // x 1.10 at micro_batch 4 = 8.778 h; cheapest is reserved $1.17243 x 8.778 = $10.29.
+  const Option& o = p.options.front();
+  EXPECT_EQ(o.pricing, PricingModel::kReserved);
+  EXPECT_NEAR(o.hours, 8.778, 1e-3);
+  EXPECT_NEAR(o.cost.dollars(), 10.292, 1e-3);
+  EXPECT_TRUE(std::any_of(o.notes.begin(), o.notes.end(), [](const std::string& n) {
+    return n.find("VRAM short") != std::string::npos;
+  }));
+}
+
 TEST(PlanTest, MaxOptionsTruncates) {
   Plan p = MustPlan(FineTune7B(), 3);
   EXPECT_EQ(p.options.size(), 3u);
