@@ -18,13 +18,13 @@ using nlohmann::json;
 // 2026-03-02T09:00:00Z: a fixed "now" so runs are reproducible.
 constexpr long long kNow = 1772442000;
 
-struct Run {
+struct CliRun {
   int code;
   std::string out;
   std::string err;
 };
 
-Run Meridian(std::vector<std::string> args) {
+CliRun Meridian(std::vector<std::string> args) {
   std::ostringstream out, err;
   int code = RunMeridian(args, kNow, out, err);
   return {code, out.str(), err.str()};
@@ -41,11 +41,11 @@ const std::vector<std::string> kExampleKinds = {
     "realtime-inference", "data-science", "rendering",   "scientific"};
 
 TEST(Cli, HelpListsCommands) {
-  Run r = Meridian({"--help"});
+  CliRun r = Meridian({"--help"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("plan"), std::string::npos);
   EXPECT_NE(r.out.find("catalog"), std::string::npos);
-  Run p = Meridian({"plan", "--help"});
+  CliRun p = Meridian({"plan", "--help"});
   EXPECT_EQ(p.code, 0);
   EXPECT_NE(p.out.find("--top"), std::string::npos);
   EXPECT_NE(p.out.find("--at"), std::string::npos);
@@ -57,14 +57,14 @@ TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(Meridian({"plan"}).code, kExitBadInput);
   EXPECT_EQ(Meridian({"plan", "no/such/file.yaml"}).code, kExitBadInput);
   EXPECT_EQ(Meridian({"plan", "examples/training.yaml", "-o", "xml"}).code, kExitBadInput);
-  Run at = Meridian({"plan", "examples/training.yaml", "--at", "tomorrow"});
+  CliRun at = Meridian({"plan", "examples/training.yaml", "--at", "tomorrow"});
   EXPECT_EQ(at.code, kExitBadInput);
   EXPECT_NE(at.err.find("--at"), std::string::npos);
 }
 
 TEST(Cli, BadSpecNamesFieldAndExitsTwo) {
   std::string path = WriteTemp("bad_gpus.yaml", "name: x\nkind: training\nresources: {gpus: -2}\n");
-  Run r = Meridian({"plan", path});
+  CliRun r = Meridian({"plan", path});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("resources.gpus"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("-2"), std::string::npos) << r.err;
@@ -72,7 +72,7 @@ TEST(Cli, BadSpecNamesFieldAndExitsTwo) {
 
   std::string unknown_gpu =
       WriteTemp("bad_model.yaml", "name: x\nkind: training\nresources: {gpu_models: [H900]}\n");
-  Run u = Meridian({"plan", unknown_gpu});
+  CliRun u = Meridian({"plan", unknown_gpu});
   EXPECT_EQ(u.code, kExitBadInput);
   EXPECT_NE(u.err.find("H900"), std::string::npos) << u.err;
 }
@@ -80,7 +80,7 @@ TEST(Cli, BadSpecNamesFieldAndExitsTwo) {
 TEST(Cli, PlansEveryExampleAsJson) {
   for (const auto& kind : kExampleKinds) {
     SCOPED_TRACE(kind);
-    Run r = Meridian({"plan", "examples/" + kind + ".yaml", "-o", "json", "--top", "0"});
+    CliRun r = Meridian({"plan", "examples/" + kind + ".yaml", "-o", "json", "--top", "0"});
     ASSERT_EQ(r.code, 0) << r.err;
     json j = json::parse(r.out);
     EXPECT_EQ(j["job"]["kind"], kind);
@@ -100,15 +100,21 @@ TEST(Cli, PlansEveryExampleAsJson) {
       EXPECT_TRUE(pricing == "on-demand" || pricing == "spot" || pricing == "flex-start" ||
                   pricing == "reserved");
       // Spot only for preemptible jobs; flex-start never for real-time services.
-      if (!j["job"]["preemptible"].get<bool>()) EXPECT_NE(pricing, "spot");
-      if (kind == "realtime-inference") EXPECT_NE(pricing, "flex-start");
+      if (!j["job"]["preemptible"].get<bool>()) {
+        EXPECT_NE(pricing, "spot");
+      }
+      if (kind == "realtime-inference") {
+        EXPECT_NE(pricing, "flex-start");
+      }
     }
     // Ranked: options meeting the deadline first, then by cost.
     const auto& opts = j["options"];
     for (size_t i = 1; i < opts.size(); ++i) {
       bool a = opts[i - 1]["meets_deadline"], b = opts[i]["meets_deadline"];
       EXPECT_GE(a, b);
-      if (a == b) EXPECT_LE(opts[i - 1]["cost_usd"].get<double>(), opts[i]["cost_usd"].get<double>());
+      if (a == b) {
+        EXPECT_LE(opts[i - 1]["cost_usd"].get<double>(), opts[i]["cost_usd"].get<double>());
+      }
     }
     for (const auto& rej : j["rejected"]) {
       EXPECT_FALSE(rej["gpu"].get<std::string>().empty());
@@ -118,13 +124,13 @@ TEST(Cli, PlansEveryExampleAsJson) {
 }
 
 TEST(Cli, TopLimitsOptions) {
-  Run r = Meridian({"plan", "examples/fine-tuning.yaml", "-o", "json", "--top", "3"});
+  CliRun r = Meridian({"plan", "examples/fine-tuning.yaml", "-o", "json", "--top", "3"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_LE(json::parse(r.out)["options"].size(), 3u);
 }
 
 TEST(Cli, TableShowsArithmeticAndRejections) {
-  Run r = Meridian({"plan", "examples/fine-tuning.yaml"});
+  CliRun r = Meridian({"plan", "examples/fine-tuning.yaml"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("Options"), std::string::npos);
   EXPECT_NE(r.out.find("memory:"), std::string::npos);
@@ -133,12 +139,12 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
 }
 
 TEST(Cli, CatalogCommands) {
-  Run g = Meridian({"catalog", "gpus", "-o", "json"});
+  CliRun g = Meridian({"catalog", "gpus", "-o", "json"});
   ASSERT_EQ(g.code, 0) << g.err;
   json gpus = json::parse(g.out)["gpus"];
   EXPECT_GE(gpus.size(), 12u);
 
-  Run o = Meridian({"catalog", "offers", "--gpu", "H100-80GB", "--provider", "aws", "-o", "json"});
+  CliRun o = Meridian({"catalog", "offers", "--gpu", "H100-80GB", "--provider", "aws", "-o", "json"});
   ASSERT_EQ(o.code, 0) << o.err;
   json offers = json::parse(o.out)["offers"];
   ASSERT_FALSE(offers.empty());
@@ -147,11 +153,11 @@ TEST(Cli, CatalogCommands) {
     EXPECT_EQ(x["provider"], "aws");
   }
 
-  Run eu = Meridian({"catalog", "regions", "--region", "eu", "-o", "json"});
+  CliRun eu = Meridian({"catalog", "regions", "--region", "eu", "-o", "json"});
   ASSERT_EQ(eu.code, 0) << eu.err;
   for (const auto& x : json::parse(eu.out)["regions"]) EXPECT_EQ(x["geography"], "eu");
 
-  Run bad = Meridian({"catalog", "offers", "--gpu", "H900"});
+  CliRun bad = Meridian({"catalog", "offers", "--gpu", "H900"});
   EXPECT_EQ(bad.code, kExitBadInput);
   EXPECT_NE(bad.err.find("--gpu"), std::string::npos);
   EXPECT_EQ(Meridian({"catalog", "planets"}).code, kExitBadInput);
