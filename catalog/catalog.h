@@ -30,6 +30,12 @@ struct MigProfile {
   double memory_gib = 0;
   int max_instances = 0;  // how many fit on one GPU
   int sm_count = 0;
+  // Where an instance may sit on the GPU: each valid start position, in
+  // memory slices (0..7), and how many slices an instance spans there
+  // (NVIDIA MIG User Guide placement diagrams; `nvidia-smi mig -lgipp`).
+  // Empty when the catalog has no placement data for the profile.
+  std::vector<int> placement_starts;
+  int placement_span = 0;
 };
 
 struct GpuModel {

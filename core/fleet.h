@@ -1,0 +1,52 @@
+// FleetSpec: the capacity a platform team owns or has reserved, as written in
+// a fleet file (docs/fleet.md): clusters in catalog regions, each with groups
+// of identical nodes. A node has GPUs of one model (or none: a CPU node),
+// vCPUs and RAM; its GPUs may be partitioned into MIG instances. A FleetSpec is
+// a plain value; the scheduler expands it into nodes and tracks allocations in
+// its ledger.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+
+namespace meridian {
+
+// How a cluster's capacity is paid for.
+enum class CapacityPricing {
+  kOwned,     // bought hardware: `gpu_hour_usd` is its cost per GPU-hour used
+  kReserved,  // a cloud reservation: the catalog price, paid whether used or not
+};
+
+// `count` identical nodes.
+struct NodeGroup {
+  int count = 1;
+  std::string gpu;  // catalog GPU model; empty for a CPU-only node
+  int gpus = 0;     // GPUs per node
+  int vcpus = 0;
+  double ram_gib = 0;
+  // MIG layout applied to every GPU of these nodes, as profile names
+  // ("3g.40gb", "2g.20gb", "2g.20gb"); empty = whole GPUs.
+  std::vector<std::string> mig;
+  std::string name_prefix;  // node names are <cluster>-<prefix><index>; default from gpu
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string region;  // catalog region id, "gcp:us-central1"
+  CapacityPricing pricing = CapacityPricing::kOwned;
+  std::optional<Money> gpu_hour;   // owned: cost per GPU-hour
+  std::string instance_type;       // reserved: the catalog offering reserved
+  std::string backend = "local";   // how jobs are launched there: local | slurm | kubernetes
+  bool repartitionable = false;    // MIG layouts may be changed by the scheduler
+  std::vector<NodeGroup> nodes;
+};
+
+struct FleetSpec {
+  std::vector<ClusterSpec> clusters;
+  bool elastic = true;  // may also provision the catalog's offerings
+};
+
+}  // namespace meridian
