@@ -155,7 +155,9 @@ TEST(Cli, CatalogCommands) {
 
   CliRun eu = Meridian({"catalog", "regions", "--region", "eu", "-o", "json"});
   ASSERT_EQ(eu.code, 0) << eu.err;
-  for (const auto& x : json::parse(eu.out)["regions"]) EXPECT_EQ(x["geography"], "eu");
+  json regions = json::parse(eu.out)["regions"];
+  ASSERT_FALSE(regions.empty());
+  for (const auto& x : regions) EXPECT_EQ(x["geography"], "eu");
 
   CliRun bad = Meridian({"catalog", "offers", "--gpu", "H900"});
   EXPECT_EQ(bad.code, kExitBadInput);
