@@ -36,11 +36,13 @@ json OptionToJson(const estimate::Option& o) {
       {"provider", o.offering.provider},
       {"region", o.offering.region},
       {"zone", o.offering.zone},
+      {"other_zones", o.other_zones},
       {"instance_type", o.offering.instance_type},
       {"pricing", std::string(ToString(o.pricing))},
       {"price_per_hour_usd", o.price_per_hour.dollars()},
       {"wait_hours", Round(o.wait_hours, 3)},
       {"hours", Round(o.hours, 3)},
+      {"billed_hours", Round(o.billed_hours, 3)},
       {"cost_usd", o.cost.dollars()},
       {"egress_usd", o.egress_cost.dollars()},
       {"energy_kwh", Round(o.energy_kwh, 3)},
@@ -214,7 +216,8 @@ void PrintOptions(const estimate::Plan& plan, size_t top, std::ostream& out) {
   for (size_t i = 0; i < shown; ++i) {
     const auto& o = plan.options[i];
     out << "  " << (i + 1) << ". $" << Fixed(o.price_per_hour.dollars(), 4) << "/h x "
-        << Fixed(o.hours, 3) << " h";
+        << Fixed(o.billed_hours, 3) << " h";
+    if (o.billed_hours != o.hours) out << " paid (" << Fixed(o.hours, 3) << " h used)";
     if (o.egress_cost.micros() > 0) out << " + $" << Money2(o.egress_cost) << " egress";
     out << " = $" << Money2(o.cost) << "; " << Fixed(o.energy_kwh, 2) << " kWh x "
         << Fixed(o.carbon_gco2_per_kwh, 0) << " g/kWh ("

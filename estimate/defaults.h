@@ -17,6 +17,10 @@ inline constexpr double kVramHeadroom = 0.90;      // use at most 90% of a GPU's
 inline constexpr double kCudaOverheadGib = 1.0;    // CUDA context + allocator slack per GPU
 inline constexpr double kTrainingBytesPerParam = 16;  // mixed-precision Adam
 inline constexpr double kActivationBytesPerToken = 34;  // x hidden, per layer (see memory.h)
+// Full activation recomputation keeps only each layer's 16-bit input: 2 B x
+// hidden per token per layer, and costs one more forward pass: 8PT, not 6PT.
+inline constexpr double kRecomputedBytesPerToken = 2;
+inline constexpr double kRecomputeComputeFactor = 8.0 / 6.0;
 inline constexpr int kMaxGpus = 64;                 // 8 nodes of 8 GPUs
 inline constexpr int kGpusPerNode = 8;
 
@@ -28,6 +32,11 @@ inline constexpr double kMicroBatchHalvingSlowdown = 0.10;  // +10% run time per
 
 // Runs without stated work.
 inline constexpr double kDefaultServiceHours = 1.0;
+
+// Reserved: the term a reserved price commits to, paid whether used or not.
+// The catalog's reserved price is AWS's 1-year term (the vantage file's
+// ReservedUSDPerHour): 365 x 24 = 8760 h.
+inline constexpr double kReservedTermHours = 8760;
 
 // Spot: reclaims per hour alive, from the preemption traces (see docs).
 inline constexpr double kSpotReclaimsPerHour = 0.47;

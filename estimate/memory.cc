@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "estimate/throughput.h"
+
 namespace meridian::estimate {
 
 namespace {
@@ -32,6 +34,24 @@ MemoryEstimate UnknownMemory(int gpus) {
   return m;
 }
 
+// "activations 34 x 2048 x 1 x 4096 x 32 B = 8.5 GiB", or with full
+// recomputation the stored layer inputs plus one layer's working set.
+std::string ActivationArithmetic(const ModelDims& d, Recompute r) {
+  std::string sbh = std::to_string(d.seq_len) + " x " + std::to_string(d.micro_batch) + " x " +
+                    std::to_string(d.hidden);
+  if (r == Recompute::kNone) {
+    return "activations " + Fixed(kActivationBytesPerToken, 0) + " x " + sbh + " x " +
+           std::to_string(d.layers) + " B = " + Fixed(Gib(ActivationBytes(d)), 1) + " GiB";
+  }
+  double inputs = kRecomputedBytesPerToken * d.seq_len * d.micro_batch *
+                  static_cast<double>(d.hidden) * d.layers;
+  double layer = ActivationBytes(d) / d.layers;
+  return "activations with full recomputation: " + Fixed(kRecomputedBytesPerToken, 0) + " x " +
+         sbh + " x " + std::to_string(d.layers) + " B = " + Fixed(Gib(inputs), 1) +
+         " GiB + one layer's working set " + Fixed(kActivationBytesPerToken, 0) + " x " + sbh +
+         " B = " + Fixed(Gib(layer), 1) + " GiB";
+}
+
 }  // namespace
 
 double ActivationBytes(const ModelDims& d) {
@@ -39,32 +59,38 @@ double ActivationBytes(const ModelDims& d) {
          d.layers;
 }
 
+double RecomputedActivationBytes(const ModelDims& d) {
+  double per_layer_token = static_cast<double>(d.seq_len) * d.micro_batch * d.hidden;
+  return kRecomputedBytesPerToken * per_layer_token * d.layers +
+         kActivationBytesPerToken * per_layer_token;
+}
+
 double KvCacheBytes(const ModelDims& d, Precision p) {
   return 2.0 * d.layers * d.kv_heads * d.head_dim() * static_cast<double>(d.seq_len) * d.batch *
          BytesPerValue(p);
 }
 
-MemoryEstimate TrainingMemory(const ModelDims& d, Precision p, int gpus) {
+MemoryEstimate TrainingMemory(const ModelDims& d, Precision p, int gpus, Recompute r) {
   MemoryEstimate m;
   double w = BytesPerValue(p);  // bf16 2; fp32 4 (then no separate master copy)
   m.weights_gib = Gib(d.params * w);
   m.gradients_gib = Gib(d.params * w);
   m.optimizer_gib = Gib(d.params * (kTrainingBytesPerParam - 2 * w));
   double state_gib = m.weights_gib + m.gradients_gib + m.optimizer_gib;
-  m.activations_gib = Gib(ActivationBytes(d));
+  const bool full = r == Recompute::kFull;
+  m.activations_gib = Gib(full ? RecomputedActivationBytes(d) : ActivationBytes(d));
   m.overhead_gib = kCudaOverheadGib;
   m.per_gpu_gib = state_gib / gpus + m.activations_gib + m.overhead_gib;
   m.total_gib = state_gib + gpus * (m.activations_gib + m.overhead_gib);
   m.gpus = gpus;
+  m.recompute = r;
   m.method = gpus == 1 ? "mixed-precision Adam on 1 GPU"
                        : "ZeRO-3 over " + std::to_string(gpus) + " GPUs";
+  if (full) m.method += ", full activation recomputation";
   m.arithmetic = Sci(d.params) + " x 16 B = " + Fixed(state_gib, 1) + " GiB state / " +
-                 std::to_string(gpus) + " GPU(s) = " + Fixed(state_gib / gpus, 1) +
-                 " GiB + activations 34 x " + std::to_string(d.seq_len) + " x " +
-                 std::to_string(d.micro_batch) + " x " + std::to_string(d.hidden) + " x " +
-                 std::to_string(d.layers) + " B = " + Fixed(m.activations_gib, 1) + " GiB + " +
-                 Fixed(m.overhead_gib, 1) + " GiB overhead = " + Fixed(m.per_gpu_gib, 1) +
-                 " GiB per GPU";
+                 std::to_string(gpus) + " GPU(s) = " + Fixed(state_gib / gpus, 1) + " GiB + " +
+                 ActivationArithmetic(d, r) + " + " + Fixed(m.overhead_gib, 1) +
+                 " GiB overhead = " + Fixed(m.per_gpu_gib, 1) + " GiB per GPU";
   return m;
 }
 
@@ -89,13 +115,13 @@ MemoryEstimate InferenceMemory(const ModelDims& d, Precision p, int gpus) {
   return m;
 }
 
-MemoryEstimate MemoryAt(const ResolvedJob& job, int gpus, int micro_batch) {
+MemoryEstimate MemoryAt(const ResolvedJob& job, int gpus, int micro_batch, Recompute r) {
   if (StatedNeed(job)) return StatedMemory(*job.spec.resources.vram_gib, gpus);
   if (!job.dims) return UnknownMemory(gpus);
   ModelDims d = *job.dims;
   if (TrainsWeights(job.spec.kind)) {
     d.micro_batch = micro_batch;
-    return TrainingMemory(d, job.precision, gpus);
+    return TrainingMemory(d, job.precision, gpus, r);
   }
   return InferenceMemory(d, job.precision, gpus);
 }
@@ -134,22 +160,56 @@ std::string CountPhrase(const ResolvedJob& job, int largest) {
          " nodes of " + std::to_string(kGpusPerNode) + ")";
 }
 
+double MicroBatchSlowdown(int mb0, int mb) {
+  return 1.0 + kMicroBatchHalvingSlowdown * std::log2(static_cast<double>(mb0) / mb);
+}
+
 VramShortfall Shortfall(const ResolvedJob& job, const catalog::GpuModel& gpu, double needed,
-                        double usable, int mb, int gpus) {
+                        double usable, const MemoryEstimate& m, int mb) {
   VramShortfall s;
   s.gpu = gpu.name;
   s.needed_gib = needed;
   s.available_gib = usable;
   s.reduced_micro_batch = mb;
   int mb0 = job.dims->micro_batch;
-  s.slowdown = 1.0 + kMicroBatchHalvingSlowdown * std::log2(static_cast<double>(mb0) / mb);
+  s.slowdown = MicroBatchSlowdown(mb0, mb);
+  const bool full = m.recompute == Recompute::kFull;
   s.explanation = "needs " + Fixed(needed, 1) + " GiB per GPU at micro_batch " +
-                  std::to_string(mb0) + " on " + std::to_string(gpus) + " GPU(s), " +
+                  std::to_string(mb0) + " on " + std::to_string(m.gpus) + " GPU(s), " +
                   Fixed(usable, 1) + " GiB usable; micro_batch " + std::to_string(mb) +
-                  " with " + std::to_string(mb0 / mb) +
-                  "x gradient accumulation fits, run time x" + Fixed(s.slowdown, 2) +
+                  " with " + std::to_string(mb0 / mb) + "x gradient accumulation" +
+                  (full ? " and full activation recomputation" : "") + " fits, run time x" +
+                  Fixed(s.slowdown, 2) + (full ? " x " + Fixed(kRecomputeComputeFactor, 2) : "") +
                   " (longer and dearer)";
   return s;
+}
+
+// A way to hold the job: a micro-batch and how activations are kept.
+struct Way {
+  int micro_batch = 1;
+  Recompute recompute = Recompute::kNone;
+};
+
+struct Rung {
+  MemoryEstimate memory;
+  int micro_batch = 1;
+  double cost = 0;  // GPU-hours relative to 1 GPU at the job's micro-batch, no recomputation
+};
+
+// The cheapest (way, count) that fits; ties keep the earlier way and the fewer GPUs.
+std::optional<Rung> CheapestRung(const ResolvedJob& job, const std::vector<int>& counts,
+                                 double usable, int mb0, const std::vector<Way>& ways) {
+  std::optional<Rung> best;
+  for (const Way& w : ways) {
+    double compute = w.recompute == Recompute::kFull ? kRecomputeComputeFactor : 1.0;
+    for (int n : counts) {
+      MemoryEstimate m = MemoryAt(job, n, w.micro_batch, w.recompute);
+      if (m.per_gpu_gib > usable) continue;
+      double cost = MicroBatchSlowdown(mb0, w.micro_batch) * compute / ScalingEfficiency(n);
+      if (!best || cost < best->cost) best = Rung{m, w.micro_batch, cost};
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -161,25 +221,33 @@ MemoryFit FitMemory(const ResolvedJob& job, const catalog::GpuModel& gpu) {
   const std::vector<int> counts = CandidateCounts(job.spec.resources.gpus);
   const bool can_shrink = !stated && job.dims && TrainsWeights(job.spec.kind);
   const int mb0 = can_shrink ? job.dims->micro_batch : 1;
-  for (int mb = mb0; mb >= 1; mb /= 2) {
-    for (int n : counts) {
-      MemoryEstimate m = MemoryAt(job, n, mb);
-      if (m.per_gpu_gib > usable) continue;
-      if (mb != mb0) {
-        double needed = MemoryAt(job, n, mb0).per_gpu_gib;
-        fit.shortfall = Shortfall(job, gpu, needed, usable, mb, n);
-      }
-      m.arithmetic += " <= " + Fixed(usable, 1) + " GiB usable of " + Fixed(gpu.vram_gib, 1);
-      if (job.spec.resources.mig && n == 1) {
-        fit.mig_profile = SmallestMigSlice(gpu, m.per_gpu_gib, stated);
-      }
-      fit.memory = m;
-      return fit;
+  std::optional<Rung> best = CheapestRung(job, counts, usable, mb0, {{mb0, Recompute::kNone}});
+  if (!best && can_shrink) {
+    std::vector<Way> ways = {{mb0, Recompute::kFull}};
+    for (int mb = mb0 / 2; mb >= 1; mb /= 2) {
+      ways.push_back({mb, Recompute::kNone});
+      ways.push_back({mb, Recompute::kFull});
     }
+    best = CheapestRung(job, counts, usable, mb0, ways);
   }
-  MemoryEstimate worst = MemoryAt(job, counts.back(), 1);
+  if (best) {
+    MemoryEstimate& m = best->memory;
+    if (best->micro_batch != mb0) {
+      double needed = MemoryAt(job, m.gpus, mb0).per_gpu_gib;
+      fit.shortfall = Shortfall(job, gpu, needed, usable, m, best->micro_batch);
+    }
+    m.arithmetic += " <= " + Fixed(usable, 1) + " GiB usable of " + Fixed(gpu.vram_gib, 1);
+    if (job.spec.resources.mig && m.gpus == 1) {
+      fit.mig_profile = SmallestMigSlice(gpu, m.per_gpu_gib, stated);
+    }
+    fit.memory = m;
+    return fit;
+  }
+  Recompute least = can_shrink ? Recompute::kFull : Recompute::kNone;
+  MemoryEstimate worst = MemoryAt(job, counts.back(), 1, least);
   fit.reason = "not enough VRAM: needs " + Fixed(worst.per_gpu_gib, 1) + " GiB per GPU " +
-               CountPhrase(job, counts.back()) + (can_shrink ? " with micro_batch 1" : "") +
+               CountPhrase(job, counts.back()) +
+               (can_shrink ? " with micro_batch 1 and full activation recomputation" : "") +
                "; " + gpu.name + " has " + Fixed(usable, 1) + " GiB usable of " +
                Fixed(gpu.vram_gib, 1) + " GiB";
   return fit;

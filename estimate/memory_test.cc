@@ -69,6 +69,7 @@ TEST(MemoryTest, SmallestCountThatFitsEachGpu) {
     ASSERT_TRUE(fit.memory.has_value()) << c.gpu << ": " << fit.reason;
     EXPECT_EQ(fit.memory->gpus, c.gpus) << c.gpu;
     EXPECT_FALSE(fit.shortfall.has_value()) << c.gpu;
+    EXPECT_EQ(fit.memory->recompute, Recompute::kNone) << c.gpu;
   }
 }
 
@@ -78,9 +79,104 @@ TEST(MemoryTest, StatedCountThatCannotHoldTheStateIsRejected) {
   spec.resources.gpus = 1;
   MemoryFit fit = FitMemory(Resolve(spec), *cat->FindGpu("H100-80GB"));
   EXPECT_FALSE(fit.memory.has_value());
-  // 104.31 + 8.50 + 1.0 = 113.8 GiB even at micro_batch 1.
-  EXPECT_NE(fit.reason.find("113.8 GiB per GPU at gpus: 1 with micro_batch 1"), std::string::npos)
+  // Even with full recomputation at micro_batch 1: 104.31 state + layer inputs
+  // 2 x 2048 x 1 x 4096 x 32 = 0.54e9 B = 0.50 GiB + one layer's working set
+  // 34 x 2048 x 1 x 4096 = 0.29e9 B = 0.27 GiB + 1.0 = 106.07 GiB > 72.0.
+  EXPECT_NE(fit.reason.find("106.1 GiB per GPU at gpus: 1 with micro_batch 1 and full "
+                            "activation recomputation"),
+            std::string::npos)
       << fit.reason;
+}
+
+JobSpec FineTune70B() {
+  // examples/fine-tuning.yaml: Llama-2/3 70B shape.
+  JobSpec j;
+  j.kind = WorkloadKind::kFineTuning;
+  j.model.params_b = 70;
+  j.model.layers = 80;
+  j.model.hidden = 8192;
+  j.model.heads = 64;
+  j.model.kv_heads = 8;
+  j.model.seq_len = 4096;
+  j.model.micro_batch = 1;
+  return j;
+}
+
+TEST(MemoryTest, FullRecomputationKeepsOnlyLayerInputsAndOneLayer) {
+  ModelDims d{70e9, 80, 8192, 64, 8, 4096, 1, 1, 0};
+  // Stored: 34 x 4096 x 1 x 8192 x 80 = 91.27e9 B = 85.00 GiB.
+  EXPECT_NEAR(ActivationBytes(d) / kBytesPerGiB, 85.0, 1e-9);
+  // Recomputed: inputs 2 x 4096 x 1 x 8192 x 80 = 5.369e9 B = 5.00 GiB, + one
+  // layer's working set 34 x 4096 x 1 x 8192 = 1.141e9 B = 1.0625 GiB = 6.0625 GiB.
+  EXPECT_NEAR(RecomputedActivationBytes(d) / kBytesPerGiB, 6.0625, 1e-9);
+  MemoryEstimate m = TrainingMemory(d, Precision::kBf16, 24, Recompute::kFull);
+  // 70e9 x 16 = 1.12e12 B = 1043.08 GiB / 24 = 43.46 + 6.06 + 1.0 = 50.52 GiB.
+  EXPECT_NEAR(m.per_gpu_gib, 50.52, 0.01);
+  EXPECT_EQ(m.recompute, Recompute::kFull);
+  EXPECT_EQ(m.method, "ZeRO-3 over 24 GPUs, full activation recomputation");
+  EXPECT_NE(m.arithmetic.find("activations with full recomputation: 2 x 4096 x 1 x 8192 x 80 B "
+                              "= 5.0 GiB + one layer's working set 34 x 4096 x 1 x 8192 B = 1.1 "
+                              "GiB"),
+            std::string::npos)
+      << m.arithmetic;
+}
+
+struct LadderCase {
+  const char* name;
+  JobSpec job;
+  const char* gpu;
+  int gpus;
+  int micro_batch;
+  Recompute recompute;
+};
+
+JobSpec Small(double params_b, int layers, int hidden, int micro_batch) {
+  JobSpec j;
+  j.kind = WorkloadKind::kTraining;
+  j.model.params_b = params_b;
+  j.model.layers = layers;
+  j.model.hidden = hidden;
+  j.model.heads = hidden / 128;
+  j.model.seq_len = 2048;
+  j.model.micro_batch = micro_batch;
+  j.resources.gpus = 1;
+  return j;
+}
+
+// The fit ladder picks the fewest GPU-hours: cost = slowdown(micro_batch) x
+// (4/3 with recomputation) / scaling(N); scaling is 1.0 (1 GPU), 0.95 (2-8), 0.90.
+TEST(MemoryTest, FitLadderPicksTheCheapestWayToHoldTheJob) {
+  auto cat = TestCatalog();
+  const LadderCase cases[] = {
+      // 7B on H100: 2 GPUs hold it as is (61.65 <= 72.0): cost 1 / 0.95 = 1.05.
+      {"7B H100", FineTune7B(), "H100-80GB", 2, 1, Recompute::kNone},
+      // 7B on L4 (21.6 usable): recomputation fits 8 GPUs (13.04 + 0.50 + 0.27
+      // + 1.0 = 14.81), cost 1.333 / 0.95 = 1.40; stored activations fit 16
+      // (6.52 + 8.50 + 1.0 = 16.02), cost 1 / 0.90 = 1.11: more GPUs win.
+      {"7B L4", FineTune7B(), "L4", 16, 1, Recompute::kNone},
+      // 70B on H100: stored activations never fit (64 GPUs: 16.30 + 85.0 + 1.0
+      // = 102.3 > 72.0); recomputed at 16: 65.19 + 6.06 + 1.0 = 72.26 > 72.0;
+      // at 24: 43.46 + 6.06 + 1.0 = 50.52 fits.
+      {"70B H100", FineTune70B(), "H100-80GB", 24, 1, Recompute::kFull},
+      // 1.3B, micro_batch 8 on one L40S (43.2 usable): 45.87 does not fit;
+      // micro_batch 4 (33.12) costs 1.10, recomputation at 8 (19.37 + 1.5 +
+      // 1.06 + 1.0 = 22.93) costs 1.33: the smaller micro-batch wins.
+      {"1.3B mb8 L40S", Small(1.3, 24, 2048, 8), "L40S", 1, 4, Recompute::kNone},
+      // 1.3B, micro_batch 2 on one L4 (21.6 usable): state 19.37 + 1.0 leaves
+      // 1.23 GiB, less than one sequence's 34 x 2048 x 2048 x 24 = 3.19 GiB;
+      // recomputation at micro_batch 2: 2 x 2048 x 2 x 2048 x 24 = 0.375 GiB +
+      // 34 x 2048 x 2 x 2048 = 0.27 GiB: 21.01 fits, cost 1.33 (at micro_batch
+      // 1 it would cost 1.10 x 1.33 = 1.47).
+      {"1.3B mb2 L4", Small(1.3, 24, 2048, 2), "L4", 1, 2, Recompute::kFull},
+  };
+  for (const auto& c : cases) {
+    MemoryFit fit = FitMemory(Resolve(c.job), *cat->FindGpu(c.gpu));
+    ASSERT_TRUE(fit.memory.has_value()) << c.name << ": " << fit.reason;
+    EXPECT_EQ(fit.memory->gpus, c.gpus) << c.name;
+    EXPECT_EQ(fit.memory->recompute, c.recompute) << c.name;
+    int mb = fit.shortfall ? fit.shortfall->reduced_micro_batch : *c.job.model.micro_batch;
+    EXPECT_EQ(mb, c.micro_batch) << c.name;
+  }
 }
 
 TEST(MemoryTest, ShortfallHalvesMicroBatchAndPricesTheSlowdown) {

@@ -128,6 +128,12 @@ void AddFitNotes(const OptionInput& in, Option* o) {
                        std::to_string(o->gpus) + " GPUs billed (no closer instance size here)");
   }
   if (in.estimate->shortfall) o->notes.push_back("VRAM short: " + in.estimate->shortfall->explanation);
+  if (in.estimate->memory.recompute == Recompute::kFull &&
+      in.job->spec.work.form != Work::Form::kNone) {
+    o->notes.push_back("full activation recomputation: only each layer's input is kept, backward "
+                       "re-runs the forward (8PT FLOPs, run x " +
+                       Fixed(kRecomputeComputeFactor, 2) + ")");
+  }
   if (in.estimate->mig_profile && o->gpus_used == 1) {
     o->notes.push_back("fits MIG slice " + *in.estimate->mig_profile + " of " + in.gpu->name +
                        "; clouds sell whole GPUs, so priced as one GPU");
@@ -192,8 +198,10 @@ Option MakeOption(const OptionInput& in, const CountPlan& count, const catalog::
                       Fixed(kInterNodeScaling, 2) + " instead of " +
                       Fixed(ScalingEfficiency(count.gpus), 2) + ", run x" + Fixed(span, 3));
   }
+  o.billed_hours = BilledHours(terms, o.hours);
+  if (std::string c = CommitmentNote(terms, o.hours); !c.empty()) o.notes.push_back(c);
   o.egress_cost = EgressCost(in, off.region, &o.notes);
-  o.cost = o.price_per_hour.Times(o.hours) + o.egress_cost;
+  o.cost = o.price_per_hour.Times(o.billed_hours) + o.egress_cost;
   o.memory_per_gpu_gib = count.memory_per_gpu_gib;
   AddFitNotes(in, &o);
   AddTimes(in, &o);
@@ -208,10 +216,12 @@ std::vector<CountPlan> CountPlans(const OptionInput& in) {
   double slowdown = e.shortfall ? e.shortfall->slowdown : 1.0;
   int mb = e.shortfall ? e.shortfall->reduced_micro_batch
                        : (in.job->dims ? in.job->dims->micro_batch : 1);
+  const Recompute r = e.memory.recompute;
   for (int n : OptionCounts(in.job->spec, e.memory.gpus)) {
-    Result<ThroughputEstimate> t = EstimateThroughput(*in.job, *in.gpu, *in.catalog, {n, slowdown});
+    Result<ThroughputEstimate> t =
+        EstimateThroughput(*in.job, *in.gpu, *in.catalog, {n, slowdown, r});
     if (!t.ok()) continue;
-    out.push_back({n, *t, MemoryAt(*in.job, n, mb).per_gpu_gib});
+    out.push_back({n, *t, MemoryAt(*in.job, n, mb, r).per_gpu_gib});
   }
   return out;
 }
@@ -238,6 +248,73 @@ OptionSet BuildOptions(const ResolvedJob& job, const GpuEstimate& estimate,
     }
   }
   return set;
+}
+
+namespace {
+
+// Everything that tells two options apart except the zone.
+struct ZoneFreeKey {
+  std::string gpu;
+  int gpus = 0, gpus_used = 0, instances = 0;
+  std::string region, instance_type;
+  int pricing = 0;
+  int64_t price_micros = 0, cost_micros = 0, egress_micros = 0, co2_grams = 0;
+  double wait_hours = 0, hours = 0, billed_hours = 0, energy_kwh = 0, carbon = 0, memory_gib = 0;
+  UnixSeconds start = 0, finish = 0;
+  bool meets_deadline = false, within_budget = false;
+  std::string image;
+  std::vector<std::string> notes;
+  auto operator<=>(const ZoneFreeKey&) const = default;
+};
+
+ZoneFreeKey KeyOf(const Option& o) {
+  ZoneFreeKey k;
+  k.gpu = o.gpu;
+  k.gpus = o.gpus;
+  k.gpus_used = o.gpus_used;
+  k.instances = o.instances;
+  k.region = o.offering.region;
+  k.instance_type = o.offering.instance_type;
+  k.pricing = static_cast<int>(o.pricing);
+  k.price_micros = o.price_per_hour.micros();
+  k.cost_micros = o.cost.micros();
+  k.egress_micros = o.egress_cost.micros();
+  k.co2_grams = o.co2.grams();
+  k.wait_hours = o.wait_hours;
+  k.hours = o.hours;
+  k.billed_hours = o.billed_hours;
+  k.energy_kwh = o.energy_kwh;
+  k.carbon = o.carbon_gco2_per_kwh;
+  k.memory_gib = o.memory_per_gpu_gib;
+  k.start = o.start;
+  k.finish = o.finish;
+  k.meets_deadline = o.meets_deadline;
+  k.within_budget = o.within_budget;
+  k.image = o.image;
+  k.notes = o.notes;
+  return k;
+}
+
+}  // namespace
+
+void CollapseZones(std::vector<Option>* ranked) {
+  std::map<ZoneFreeKey, size_t> first;  // key -> index in `kept`
+  std::vector<Option> kept;
+  for (Option& o : *ranked) {
+    auto [it, fresh] = first.emplace(KeyOf(o), kept.size());
+    if (fresh) {
+      kept.push_back(std::move(o));
+    } else {
+      kept[it->second].other_zones.push_back(o.offering.zone);
+    }
+  }
+  for (Option& o : kept) {
+    if (o.other_zones.empty()) continue;
+    std::string zones;
+    for (const auto& z : o.other_zones) zones += (zones.empty() ? "" : ", ") + z;
+    o.notes.push_back("also in zones " + zones + " (same price, GPUs, hours and cost)");
+  }
+  *ranked = std::move(kept);
 }
 
 void RankOptions(std::vector<Option>* options) {

@@ -52,4 +52,9 @@ OptionSet BuildOptions(const ResolvedJob& job, const GpuEstimate& estimate,
 // order is deterministic.
 void RankOptions(std::vector<Option>* options);
 
+// Merges options of `ranked` that differ only by zone into the first (best
+// ranked) of them: the others' zones go to its `other_zones` and a note
+// ("also in zones apse3-az3"). Order is otherwise kept.
+void CollapseZones(std::vector<Option>* ranked);
+
 }  // namespace meridian::estimate

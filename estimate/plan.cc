@@ -61,6 +61,19 @@ GpuEstimate EstimateFor(const catalog::GpuModel& gpu, const MemoryFit& fit,
   return e;
 }
 
+// Full recomputation is not in the job spec; say where the plan turned it on.
+void AddRecomputeAssumption(const ResolvedJob& job, const GpuEstimate& e, Plan* plan) {
+  int mb = e.shortfall ? e.shortfall->reduced_micro_batch : job.dims->micro_batch;
+  double stored = MemoryAt(job, e.memory.gpus, mb).activations_gib;
+  std::string reason = "activations stored in full do not fit " + e.gpu +
+                       " at any count; the cheapest fit keeps only each layer's input (" +
+                       Fixed(e.memory.activations_gib, 1) + " GiB per GPU instead of " +
+                       Fixed(stored, 1) + " at micro_batch " + std::to_string(mb) +
+                       ") and re-runs the forward in backward (8PT FLOPs, x " +
+                       Fixed(kRecomputeComputeFactor, 2) + " GPU-hours)";
+  plan->assumptions.push_back({"training.activation_recompute", "full on " + e.gpu, reason});
+}
+
 // Fits, times and prices one GPU model; a non-OK InvalidArgument status means
 // the whole job cannot be counted.
 Status PlanGpu(const ResolvedJob& job, const catalog::GpuModel& gpu,
@@ -80,8 +93,8 @@ Status PlanGpu(const ResolvedJob& job, const catalog::GpuModel& gpu,
     return Status::Ok();
   }
   double slowdown = fit.shortfall ? fit.shortfall->slowdown : 1.0;
-  Result<ThroughputEstimate> t =
-      EstimateThroughput(job, gpu, catalog, {fit.memory->gpus, slowdown});
+  Result<ThroughputEstimate> t = EstimateThroughput(
+      job, gpu, catalog, {fit.memory->gpus, slowdown, fit.memory->recompute});
   if (!t.ok()) {
     if (t.status().code() == StatusCode::kInvalidArgument) return t.status();
     plan->rejected.push_back({gpu.name, t.status().message()});
@@ -93,6 +106,7 @@ Status PlanGpu(const ResolvedJob& job, const catalog::GpuModel& gpu,
     plan->rejected.push_back({gpu.name, set.refusal});
     return Status::Ok();
   }
+  if (estimate.memory.recompute == Recompute::kFull) AddRecomputeAssumption(job, estimate, plan);
   plan->estimates.push_back(std::move(estimate));
   for (auto& o : set.options) plan->options.push_back(std::move(o));
   return Status::Ok();
@@ -141,6 +155,7 @@ Result<Plan> MakePlan(const JobSpec& job, const catalog::Catalog& catalog,
     }
   }
   RankOptions(&plan.options);
+  CollapseZones(&plan.options);
   AddDeadlineNote(&plan);
   if (request.max_options > 0 && plan.options.size() > request.max_options) {
     plan.options.resize(request.max_options);

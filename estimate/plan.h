@@ -21,6 +21,13 @@ struct Assumption {
   std::string reason;  // "default for fine-tuning"
 };
 
+// How a training job keeps activations for the backward pass.
+enum class Recompute {
+  kNone,  // every layer's activations stored: 34 x s x b x h bytes per layer
+  kFull,  // only each layer's input stored (2 x s x b x h); backward re-runs the
+          // layer's forward, one layer's activations live at a time (8PT FLOPs)
+};
+
 // Memory the job needs, in GiB, and how it is split over GPUs.
 struct MemoryEstimate {
   double weights_gib = 0;
@@ -32,6 +39,7 @@ struct MemoryEstimate {
   double total_gib = 0;        // sharded state over all GPUs + per-GPU terms
   double per_gpu_gib = 0;      // what one GPU must hold
   int gpus = 1;                // smallest count that fits, rounded to what clouds sell
+  Recompute recompute = Recompute::kNone;  // training: how activations are kept
   std::string method;          // "stated vram_gib", "ZeRO-3 over 2 GPUs", "weights + KV cache"
   std::string arithmetic;      // "7e9 x 16 B = 112 GB state / 2 GPUs + 3.1 GiB act = ..."
 };
@@ -75,11 +83,13 @@ struct Option {
   int gpus_used = 0;               // GPUs the job runs on (<= gpus)
   int instances = 1;
   catalog::Offering offering;      // the instance type, region, zone, prices
+  std::vector<std::string> other_zones;  // zones of the region with an identical option
   PricingModel pricing = PricingModel::kOnDemand;
   Money price_per_hour;            // for all instances together
   double wait_hours = 0;           // expected wait before start (flex-start)
   double hours = 0;                // run time, waiting excluded (incl. expected spot rework)
-  Money cost;                      // price_per_hour x hours (+ egress)
+  double billed_hours = 0;         // hours paid: = hours, or whole reserved terms
+  Money cost;                      // price_per_hour x billed_hours (+ egress)
   Money egress_cost;               // moving the job's data to this region
   double energy_kwh = 0;
   double carbon_gco2_per_kwh = 0;  // average over the planned hours

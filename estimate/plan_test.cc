@@ -81,7 +81,10 @@ TEST(PlanTest, EveryOptionIsPricedFitsAndCountsItsCarbon) {
   Plan p = MustPlan(FineTune7B());
   ASSERT_FALSE(p.options.empty());
   for (const auto& o : p.options) {
-    EXPECT_EQ(o.cost, o.price_per_hour.Times(o.hours) + o.egress_cost) << o.offering.instance_type;
+    EXPECT_EQ(o.cost, o.price_per_hour.Times(o.billed_hours) + o.egress_cost)
+        << o.offering.instance_type;
+    // Every run here is under a year: reserved pays one 8760 h term, others the hours used.
+    EXPECT_DOUBLE_EQ(o.billed_hours, o.pricing == PricingModel::kReserved ? 8760 : o.hours);
     EXPECT_LE(o.memory_per_gpu_gib, cat->FindGpu(o.gpu)->vram_gib * 0.9);
     EXPECT_EQ(o.co2.grams(), std::llround(o.energy_kwh * o.carbon_gco2_per_kwh));
     EXPECT_NE(o.pricing, PricingModel::kSpot) << "job is not preemptible";
@@ -232,13 +235,97 @@ TEST(PlanTest, VramShortfallPricesTheSmallerMicroBatch) {
   ASSERT_TRUE(e->shortfall.has_value());  // 45.9 GiB at micro_batch 8 > 43.2 usable
   ASSERT_FALSE(p.options.empty());
   // 6 x 1.3e9 x 1e9 = 7.8e18 / (362 x 0.75 = 271.5 TFLOPS) = 28729 s = 7.980 h,
-  // x 1.10 at micro_batch 4 = 8.778 h; cheapest is reserved $1.17243 x 8.778 = $10.29.
+  // x 1.10 at micro_batch 4 = 8.778 h; cheapest is on-demand $1.861 x 8.778 =
+  // $16.34 (reserved pays a whole year: $1.17243 x 8760 = $10270.49).
   const Option& o = p.options.front();
-  EXPECT_EQ(o.pricing, PricingModel::kReserved);
+  EXPECT_EQ(o.pricing, PricingModel::kOnDemand);
   EXPECT_NEAR(o.hours, 8.778, 1e-3);
-  EXPECT_NEAR(o.cost.dollars(), 10.292, 1e-3);
+  EXPECT_NEAR(o.cost.dollars(), 16.336, 1e-3);
   EXPECT_TRUE(std::any_of(o.notes.begin(), o.notes.end(), [](const std::string& n) {
     return n.find("VRAM short") != std::string::npos;
+  }));
+}
+
+JobSpec ServiceOnL40S(int64_t days) {
+  JobSpec j;
+  j.kind = WorkloadKind::kRealtimeInference;
+  j.resources.vram_gib = 20;
+  j.resources.gpu_models = {"L40S"};  // aws g6e.xlarge: $1.861/h on demand, $1.17243/h reserved
+  j.work.duration_s = days * 24 * 3600;
+  return j;
+}
+
+const Option* OptionPriced(const Plan& p, PricingModel m) {
+  auto it = std::find_if(p.options.begin(), p.options.end(),
+                         [&](const Option& o) { return o.pricing == m; });
+  return it == p.options.end() ? nullptr : &*it;
+}
+
+TEST(PlanTest, ThirtyDayServicePaysAWholeReservedYear) {
+  Plan p = MustPlan(ServiceOnL40S(30));
+  ASSERT_EQ(p.options.size(), 2u);
+  // On-demand: $1.861 x 720 h = $1339.92; reserved: $1.17243 x 8760 h = $10270.49.
+  EXPECT_EQ(p.options.front().pricing, PricingModel::kOnDemand);
+  EXPECT_NEAR(p.options.front().cost.dollars(), 1339.92, 1e-6);
+  const Option* r = OptionPriced(p, PricingModel::kReserved);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->price_per_hour, testing::Usd(1.17243));  // the rate stays per hour
+  EXPECT_DOUBLE_EQ(r->hours, 720);
+  EXPECT_DOUBLE_EQ(r->billed_hours, 8760);
+  EXPECT_NEAR(r->cost.dollars(), 10270.4868, 1e-6);
+  EXPECT_TRUE(std::any_of(r->notes.begin(), r->notes.end(), [](const std::string& n) {
+    return n.find("8760 h paid, 720.0 h used") != std::string::npos;
+  }));
+}
+
+TEST(PlanTest, YearLongServiceIsCheapestReserved) {
+  Plan p = MustPlan(ServiceOnL40S(365));
+  ASSERT_FALSE(p.options.empty());
+  // 365 d = 8760 h: reserved $1.17243 x 8760 = $10270.49 < on-demand $1.861 x 8760 = $16302.36.
+  EXPECT_EQ(p.options.front().pricing, PricingModel::kReserved);
+  EXPECT_NEAR(p.options.front().cost.dollars(), 10270.4868, 1e-6);
+  EXPECT_NEAR(OptionPriced(p, PricingModel::kOnDemand)->cost.dollars(), 16302.36, 1e-6);
+}
+
+TEST(PlanTest, FineTune70BFitsH100WithFullRecomputation) {
+  JobSpec j;
+  j.kind = WorkloadKind::kFineTuning;  // examples/fine-tuning.yaml
+  j.model.params_b = 70;
+  j.model.layers = 80;
+  j.model.hidden = 8192;
+  j.model.heads = 64;
+  j.model.kv_heads = 8;
+  j.model.seq_len = 4096;
+  j.work.form = Work::Form::kTokens;
+  j.work.tokens = 2e9;
+  j.resources.gpu_models = {"H100-80GB"};
+  Plan p = MustPlan(j);
+  const GpuEstimate* e = EstimateOf(p, "H100-80GB");
+  ASSERT_NE(e, nullptr) << ReasonFor(p, "H100-80GB");
+  // 1043.08 GiB state / 24 + 5.0 GiB layer inputs + 1.06 GiB one layer + 1.0 = 50.52 GiB.
+  EXPECT_EQ(e->memory.gpus, 24);
+  EXPECT_EQ(e->memory.recompute, Recompute::kFull);
+  EXPECT_NEAR(e->memory.per_gpu_gib, 50.52, 0.01);
+  // 8 x 7e10 x 2e9 = 1.12e21 FLOP / (24 x 989 x 0.803 x 0.90 = 17154 TFLOPS) = 65291 s = 18.136 h.
+  EXPECT_NEAR(e->throughput.run_hours, 18.136, 0.001);
+  EXPECT_NE(e->throughput.arithmetic.find("8 x P x T with recomputation"), std::string::npos);
+  EXPECT_TRUE(std::any_of(p.assumptions.begin(), p.assumptions.end(), [](const Assumption& a) {
+    return a.field == "training.activation_recompute" && a.value == "full on H100-80GB";
+  }));
+  // On demand in us-central1: 3 x a3-highgpu-8g = 3 x $43.06615 = $129.19845/h
+  // x 18.136 h = $2343.1 (48 GPUs cost the same and finish in half the time;
+  // flex-start at 0.47 of on-demand is cheapest: $1101.3).
+  auto o = std::find_if(p.options.begin(), p.options.end(), [](const Option& x) {
+    return x.gpus_used == 24 && x.pricing == PricingModel::kOnDemand &&
+           x.offering.region == "gcp:us-central1";
+  });
+  ASSERT_NE(o, p.options.end());
+  EXPECT_EQ(o->instances, 3);
+  EXPECT_EQ(o->offering.instance_type, "a3-highgpu-8g");
+  EXPECT_NEAR(o->cost.dollars(), 2343.1, 0.1);
+  EXPECT_NEAR(p.options.front().cost.dollars(), 1101.3, 0.1);
+  EXPECT_TRUE(std::any_of(o->notes.begin(), o->notes.end(), [](const std::string& n) {
+    return n.find("full activation recomputation") != std::string::npos;
   }));
 }
 
@@ -282,6 +369,41 @@ TEST(CarbonTest, MeanOverThePlannedHours) {
   EXPECT_DOUBLE_EQ(
       MeanCarbon(*cat, "aws:us-east-1", FromCivil({2026, 6, 1, 0, 0, 0}), 24).gco2_per_kwh, 400);
   EXPECT_EQ(MeanCarbon(*cat, "aws:us-east-1", day, 1).source, catalog::CarbonSourceKind::kHourly);
+}
+
+Option InZone(const std::string& zone, double usd_per_hour) {
+  Option o;
+  o.gpu = "H200-141GB";
+  o.gpus = o.gpus_used = 64;
+  o.instances = 8;
+  o.offering = testing::Offer("aws:ap-southeast-3", zone, "p5en.48xlarge", "H200-141GB", 8,
+                              usd_per_hour / 8, std::nullopt);
+  o.price_per_hour = testing::Usd(usd_per_hour);
+  o.hours = o.billed_hours = 6.048;
+  o.cost = o.price_per_hour.Times(o.hours);
+  return o;
+}
+
+TEST(OptionsTest, ZoneOnlyCopiesCollapseIntoTheFirst) {
+  // Ranked: az2 and az3 identical but for the zone; az1 dearer per hour.
+  std::vector<Option> ranked = {InZone("apse3-az2", 93.6192), InZone("apse3-az1", 96.0),
+                                InZone("apse3-az3", 93.6192)};
+  CollapseZones(&ranked);
+  ASSERT_EQ(ranked.size(), 2u);
+  EXPECT_EQ(ranked[0].offering.zone, "apse3-az2");
+  EXPECT_EQ(ranked[0].other_zones, std::vector<std::string>({"apse3-az3"}));
+  ASSERT_FALSE(ranked[0].notes.empty());
+  EXPECT_EQ(ranked[0].notes.back().rfind("also in zones apse3-az3", 0), 0u);
+  EXPECT_EQ(ranked[1].offering.zone, "apse3-az1");
+  EXPECT_TRUE(ranked[1].other_zones.empty());
+  // The same instance at half the count for twice the hours costs the same but
+  // finishes later: it stays a separate option.
+  std::vector<Option> counts = {InZone("apse3-az2", 93.6192), InZone("apse3-az2", 46.8096)};
+  counts[1].hours = counts[1].billed_hours = 12.096;
+  counts[1].gpus = counts[1].gpus_used = 32;
+  counts[1].instances = 4;
+  CollapseZones(&counts);
+  EXPECT_EQ(counts.size(), 2u);
 }
 
 TEST(OptionsTest, BestFitPrefersTheMatchingInstanceSize) {

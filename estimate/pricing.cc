@@ -1,5 +1,8 @@
 #include "estimate/pricing.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace meridian::estimate {
 
 namespace {
@@ -84,15 +87,28 @@ std::vector<PricingTerms> PricingFor(const JobSpec& job, const catalog::Offering
                                      const catalog::MarketParameters& market,
                                      const RunWindow& w) {
   std::vector<PricingTerms> out;
-  out.push_back({PricingModel::kOnDemand, o.on_demand_per_hour, 0, 1, {}});
+  out.push_back({PricingModel::kOnDemand, o.on_demand_per_hour, 0, 1, 0, {}});
   if (auto spot = SpotTerms(job, o)) out.push_back(*spot);
   if (auto flex = FlexTerms(job, o, market, w)) out.push_back(*flex);
   if (o.reserved_1y_per_hour) {
-    out.push_back({PricingModel::kReserved, *o.reserved_1y_per_hour, 0, 1,
-                   {"reserved: a 1-year commitment, paid whether used or not; priced here per "
-                    "hour of use"}});
+    out.push_back(
+        {PricingModel::kReserved, *o.reserved_1y_per_hour, 0, 1, kReservedTermHours, {}});
   }
   return out;
+}
+
+double BilledHours(const PricingTerms& t, double run_hours) {
+  if (t.term_hours <= 0) return run_hours;
+  return std::max(1.0, std::ceil(run_hours / t.term_hours)) * t.term_hours;
+}
+
+std::string CommitmentNote(const PricingTerms& t, double run_hours) {
+  if (t.term_hours <= 0) return "";
+  double billed = BilledHours(t, run_hours);
+  int terms = static_cast<int>(std::lround(billed / t.term_hours));
+  return "reserved: " + std::to_string(terms) + " x 1-year term (" + Fixed(t.term_hours, 0) +
+         " h each), paid whether used or not: " + Fixed(billed, 0) + " h paid, " +
+         Fixed(run_hours, 1) + " h used";
 }
 
 }  // namespace meridian::estimate

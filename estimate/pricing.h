@@ -1,7 +1,8 @@
 // Which pricing models an offering is sold to a job under, and on what terms:
 // on-demand always; spot only to preemptible jobs (with expected rework from
 // reclaims); flex-start only to deferrable work that fits in its maximum run
-// and whose slack covers the expected wait; reserved only where priced.
+// and whose slack covers the expected wait; reserved only where priced, and
+// then paid for whole terms (kReservedTermHours) whether used or not.
 #pragma once
 
 #include <optional>
@@ -19,8 +20,17 @@ struct PricingTerms {
   Money per_instance_hour;
   double wait_hours = 0;       // expected wait before the run starts
   double run_multiplier = 1;   // run time factor (spot rework)
+  double term_hours = 0;       // reserved: hours of one commitment, paid in whole; 0 = none
   std::vector<std::string> notes;
 };
+
+// Hours paid for `run_hours` of use under `t`: the run itself, or for a
+// commitment the whole terms it needs, max(1, ceil(run / term)) x term.
+double BilledHours(const PricingTerms& t, double run_hours);
+
+// "reserved: 1-year term (8760 h) paid whether used or not: 8760 h paid, 720.0 h used";
+// "" without a commitment.
+std::string CommitmentNote(const PricingTerms& t, double run_hours);
 
 // When and for how long the job would run, as the pricing rules need it.
 struct RunWindow {

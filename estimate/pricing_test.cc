@@ -107,6 +107,36 @@ TEST(PricingTest, ReservedOnlyWhereTheCatalogHasAPrice) {
   EXPECT_TRUE(Has(terms, PricingModel::kOnDemand));  // on-demand always
 }
 
+struct BilledCase {
+  PricingModel model;
+  double run_hours;
+  double billed_hours;
+};
+
+TEST(PricingTest, ReservedIsPaidForWholeOneYearTerms) {
+  auto cat = TestCatalog();
+  const catalog::Offering& g6e = cat->offerings()[10];
+  auto terms = PricingFor(JobSpec{}, g6e, cat->market(), {10, 0, std::nullopt});
+  // The reserved price is AWS's 1-year term: 365 x 24 = 8760 h, paid in whole terms.
+  EXPECT_DOUBLE_EQ(Get(terms, PricingModel::kReserved).term_hours, 8760);
+  const BilledCase cases[] = {
+      {PricingModel::kOnDemand, 720, 720},         // per hour used
+      {PricingModel::kReserved, 720, 8760},        // 30 days: a whole year paid
+      {PricingModel::kReserved, 0.5, 8760},
+      {PricingModel::kReserved, 8760, 8760},       // exactly one term
+      {PricingModel::kReserved, 8761, 17520},      // ceil(8761 / 8760) = 2 terms
+      {PricingModel::kReserved, 3 * 8760, 26280},  // 3 years
+  };
+  for (const auto& c : cases) {
+    EXPECT_DOUBLE_EQ(BilledHours(Get(terms, c.model), c.run_hours), c.billed_hours)
+        << ToString(c.model) << " " << c.run_hours;
+  }
+  EXPECT_EQ(CommitmentNote(Get(terms, PricingModel::kReserved), 720),
+            "reserved: 1 x 1-year term (8760 h each), paid whether used or not: 8760 h paid, "
+            "720.0 h used");
+  EXPECT_EQ(CommitmentNote(Get(terms, PricingModel::kOnDemand), 720), "");
+}
+
 TEST(RegionsTest, ResidencyByGeographyOrRegionId) {
   auto cat = TestCatalog();
   JobSpec j;

@@ -22,8 +22,9 @@ inline std::vector<catalog::GpuModel> TestGpus() {
                           {P::kFp16, 989}, {P::kFp8, 1979}},
                          0.803, 700, {}, "test"};
   // gpus/mig/go_nvml_mock_gpu_instance_profiles.csv (H100_SXM5_80GB rows).
-  h100.mig_profiles = {{"1g.10gb", 1, 1, 10, 7, 16}, {"1g.20gb", 1, 2, 20, 4, 16},
-                       {"3g.40gb", 3, 4, 40, 2, 48}, {"7g.80gb", 7, 8, 80, 1, 112}};
+  // No placement data: the estimator only sizes slices.
+  h100.mig_profiles = {{"1g.10gb", 1, 1, 10, 7, 16, {}, 0}, {"1g.20gb", 1, 2, 20, 4, 16, {}, 0},
+                       {"3g.40gb", 3, 4, 40, 2, 48, {}, 0}, {"7g.80gb", 7, 8, 80, 1, 112, {}, 0}};
   catalog::GpuModel a100{"A100-80GB", "nvidia", "ampere", 80, 2039,
                          {{P::kFp64, 19.5}, {P::kFp32, 19.5}, {P::kTf32, 156}, {P::kBf16, 312},
                           {P::kFp16, 312}},

@@ -94,16 +94,22 @@ Timing InferenceTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
   return out;
 }
 
+bool Recomputes(const ResolvedJob& job, const ThroughputQuery& q) {
+  return q.recompute == Recompute::kFull && TrainsWeights(job.spec.kind);
+}
+
 Result<Timing> TokensTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
-                          const ThroughputEstimate& t, int gpus) {
+                          const ThroughputEstimate& t, const ThroughputQuery& q) {
   if (!job.dims) {
     return Status::Invalid("work.tokens: counting FLOPs needs model.params_b");
   }
-  if (IsInference(job.spec.kind)) return InferenceTime(job, gpu, t, gpus);
-  double factor = TrainsWeights(job.spec.kind) ? 6 : 2;
-  Timing c = ComputeTime(factor * job.dims->params * job.spec.work.tokens, t, gpus);
+  if (IsInference(job.spec.kind)) return InferenceTime(job, gpu, t, q.gpus);
+  const bool recompute = Recomputes(job, q);
+  double factor = TrainsWeights(job.spec.kind) ? (recompute ? 8 : 6) : 2;
+  Timing c = ComputeTime(factor * job.dims->params * job.spec.work.tokens, t, q.gpus);
   c.arithmetic = Fixed(factor, 0) + " x " + Sci(job.dims->params) + " x " +
-                 Sci(job.spec.work.tokens) + " = " + c.arithmetic;
+                 Sci(job.spec.work.tokens) + (recompute ? " (8 x P x T with recomputation)" : "") +
+                 " = " + c.arithmetic;
   return c;
 }
 
@@ -132,13 +138,29 @@ Result<Timing> GpuHoursTime(const ResolvedJob& job, const catalog::GpuModel& gpu
   return out;
 }
 
+// Stated FLOPs or GPU-hours with full recomputation: x 4/3 for the extra forward.
+Result<Timing> WithRecompute(Result<Timing> timing) {
+  if (!timing.ok()) return timing;
+  timing->seconds *= kRecomputeComputeFactor;
+  timing->arithmetic += " x " + Fixed(kRecomputeComputeFactor, 2) +
+                        " (full recomputation: one more forward pass, 8PT / 6PT)";
+  return timing;
+}
+
 Result<Timing> WorkTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
-                        const catalog::Catalog& catalog, const ThroughputEstimate& t, int gpus) {
+                        const catalog::Catalog& catalog, const ThroughputEstimate& t,
+                        const ThroughputQuery& q) {
   const Work& w = job.spec.work;
   switch (w.form) {
-    case Work::Form::kTokens: return TokensTime(job, gpu, t, gpus);
-    case Work::Form::kFlops: return ComputeTime(w.flops, t, gpus);
-    case Work::Form::kGpuHours: return GpuHoursTime(job, gpu, catalog, gpus);
+    case Work::Form::kTokens: return TokensTime(job, gpu, t, q);
+    case Work::Form::kFlops: {
+      Timing c = ComputeTime(w.flops, t, q.gpus);
+      return Recomputes(job, q) ? WithRecompute(c) : c;
+    }
+    case Work::Form::kGpuHours: {
+      Result<Timing> g = GpuHoursTime(job, gpu, catalog, q.gpus);
+      return Recomputes(job, q) ? WithRecompute(std::move(g)) : g;
+    }
     case Work::Form::kNone: break;
   }
   Timing out;
@@ -179,7 +201,7 @@ Result<ThroughputEstimate> EstimateThroughput(const ResolvedJob& job,
   Efficiency e = ComputeEfficiency(gpu, job.precision, job.spec.kind);
   t.efficiency = e.value;
   t.efficiency_measured = e.measured;
-  Result<Timing> timing = WorkTime(job, gpu, catalog, t, q.gpus);
+  Result<Timing> timing = WorkTime(job, gpu, catalog, t, q);
   if (!timing.ok()) return timing.status();
   t.bound = timing->bound;
   double slowdown = job.spec.work.form == Work::Form::kNone ? 1.0 : q.slowdown;

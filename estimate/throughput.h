@@ -47,6 +47,10 @@ Result<double> ConvertGpuHours(double gpu_hours, const catalog::GpuModel& refere
 struct ThroughputQuery {
   int gpus = 1;
   double slowdown = 1;  // from a VRAM shortfall's smaller micro-batch
+  // Full recomputation re-runs each layer's forward in backward: training
+  // tokens count 8 x P x T FLOPs instead of 6; stated FLOPs and GPU-hours
+  // (measured without it) take x kRecomputeComputeFactor.
+  Recompute recompute = Recompute::kNone;
 };
 
 // Run time of `job` on `q.gpus` GPUs of `gpu`. Unresolvable when the GPU lacks

@@ -54,6 +54,29 @@ TEST(ThroughputTest, TrainingIsSixPT) {
                   ->efficiency_measured);
 }
 
+TEST(ThroughputTest, FullRecomputationCountsEightPT) {
+  auto cat = TestCatalog();
+  const catalog::GpuModel& h100 = *cat->FindGpu("H100-80GB");
+  ThroughputQuery q{1, 1.0, Recompute::kFull};
+  // 8 x 7e9 x 1e9 = 5.6e19 FLOP / 7.942e14 = 70515 s = 19.587 h (= 14.690 x 4/3).
+  auto t = EstimateThroughput(Resolve(Training7B(1e9)), h100, *cat, q);
+  ASSERT_TRUE(t.ok());
+  EXPECT_NEAR(t->run_hours, 19.587, 0.001);
+  EXPECT_TRUE(t->arithmetic.starts_with("8 x 7e+09 x 1e+09 (8 x P x T with recomputation)"))
+      << t->arithmetic;
+  // Stated FLOPs take the extra forward pass as x 4/3: 4.2e19 -> 19.587 h too.
+  JobSpec flops = Training7B(0);
+  flops.work.form = Work::Form::kFlops;
+  flops.work.flops = 4.2e19;
+  EXPECT_NEAR(EstimateThroughput(Resolve(flops), h100, *cat, q)->run_hours, 19.587, 0.001);
+  // Inference never recomputes: 2 x P x T as before.
+  JobSpec infer = Training7B(1e9);
+  infer.kind = WorkloadKind::kBatchInference;
+  auto a = EstimateThroughput(Resolve(infer), h100, *cat, q);
+  auto b = EstimateThroughput(Resolve(infer), h100, *cat, {1, 1.0});
+  EXPECT_DOUBLE_EQ(a->run_hours, b->run_hours);
+}
+
 TEST(ThroughputTest, SlowdownOfASmallerMicroBatchLengthensTheRun) {
   auto cat = TestCatalog();
   auto t = EstimateThroughput(Resolve(Training7B(1e9)), *cat->FindGpu("H100-80GB"), *cat,
