@@ -84,6 +84,13 @@ TEST(EmbeddedCatalog, MigProfilesOfMigCapableGpus) {
     EXPECT_EQ(Embedded().FindGpu(name)->mig_profiles.size(), 7u) << name;
   }
   EXPECT_TRUE(Embedded().FindGpu("L4")->mig_profiles.empty());
+  // mig_placements.csv: 25 starts per GPU (7 + 7 + 4 + 3 + 2 + 1 + 1), 5 GPUs.
+  size_t starts = 0;
+  for (const auto& g : Embedded().gpus()) {
+    for (const auto& p : g.mig_profiles) starts += p.placement_starts.size();
+  }
+  EXPECT_EQ(starts, 125u);
+  EXPECT_EQ(h100->mig_profiles.back().placement_span, 8);  // 7g.80gb: {0}:8
 }
 
 TEST(EmbeddedCatalog, OfferingCountsPerProvider) {

@@ -15,6 +15,7 @@ namespace {
 
 constexpr std::string_view kCarbonPrefix = "carbon/";
 constexpr std::string_view kCsvSuffix = ".csv";
+const std::string kMigPlacements = "mig_placements.csv";
 
 Result<CsvTable> Table(const CatalogFiles& files, const std::string& name) {
   auto it = files.find(name);
@@ -54,6 +55,14 @@ Result<CatalogParts> LoadParts(const CatalogFiles& files) {
   Result<std::vector<GpuModel>> g = internal::ParseGpus(*gpus, *mig);
   if (!g.ok()) return g.status();
   parts.gpus = std::move(g).value();
+  // Optional: a catalog without it has no MIG placement data.
+  if (files.count(kMigPlacements) > 0) {
+    Result<CsvTable> placements = Table(files, kMigPlacements);
+    if (!placements.ok()) return placements.status();
+    g = internal::ParseMigPlacements(*placements, std::move(parts.gpus));
+    if (!g.ok()) return g.status();
+    parts.gpus = std::move(g).value();
+  }
 
   Result<CsvTable> regions = Table(files, "regions.csv");
   if (!regions.ok()) return regions.status();

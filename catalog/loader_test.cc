@@ -17,7 +17,11 @@ std::map<std::string, std::string> MinimalFiles() {
        "H100-80GB,nvidia,hopper,80,3350,67,67,494.5,989,989,1979,1979,0.803,700,\"a, b\"\n"},
       {"mig_profiles.csv",
        "gpu,name,compute_slices,memory_slices,memory_gib,max_instances,sm_count\n"
-       "H100-80GB,1g.10gb,1,1,10,7,16\n"},
+       "H100-80GB,1g.10gb,1,1,10,7,16\n"
+       "H100-80GB,3g.40gb,3,4,40,2,48\n"},
+      {"mig_placements.csv",
+       "# generated\ngpu,profile,start,span\nH100-80GB,3g.40gb,4,4\nH100-80GB,3g.40gb,0,4\n"
+       "H100-80GB,1g.10gb,0,1\n"},
       {"regions.csv",
        "id,provider,name,location,lat,lon,time_zone,geography,grid_zone,yearly_gco2_per_kwh,"
        "yearly_source\n"
@@ -76,8 +80,13 @@ TEST(LoadFromFiles, MinimalCatalogLoads) {
   const GpuModel* h100 = (*cat)->FindGpu("H100-80GB");
   ASSERT_NE(h100, nullptr);
   EXPECT_EQ(h100->source, "a, b");
-  ASSERT_EQ(h100->mig_profiles.size(), 1u);
+  ASSERT_EQ(h100->mig_profiles.size(), 2u);
   EXPECT_EQ(h100->mig_profiles[0].max_instances, 7);
+  EXPECT_EQ(h100->mig_profiles[0].placement_starts, std::vector<int>{0});
+  EXPECT_EQ(h100->mig_profiles[0].placement_span, 1);
+  // Rows in any order; starts come out ascending.
+  EXPECT_EQ(h100->mig_profiles[1].placement_starts, (std::vector<int>{0, 4}));
+  EXPECT_EQ(h100->mig_profiles[1].placement_span, 4);
   ASSERT_EQ((*cat)->offerings().size(), 2u);
   EXPECT_EQ((*cat)->offerings()[0].flex_start_per_hour, Money::FromDollars(5.25));
   EXPECT_FALSE((*cat)->offerings()[1].spot_per_hour.has_value());
@@ -117,6 +126,8 @@ const std::string kOfferHeader =
     "provider,region,zone,instance_type,gpu_model,gpu_count,vcpus,ram_gib,on_demand_usd_per_hour,"
     "spot_usd_per_hour,reserved_1y_usd_per_hour,flex_start_usd_per_hour,price_note\n";
 
+const std::string kPlaceHeader = "gpu,profile,start,span\n";
+
 INSTANTIATE_TEST_SUITE_P(
     Table, LoadFromFilesBad,
     ::testing::Values(
@@ -145,6 +156,26 @@ INSTANTIATE_TEST_SUITE_P(
                 "gpu,name,compute_slices,memory_slices,memory_gib,max_instances,sm_count\n"
                 "A100-80GB,1g.10gb,1,1,10,7,14\n",
                 "mig_profiles.csv:2: column gpu: unknown GPU model \"A100-80GB\""},
+        BadCase{"PlacementPastTheLastSlice", "mig_placements.csv",
+                kPlaceHeader + "H100-80GB,3g.40gb,6,4\n",
+                "mig_placements.csv:2: column span: start 6 + span 4 runs past memory slice 7"},
+        BadCase{"PlacementStartOutOfRange", "mig_placements.csv",
+                kPlaceHeader + "H100-80GB,1g.10gb,0,1\nH100-80GB,1g.10gb,8,1\n",
+                "mig_placements.csv:3: column start: 8 is outside 0..7"},
+        BadCase{"PlacementSpanNotTheProfiles", "mig_placements.csv",
+                kPlaceHeader + "H100-80GB,3g.40gb,0,3\n",
+                "mig_placements.csv:2: column span: 3 differs from the 4 memory slices of 3g.40gb in "
+                "mig_profiles.csv"},
+        BadCase{"PlacementUnknownProfile", "mig_placements.csv",
+                kPlaceHeader + "H100-80GB,9g.90gb,0,8\n",
+                "mig_placements.csv:2: column profile: H100-80GB has no MIG profile \"9g.90gb\""},
+        BadCase{"PlacementUnknownGpu", "mig_placements.csv", kPlaceHeader + "Z100,1g.10gb,0,1\n",
+                "mig_placements.csv:2: column gpu: unknown GPU model \"Z100\""},
+        BadCase{"PlacementDuplicateStart", "mig_placements.csv",
+                kPlaceHeader + "H100-80GB,3g.40gb,4,4\nH100-80GB,3g.40gb,4,4\n",
+                "mig_placements.csv:3: column start: duplicate start 4 for 3g.40gb"},
+        BadCase{"PlacementNotANumber", "mig_placements.csv", kPlaceHeader + "H100-80GB,1g.10gb,x,1\n",
+                "mig_placements.csv:2: column start: \"x\" is not a whole number"},
         BadCase{"RegionBadLat", "regions.csv",
                 "id,provider,name,location,lat,lon,time_zone,geography,grid_zone,"
                 "yearly_gco2_per_kwh,yearly_source\n"
@@ -164,6 +195,16 @@ INSTANTIATE_TEST_SUITE_P(
                 "carbon/GB.csv:2: column h02: \"x\" is not a number >= 0"},
         BadCase{"EmptyFile", "market.csv", "# nothing\n", "market.csv: no header line"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
+
+TEST(LoadFromFiles, MigPlacementsAreOptional) {
+  auto files = MinimalFiles();
+  files.erase("mig_placements.csv");
+  auto cat = Load(files);
+  ASSERT_TRUE(cat.ok()) << cat.status().ToString();
+  const MigProfile& p = (*cat)->FindGpu("H100-80GB")->mig_profiles[0];
+  EXPECT_TRUE(p.placement_starts.empty());
+  EXPECT_EQ(p.placement_span, 0);
+}
 
 TEST(LoadFromFiles, MissingFileIsNamed) {
   auto files = MinimalFiles();

@@ -1,5 +1,6 @@
 #include "catalog/parse.h"
 
+#include <algorithm>
 #include <set>
 
 #include "core/time.h"
@@ -111,6 +112,53 @@ Result<std::vector<GpuModel>> ParseGpus(const CsvTable& gpus, const CsvTable& mi
     out[it->second].mig_profiles.push_back(std::move(p));
   }
   return out;
+}
+
+namespace {
+
+// Checks one placement row against its profile; returns the start.
+Result<int> ParsePlacementRow(const CsvRecord& r, const MigProfile& p) {
+  MERIDIAN_ASSIGN_OR_RETURN(int start, r.Integer("start"));
+  MERIDIAN_ASSIGN_OR_RETURN(int span, r.Integer("span"));
+  if (start < 0 || start > 7) return r.Error("start", r.Text("start") + " is outside 0..7");
+  if (span < 1 || span > 8) return r.Error("span", r.Text("span") + " is outside 1..8");
+  if (start + span > 8) {
+    return r.Error("span", "start " + r.Text("start") + " + span " + r.Text("span") +
+                               " runs past memory slice 7");
+  }
+  if (span != p.memory_slices) {
+    return r.Error("span", r.Text("span") + " differs from the " +
+                               std::to_string(p.memory_slices) + " memory slices of " + p.name +
+                               " in mig_profiles.csv");
+  }
+  for (int s : p.placement_starts) {
+    if (s == start) return r.Error("start", "duplicate start " + r.Text("start") + " for " + p.name);
+  }
+  return start;
+}
+
+}  // namespace
+
+Result<std::vector<GpuModel>> ParseMigPlacements(const CsvTable& t, std::vector<GpuModel> gpus) {
+  MERIDIAN_RETURN_IF_ERROR(t.RequireColumns({"gpu", "profile", "start", "span"}));
+  for (const CsvRow& row : t.rows()) {
+    CsvRecord r(t, row);
+    auto g = std::find_if(gpus.begin(), gpus.end(),
+                          [&](const GpuModel& m) { return m.name == r.Text("gpu"); });
+    if (g == gpus.end()) return r.Error("gpu", "unknown GPU model \"" + r.Text("gpu") + "\"");
+    auto p = std::find_if(g->mig_profiles.begin(), g->mig_profiles.end(),
+                          [&](const MigProfile& m) { return m.name == r.Text("profile"); });
+    if (p == g->mig_profiles.end()) {
+      return r.Error("profile", g->name + " has no MIG profile \"" + r.Text("profile") + "\"");
+    }
+    MERIDIAN_ASSIGN_OR_RETURN(int start, ParsePlacementRow(r, *p));
+    p->placement_starts.push_back(start);
+    p->placement_span = p->memory_slices;
+  }
+  for (auto& g : gpus) {
+    for (auto& p : g.mig_profiles) std::sort(p.placement_starts.begin(), p.placement_starts.end());
+  }
+  return gpus;
 }
 
 namespace {

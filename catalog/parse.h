@@ -12,6 +12,9 @@
 namespace meridian::catalog::internal {
 
 Result<std::vector<GpuModel>> ParseGpus(const CsvTable& gpus, const CsvTable& mig);
+// mig_placements.csv: one row per gpu, profile and start. Returns `gpus` with
+// placement_starts (ascending) and placement_span filled.
+Result<std::vector<GpuModel>> ParseMigPlacements(const CsvTable& t, std::vector<GpuModel> gpus);
 // `gpus` and `regions` are the names the offerings may refer to.
 Result<std::vector<Offering>> ParseOfferings(const CsvTable& t, const std::vector<GpuModel>& gpus,
                                              const std::vector<Region>& regions);

@@ -110,6 +110,48 @@ def build_mig(data):
     return out
 
 
+def mock_placements(data):
+    """(catalog gpu, profile name) -> (sorted starts, set of sizes) from the go-nvml mocks."""
+    names = {(r["config"], r["nvml_profile_const"]): r["profile_name"].split(" [")[0]
+             for r in read_csv(f"{data}/gpus/mig/go_nvml_mock_gpu_instance_profiles.csv")}
+    gpu_of = {config: gpu for gpu, config in MIG_GPUS.items()}
+    out = defaultdict(lambda: (set(), set()))
+    for r in read_csv(f"{data}/gpus/mig/go_nvml_mock_gpu_instance_placements.csv"):
+        if r["config"] in gpu_of:
+            starts, sizes = out[(gpu_of[r["config"]], names[(r["config"], r["nvml_profile_const"])])]
+            starts.add(int(r["start"]))
+            sizes.add(int(r["size"]))
+    return {k: (sorted(v[0]), sorted(v[1])) for k, v in out.items()}
+
+
+def build_mig_placements(data, profiles):
+    """Placements from tools/catalog_mig_placements.csv (the guide's geometry), checked against
+    the profiles; differences from the go-nvml mocks are counted (docs/catalog.md)."""
+    by_key = {(p[0], p[1]): p for p in profiles}
+    table = defaultdict(list)
+    for r in read_csv(f"{TOOLS}/catalog_mig_placements.csv"):
+        key, start, span = (r["gpu"], r["profile"]), int(r["start"]), int(r["span"])
+        if key not in by_key:
+            sys.exit(f"catalog_mig_placements.csv: {key} is not a profile in mig_profiles.csv")
+        if span != by_key[key][3] or start < 0 or start + span > 8:
+            sys.exit(f"catalog_mig_placements.csv: {key} start {start} span {span} does not fit "
+                     f"{by_key[key][3]} memory slices of 8")
+        table[key].append(start)
+    missing = sorted(set(by_key) - set(table))
+    if missing:
+        sys.exit(f"catalog_mig_placements.csv lacks profiles: {missing}")
+    mocks = mock_placements(data)
+    rows = []
+    for p in profiles:  # mig_profiles.csv order
+        key = (p[0], p[1])
+        starts = sorted(table[key])
+        mock_starts, mock_sizes = mocks.get(key, ([], []))
+        if (mock_starts, mock_sizes) != (starts, [p[3]]):
+            stats[f"mig placements: differ from the go-nvml mock ({p[0]})"] += 1
+        rows.extend([p[0], p[1], s, p[3]] for s in starts)
+    return rows
+
+
 # ---------------------------------------------------------------- offerings
 
 GPU_NAMES = {
@@ -381,9 +423,14 @@ def main(argv):
               ["name", "vendor", "architecture", "vram_gib", "memory_bandwidth_gbps"]
               + [f"{p}_tflops" for p in PRECISIONS] + ["matmul_efficiency", "power_w", "source"],
               gpus, "vram_gib: the vendor's nominal GB figure read as GiB (NVIDIA's 80GB = 81920 MiB); dense TFLOPS; empty = not supported")
+    mig = build_mig(data)
     write_csv(f"{out_dir}/mig_profiles.csv",
               ["gpu", "name", "compute_slices", "memory_slices", "memory_gib", "max_instances", "sm_count"],
-              build_mig(data), "gpus/mig/go_nvml_mock_gpu_instance_profiles.csv (NVIDIA/go-nvml 2f9e261f, Apache-2.0); memory slices out of 8")
+              mig, "gpus/mig/go_nvml_mock_gpu_instance_profiles.csv (NVIDIA/go-nvml 2f9e261f, Apache-2.0); memory slices out of 8")
+    write_csv(f"{out_dir}/mig_placements.csv", ["gpu", "profile", "start", "span"],
+              build_mig_placements(data, mig),
+              "tools/catalog_mig_placements.csv (NVIDIA MIG User Guide geometry, nvidia-smi mig -lgipp); "
+              "start and span in memory slices 0..7; docs/catalog.md \"MIG placements\"")
 
     gcp, ratios = gcp_offerings(data)
     offerings = aws_offerings(data) + gcp + azure_offerings(data) + lambda_offerings(data)
