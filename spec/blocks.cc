@@ -11,26 +11,6 @@ namespace meridian::spec {
 
 namespace {
 
-// Calls `fn(key, value, path)` for each key of a map whose value is not null;
-// unknown and repeated keys are reported by ExpectMap and skipped.
-template <typename Fn>
-bool ForEachKey(SpecReader& r, const YAML::Node& node, const std::string& path,
-                const std::vector<std::string>& known, Fn fn) {
-  if (!r.ExpectMap(node, path, known)) return false;
-  std::vector<std::string> seen;
-  for (const auto& kv : node) {
-    if (!kv.first.IsScalar()) continue;
-    const std::string key = kv.first.Scalar();
-    bool is_known = false, repeated = false;
-    for (const std::string& k : known) is_known = is_known || k == key;
-    for (const std::string& k : seen) repeated = repeated || k == key;
-    seen.push_back(key);
-    if (!is_known || repeated || kv.second.IsNull()) continue;
-    fn(key, kv.second, JoinPath(path, key));
-  }
-  return true;
-}
-
 std::vector<std::string> PrecisionNames() {
   std::vector<std::string> names;
   for (Precision p : AllPrecisions()) names.emplace_back(ToString(p));

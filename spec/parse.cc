@@ -1,11 +1,7 @@
 // ParseJobSpecs and LoadJobSpecFile: the top level of a spec file and the
 // keys of one job; nested blocks are read in blocks.cc.
-#include <cerrno>
 #include <cctype>
-#include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
@@ -33,17 +29,6 @@ std::vector<std::string> KindNames() {
   return names;
 }
 
-// Names become identifiers in the ledger and the control plane.
-bool IsValidName(const std::string& s) {
-  if (s.empty() || s.size() > 63 || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool IsEnvName(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s) {
@@ -53,15 +38,7 @@ bool IsEnvName(const std::string& s) {
 }
 
 void ReadNameLike(SpecReader& r, const YAML::Node& v, const std::string& p, std::string& out) {
-  std::optional<std::string> s = r.String(v, p);
-  if (!s) return;
-  if (!IsValidName(*s)) {
-    r.Error(v, p, SpecReader::Show(v) +
-                      " must be 1-63 letters, digits, '-', '_' or '.', starting with a letter "
-                      "or digit");
-    return;
-  }
-  out = *s;
+  if (std::optional<std::string> s = r.Name(v, p)) out = *s;
 }
 
 void ReadJobKey(SpecReader& r, const std::string& key, const YAML::Node& v, JobSpec& job,
@@ -175,25 +152,10 @@ void CheckUniqueNames(SpecReader& r, const YAML::Node& jobs, const std::vector<J
 Result<std::vector<JobSpec>> ParseJobSpecs(std::string_view yaml, std::string_view source_name) {
   const std::string source(source_name);
   SpecReader r(source);
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(yaml));
-  } catch (const YAML::ParserException& e) {
-    r.FileError(e.mark, "malformed YAML: " + e.msg);
-    return r.ToStatus();
-  } catch (const YAML::Exception& e) {
-    r.FileError(e.mark, "cannot read YAML: " + e.msg);
-    return r.ToStatus();
-  }
-  if (docs.empty() || docs[0].IsNull()) {
-    r.FileError(YAML::Mark::null_mark(), "is empty; a spec needs at least name and kind");
-    return r.ToStatus();
-  }
-  if (docs.size() > 1) {
-    r.FileError(docs[1].Mark(), "a second YAML document (---); list several jobs under jobs:");
-    return r.ToStatus();
-  }
-  const YAML::Node& root = docs[0];
+  std::optional<YAML::Node> doc =
+      LoadOneDocument(r, yaml, "a spec needs at least name and kind", "list several jobs under jobs:");
+  if (!doc) return r.ToStatus();
+  const YAML::Node& root = *doc;
   std::vector<JobSpec> specs;
   if (!root.IsMap()) {
     r.FileError(root.Mark(), SpecReader::Show(root) +
@@ -226,30 +188,13 @@ Result<std::vector<JobSpec>> ParseJobSpecs(std::string_view yaml, std::string_vi
 }
 
 Result<std::vector<JobSpec>> LoadJobSpecFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Invalid(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::Invalid(path + ": cannot read: " + std::strerror(errno));
-  return ParseJobSpecs(text.str(), path);
+  Result<std::string> text = ReadSpecFile(path);
+  if (!text.ok()) return text.status();
+  return ParseJobSpecs(*text, path);
 }
 
 std::string LocateField(const JobSpec& job, const std::string& field) {
-  std::string full = job.origin.path.empty() ? field
-                     : field.empty()         ? job.origin.path
-                                             : job.origin.path + "." + field;
-  std::string probe = field;
-  while (true) {
-    auto it = job.origin.marks.find(probe);
-    if (it != job.origin.marks.end()) {
-      return job.origin.source + ":" + std::to_string(it->second.first) + ":" +
-             std::to_string(it->second.second) + ": " + full;
-    }
-    if (probe.empty()) break;
-    size_t cut = probe.find_last_of(".[");
-    probe = cut == std::string::npos ? "" : probe.substr(0, cut);
-  }
-  return job.origin.source.empty() ? full : job.origin.source + ": " + full;
+  return LocateInOrigin(job.origin, field);
 }
 
 }  // namespace meridian::spec

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -47,6 +50,17 @@ std::string KindOf(const YAML::Node& node) {
   if (node.IsSequence()) return "a list";
   if (node.IsMap()) return "a map";
   return "nothing";
+}
+
+// Names become identifiers in the ledger and the control plane.
+bool IsValidName(const std::string& s) {
+  if (s.empty() || s.size() > 63 || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -229,6 +243,18 @@ std::optional<int64_t> SpecReader::Duration(const YAML::Node& node, const std::s
   return *d;
 }
 
+std::optional<std::string> SpecReader::Name(const YAML::Node& node, const std::string& path) {
+  std::optional<std::string> s = String(node, path);
+  if (!s) return std::nullopt;
+  if (!IsValidName(*s)) {
+    Error(node, path, Show(node) +
+                          " must be 1-63 letters, digits, '-', '_' or '.', starting with a letter "
+                          "or digit");
+    return std::nullopt;
+  }
+  return s;
+}
+
 std::vector<std::string> SpecReader::StringList(const YAML::Node& node, const std::string& path,
                                                 const std::string& example) {
   std::vector<std::string> out;
@@ -274,6 +300,64 @@ std::map<std::string, std::string> SpecReader::StringMap(const YAML::Node& node,
     if (v) out[key] = *v;
   }
   return out;
+}
+
+std::optional<YAML::Node> LoadOneDocument(SpecReader& r, std::string_view yaml,
+                                          const std::string& empty_hint,
+                                          const std::string& many_hint) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(yaml));
+  } catch (const YAML::ParserException& e) {
+    r.FileError(e.mark, "malformed YAML: " + e.msg);
+    return std::nullopt;
+  } catch (const YAML::Exception& e) {
+    r.FileError(e.mark, "cannot read YAML: " + e.msg);
+    return std::nullopt;
+  }
+  if (docs.empty() || docs[0].IsNull()) {
+    r.FileError(YAML::Mark::null_mark(), "is empty; " + empty_hint);
+    return std::nullopt;
+  }
+  if (docs.size() > 1) {
+    r.FileError(docs[1].Mark(), "a second YAML document (---); " + many_hint);
+    return std::nullopt;
+  }
+  return docs[0];
+}
+
+Result<std::string> ReadSpecFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Invalid(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::Invalid(path + ": cannot read: " + std::strerror(errno));
+  return text.str();
+}
+
+std::string LocateInOrigin(const SpecOrigin& origin, const std::string& field) {
+  std::string full = origin.path.empty() ? field
+                     : field.empty()     ? origin.path
+                                         : origin.path + "." + field;
+  std::string probe = field;
+  while (true) {
+    auto it = origin.marks.find(probe);
+    if (it != origin.marks.end()) {
+      return origin.source + ":" + std::to_string(it->second.first) + ":" +
+             std::to_string(it->second.second) + ": " + full;
+    }
+    if (probe.empty()) break;
+    size_t cut = probe.find_last_of(".[");
+    probe = cut == std::string::npos ? "" : probe.substr(0, cut);
+  }
+  return origin.source.empty() ? full : origin.source + ": " + full;
+}
+
+Status Findings::ToStatus() const {
+  if (errors_.empty()) return Status::Ok();
+  std::string joined;
+  for (const std::string& e : errors_) joined += (joined.empty() ? "" : "\n") + e;
+  return Status::Invalid(joined);
 }
 
 }  // namespace meridian::spec

@@ -7,11 +7,13 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/job.h"
 #include "core/status.h"
 
 namespace meridian::spec {
@@ -59,6 +61,9 @@ class SpecReader {
   // A duration ("90m", "36h", "14d", seconds); zero allowed only if `allow_zero`.
   std::optional<int64_t> Duration(const YAML::Node& node, const std::string& path,
                                   bool allow_zero);
+  // A name ("onprem-a"): 1-63 letters, digits, '-', '_' or '.', starting with
+  // a letter or digit, as identifiers in the ledger and the control plane are.
+  std::optional<std::string> Name(const YAML::Node& node, const std::string& path);
   // A list of non-empty strings.
   std::vector<std::string> StringList(const YAML::Node& node, const std::string& path,
                                       const std::string& example);
@@ -78,6 +83,58 @@ class SpecReader {
   std::string prefix_;
   std::map<std::string, std::pair<int, int>>* marks_ = nullptr;
   std::vector<std::pair<int, std::string>> errors_;  // (offset in the file, message)
+};
+
+// Parses `yaml` as a single YAML document. Reports, and returns nullopt for:
+// malformed YAML; an empty file ("is empty; <empty_hint>"); a second document
+// ("a second YAML document (---); <many_hint>").
+std::optional<YAML::Node> LoadOneDocument(SpecReader& r, std::string_view yaml,
+                                          const std::string& empty_hint,
+                                          const std::string& many_hint);
+
+// The text of the file at `path`; "<path>: cannot open: <reason>" otherwise.
+Result<std::string> ReadSpecFile(const std::string& path);
+
+// Calls `fn(key, value, path)` for each key of a map whose value is not null;
+// unknown and repeated keys are reported by ExpectMap and skipped. False if
+// `node` is not a map.
+template <typename Fn>
+bool ForEachKey(SpecReader& r, const YAML::Node& node, const std::string& path,
+                const std::vector<std::string>& known, Fn fn) {
+  if (!r.ExpectMap(node, path, known)) return false;
+  std::vector<std::string> seen;
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) continue;
+    const std::string key = kv.first.Scalar();
+    bool is_known = false, repeated = false;
+    for (const std::string& k : known) is_known = is_known || k == key;
+    for (const std::string& k : seen) repeated = repeated || k == key;
+    seen.push_back(key);
+    if (!is_known || repeated || kv.second.IsNull()) continue;
+    fn(key, kv.second, JoinPath(path, key));
+  }
+  return true;
+}
+
+// "<source>:<line>:<col>: <origin path>.<field>" for `field` of a parsed
+// spec, using the position of the field or of its nearest parent that
+// `origin` knows.
+std::string LocateInOrigin(const SpecOrigin& origin, const std::string& field);
+
+// Problems found after parsing (against the catalog), each located through a
+// spec's origin; listed one per line in the order found.
+class Findings {
+ public:
+  explicit Findings(const SpecOrigin& origin) : origin_(origin) {}
+  void Add(const std::string& field, const std::string& message) {
+    errors_.push_back(LocateInOrigin(origin_, field) + ": " + message);
+  }
+  bool ok() const { return errors_.empty(); }
+  Status ToStatus() const;
+
+ private:
+  const SpecOrigin& origin_;
+  std::vector<std::string> errors_;
 };
 
 }  // namespace meridian::spec

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <utility>
 
+#include "core/enums.h"
+
 namespace meridian::spec {
 
 namespace {
@@ -58,6 +60,37 @@ std::vector<std::string> CloseMatches(std::string_view word,
   }
   if (out.size() > max) out.resize(max);
   return out;
+}
+
+std::string SuggestFrom(std::string_view word, const std::vector<std::string>& names,
+                        const std::string& what) {
+  std::vector<std::string> near = CloseMatches(word, names);
+  if (!near.empty()) return "; did you mean " + JoinAlternatives(near) + "?";
+  return "; known " + what + ": " + JoinAlternatives(names);
+}
+
+std::vector<std::string> GpuModelNames(const catalog::Catalog& c) {
+  std::vector<std::string> names;
+  for (const catalog::GpuModel& g : c.gpus()) names.push_back(g.name);
+  return names;
+}
+
+std::vector<std::string> RegionIds(const catalog::Catalog& c) {
+  std::vector<std::string> ids;
+  for (const catalog::Region& r : c.regions()) ids.push_back(r.id);
+  return ids;
+}
+
+std::optional<std::string> UnknownGpuModel(const catalog::Catalog& c, const std::string& name) {
+  if (c.FindGpu(name) != nullptr) return std::nullopt;
+  return "\"" + name + "\" is not a GPU model in the catalog" +
+         SuggestFrom(name, GpuModelNames(c), "models");
+}
+
+std::optional<std::string> UnknownRegion(const catalog::Catalog& c, const std::string& id) {
+  if (c.FindRegion(id) != nullptr) return std::nullopt;
+  return "\"" + id + "\" is not a region in the catalog (regions are provider:region)" +
+         SuggestFrom(id, RegionIds(c), "regions");
 }
 
 }  // namespace meridian::spec

@@ -5,51 +5,13 @@
 
 #include "core/enums.h"
 #include "core/time.h"
+#include "spec/reader.h"
 #include "spec/spec.h"
 #include "spec/suggest.h"
 
 namespace meridian::spec {
 
 namespace {
-
-// Collects errors, each located through the job's origin.
-class Findings {
- public:
-  explicit Findings(const JobSpec& job) : job_(job) {}
-  void Add(const std::string& field, const std::string& message) {
-    errors_.push_back(LocateField(job_, field) + ": " + message);
-  }
-  Status ToStatus() const {
-    if (errors_.empty()) return Status::Ok();
-    std::string joined;
-    for (const std::string& e : errors_) joined += (joined.empty() ? "" : "\n") + e;
-    return Status::Invalid(joined);
-  }
-
- private:
-  const JobSpec& job_;
-  std::vector<std::string> errors_;
-};
-
-// "; did you mean A or B?" or "; known <what>: <all>".
-std::string Suggest(const std::string& word, const std::vector<std::string>& names,
-                    const std::string& what) {
-  std::vector<std::string> near = CloseMatches(word, names);
-  if (!near.empty()) return "; did you mean " + JoinAlternatives(near) + "?";
-  return "; known " + what + ": " + JoinAlternatives(names);
-}
-
-std::vector<std::string> GpuNames(const catalog::Catalog& c) {
-  std::vector<std::string> names;
-  for (const catalog::GpuModel& g : c.gpus()) names.push_back(g.name);
-  return names;
-}
-
-std::vector<std::string> RegionIds(const catalog::Catalog& c) {
-  std::vector<std::string> ids;
-  for (const catalog::Region& r : c.regions()) ids.push_back(r.id);
-  return ids;
-}
 
 std::vector<std::string> Geographies(const catalog::Catalog& c) {
   std::set<std::string> geos;
@@ -59,16 +21,12 @@ std::vector<std::string> Geographies(const catalog::Catalog& c) {
 
 void CheckGpu(Findings& f, const catalog::Catalog& c, const std::string& field,
               const std::string& name) {
-  if (c.FindGpu(name) != nullptr) return;
-  f.Add(field, "\"" + name + "\" is not a GPU model in the catalog" +
-                   Suggest(name, GpuNames(c), "models"));
+  if (std::optional<std::string> why = UnknownGpuModel(c, name)) f.Add(field, *why);
 }
 
 void CheckRegion(Findings& f, const catalog::Catalog& c, const std::string& field,
                  const std::string& id) {
-  if (c.FindRegion(id) != nullptr) return;
-  f.Add(field, "\"" + id + "\" is not a region in the catalog (regions are provider:region)" +
-                   Suggest(id, RegionIds(c), "regions"));
+  if (std::optional<std::string> why = UnknownRegion(c, id)) f.Add(field, *why);
 }
 
 void CheckResidency(Findings& f, const catalog::Catalog& c, const JobSpec& job) {
@@ -124,7 +82,7 @@ void CheckDeadline(Findings& f, const JobSpec& job, UnixSeconds submitted_at) {
 
 Status ValidateAgainstCatalog(const JobSpec& job, const catalog::Catalog& catalog,
                               UnixSeconds submitted_at) {
-  Findings f(job);
+  Findings f(job.origin);
   for (size_t i = 0; i < job.resources.gpu_models.size(); ++i) {
     CheckGpu(f, catalog, "resources.gpu_models[" + std::to_string(i) + "]",
              job.resources.gpu_models[i]);
