@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/job.h"
 #include "core/units.h"
 
 namespace meridian {
@@ -47,6 +48,9 @@ struct ClusterSpec {
 struct FleetSpec {
   std::vector<ClusterSpec> clusters;
   bool elastic = true;  // may also provision the catalog's offerings
+  // Where the fleet was read from ("clusters[1].nodes[0].gpus" -> line,
+  // column), for error messages only; empty when built in code.
+  SpecOrigin origin;
 };
 
 }  // namespace meridian
