@@ -1,0 +1,259 @@
+#include "core/ledger.h"
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+namespace meridian {
+
+namespace {
+
+std::string JobName(JobId j) { return "job " + std::to_string(j.value()); }
+std::string NodeName(NodeId n) { return "node " + std::to_string(n.value()); }
+
+bool ShapeInside(MigShape s) {
+  return s.span >= 1 && s.start + s.span <= kMigMemorySlices;
+}
+
+// A shape a repartitionable GPU may take: aligned to its span (1-slice
+// instances at 0..6: the eighth memory slice has no compute slice of its own).
+bool AlignedShape(MigShape s) {
+  if (!ShapeInside(s) || !std::has_single_bit(static_cast<unsigned>(s.span))) return false;
+  if (s.span == 1) return s.start <= 6;
+  return s.start % s.span == 0;
+}
+
+}  // namespace
+
+std::vector<uint8_t> AlignedMigStarts(int span, int max_instances) {
+  std::vector<uint8_t> starts;
+  if (span < 1 || span > kMigMemorySlices) return starts;
+  for (int s = 0; s + span <= kMigMemorySlices && static_cast<int>(starts.size()) < max_instances;
+       s += span) {
+    starts.push_back(static_cast<uint8_t>(s));
+  }
+  return starts;
+}
+
+Result<Ledger> Ledger::Create(std::vector<NodeCapacity> nodes, size_t pool_count) {
+  Ledger l;
+  l.pools_.resize(pool_count);
+  l.nodes_.resize(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NodeCapacity& c = nodes[i];
+    std::string where = NodeName(NodeId(static_cast<uint32_t>(i)));
+    if (c.gpus < 0 || c.gpus > kMaxGpusPerNode) {
+      return Status::Invalid(where + ": " + std::to_string(c.gpus) + " GPUs; at most " +
+                             std::to_string(kMaxGpusPerNode) + " per node");
+    }
+    if (c.vcpus < 0 || c.ram_mib < 0) return Status::Invalid(where + ": negative vCPUs or RAM");
+    uint64_t all = c.gpus == 64 ? ~0ull : ((1ull << c.gpus) - 1);
+    if ((c.mig_gpus & ~all) != 0) return Status::Invalid(where + ": MIG GPU beyond its GPU count");
+    uint8_t used = 0;
+    for (const MigShape& s : c.mig_layout) {
+      if (!ShapeInside(s) || (used & s.mask()) != 0) {
+        return Status::Invalid(where + ": MIG layout instances overlap or leave the GPU");
+      }
+      used |= s.mask();
+    }
+    NodeState& st = l.nodes_[i];
+    st.free_gpus = all & ~c.mig_gpus;
+    st.free_vcpus = c.vcpus;
+    st.free_ram_mib = c.ram_mib;
+    st.mig_used.assign(static_cast<size_t>(c.gpus), 0);
+    for (PoolId p : c.pools) {
+      if (p.index() >= pool_count) return Status::Invalid(where + ": pool out of range");
+      st.positions.emplace_back(p, static_cast<uint32_t>(l.pools_[p.index()].members.size()));
+      l.pools_[p.index()].members.push_back(NodeId(static_cast<uint32_t>(i)));
+    }
+    st.cap = std::move(c);
+  }
+  for (Pool& p : l.pools_) {
+    p.gpus.Reset(p.members.size());
+    p.mig.Reset(p.members.size());
+    p.vcpus.Reset(p.members.size());
+  }
+  for (size_t i = 0; i < l.nodes_.size(); ++i) l.Reindex(NodeId(static_cast<uint32_t>(i)));
+  return l;
+}
+
+const Allocation* Ledger::Find(JobId job) const {
+  auto it = allocations_.find(job);
+  return it == allocations_.end() ? nullptr : &it->second;
+}
+
+int Ledger::free_gpu_count(NodeId n) const { return std::popcount(nodes_[n.index()].free_gpus); }
+
+bool Ledger::MigFree(NodeId n, int gpu, MigShape shape) const {
+  const NodeState& s = nodes_[n.index()];
+  if (gpu < 0 || gpu >= s.cap.gpus || ((s.cap.mig_gpus >> gpu) & 1) == 0) return false;
+  bool valid = s.cap.mig_layout.empty()
+                   ? AlignedShape(shape)
+                   : std::find(s.cap.mig_layout.begin(), s.cap.mig_layout.end(), shape) !=
+                         s.cap.mig_layout.end();
+  return valid && (s.mig_used[static_cast<size_t>(gpu)] & shape.mask()) == 0;
+}
+
+int Ledger::LargestFreeMig(const NodeState& s) const {
+  int best = 0;
+  for (int g = 0; g < s.cap.gpus; ++g) {
+    if (((s.cap.mig_gpus >> g) & 1) == 0) continue;
+    uint8_t used = s.mig_used[static_cast<size_t>(g)];
+    if (s.cap.mig_layout.empty()) {
+      for (int span = kMigMemorySlices; span > best; span /= 2) {
+        for (int start = 0; start + span <= kMigMemorySlices; start += span) {
+          MigShape sh{static_cast<uint8_t>(start), static_cast<uint8_t>(span)};
+          if (AlignedShape(sh) && (used & sh.mask()) == 0) {
+            best = span;
+            break;
+          }
+        }
+      }
+    } else {
+      for (const MigShape& sh : s.cap.mig_layout) {
+        if ((used & sh.mask()) == 0 && sh.span > best) best = sh.span;
+      }
+    }
+    if (best == kMigMemorySlices) break;
+  }
+  return best;
+}
+
+void Ledger::Reindex(NodeId n) {
+  NodeState& s = nodes_[n.index()];
+  s.largest_mig = LargestFreeMig(s);
+  int gpus = std::popcount(s.free_gpus);
+  for (auto [pool, pos] : s.positions) {
+    Pool& p = pools_[pool.index()];
+    p.gpus.Set(pos, gpus);
+    p.mig.Set(pos, s.largest_mig);
+    p.vcpus.Set(pos, s.free_vcpus);
+  }
+}
+
+Status Ledger::CheckShare(const NodeShare& sh) const {
+  if (!sh.node.valid() || sh.node.index() >= nodes_.size()) {
+    return Status::Invalid("unknown " + NodeName(sh.node));
+  }
+  const NodeState& s = nodes_[sh.node.index()];
+  const std::string where = NodeName(sh.node);
+  if (sh.vcpus < 0 || sh.ram_mib < 0) return Status::Invalid(where + ": negative vCPUs or RAM");
+  uint64_t all = s.cap.gpus == 64 ? ~0ull : ((1ull << s.cap.gpus) - 1);
+  if ((sh.gpus & ~all) != 0) return Status::Invalid(where + ": GPU index beyond its GPU count");
+  if ((sh.gpus & s.cap.mig_gpus) != 0) {
+    return Status::Invalid(where + ": a MIG-mode GPU cannot be allocated whole");
+  }
+  if ((sh.gpus & ~s.free_gpus) != 0) {
+    return Status::Unschedulable(where + ": GPU " +
+                                 std::to_string(std::countr_zero(sh.gpus & ~s.free_gpus)) +
+                                 " is already allocated");
+  }
+  if (sh.mig) {
+    const MigShare& m = *sh.mig;
+    if (m.gpu >= s.cap.gpus || ((s.cap.mig_gpus >> m.gpu) & 1) == 0) {
+      return Status::Invalid(where + ": GPU " + std::to_string(m.gpu) + " is not in MIG mode");
+    }
+    if (!MigFree(sh.node, m.gpu, m.shape)) {
+      bool shape_ok = s.cap.mig_layout.empty()
+                          ? AlignedShape(m.shape)
+                          : std::find(s.cap.mig_layout.begin(), s.cap.mig_layout.end(),
+                                      m.shape) != s.cap.mig_layout.end();
+      if (!shape_ok) {
+        return Status::Invalid(where + ": GPU " + std::to_string(m.gpu) + " has no MIG instance at slice " +
+                               std::to_string(m.shape.start) + " spanning " +
+                               std::to_string(m.shape.span));
+      }
+      return Status::Unschedulable(where + ": MIG slices " + std::to_string(m.shape.start) + ".." +
+                                   std::to_string(m.shape.start + m.shape.span - 1) + " of GPU " +
+                                   std::to_string(m.gpu) + " are already allocated");
+    }
+  }
+  if (sh.vcpus > s.free_vcpus) {
+    return Status::Unschedulable(where + ": needs " + std::to_string(sh.vcpus) + " vCPUs, " +
+                                 std::to_string(s.free_vcpus) + " free");
+  }
+  if (sh.ram_mib > s.free_ram_mib) {
+    return Status::Unschedulable(where + ": needs " + std::to_string(sh.ram_mib) + " MiB RAM, " +
+                                 std::to_string(s.free_ram_mib) + " free");
+  }
+  return Status::Ok();
+}
+
+Status Ledger::Check(const Allocation& a) const {
+  if (!a.job.valid()) return Status::Invalid("allocation without a job id");
+  if (a.end < a.start) return Status::Invalid(JobName(a.job) + ": allocation ends before it starts");
+  if (a.nodes.empty() && !a.elastic) {
+    return Status::Invalid(JobName(a.job) + ": allocation holds neither nodes nor a lease");
+  }
+  if (a.elastic && a.elastic->instances < 1) {
+    return Status::Invalid(JobName(a.job) + ": elastic lease of fewer than one instance");
+  }
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (a.nodes[j].node == a.nodes[i].node) {
+        return Status::Invalid(JobName(a.job) + ": " + NodeName(a.nodes[i].node) + " listed twice");
+      }
+    }
+    Status st = CheckShare(a.nodes[i]);
+    if (!st.ok()) return st.WithContext(JobName(a.job));
+  }
+  return Status::Ok();
+}
+
+Status Ledger::CanReserve(const Allocation& a) const {
+  auto it = allocations_.find(a.job);
+  if (it != allocations_.end()) {
+    if (it->second == a) return Status::Ok();
+    return Status::Invalid(JobName(a.job) + " already holds a different allocation");
+  }
+  return Check(a);
+}
+
+void Ledger::Apply(JobId job, const NodeShare& sh, int sign) {
+  NodeState& s = nodes_[sh.node.index()];
+  if (sign > 0) {
+    s.holders.push_back(job);
+    s.free_gpus &= ~sh.gpus;
+    if (sh.mig) s.mig_used[sh.mig->gpu] |= sh.mig->shape.mask();
+  } else {
+    s.holders.erase(std::find(s.holders.begin(), s.holders.end(), job));
+    s.free_gpus |= sh.gpus;
+    if (sh.mig) s.mig_used[sh.mig->gpu] &= static_cast<uint8_t>(~sh.mig->shape.mask());
+  }
+  s.free_vcpus -= sign * sh.vcpus;
+  s.free_ram_mib -= sign * sh.ram_mib;
+  Reindex(sh.node);
+}
+
+Status Ledger::Reserve(const Allocation& a) {
+  auto it = allocations_.find(a.job);
+  if (it != allocations_.end()) {
+    if (it->second == a) return Status::Ok();
+    return Status::Invalid(JobName(a.job) + " already holds a different allocation");
+  }
+  MERIDIAN_RETURN_IF_ERROR(Check(a));  // all shares, before any is applied
+  for (const NodeShare& sh : a.nodes) Apply(a.job, sh, +1);
+  by_end_.emplace(a.end, a.job);
+  allocations_.emplace(a.job, a);
+  return Status::Ok();
+}
+
+void Ledger::Unreserve(JobId job) {
+  auto it = allocations_.find(job);
+  if (it == allocations_.end()) return;
+  for (const NodeShare& sh : it->second.nodes) Apply(job, sh, -1);
+  by_end_.erase({it->second.end, job});
+  allocations_.erase(it);
+}
+
+int64_t Ledger::NextWithFreeGpus(PoolId p, size_t from, int k) const {
+  return pools_[p.index()].gpus.FirstAtLeast(from, k);
+}
+int64_t Ledger::NextWithFreeMig(PoolId p, size_t from, int span) const {
+  return pools_[p.index()].mig.FirstAtLeast(from, span);
+}
+int64_t Ledger::NextWithFreeVcpus(PoolId p, size_t from, int vcpus) const {
+  return pools_[p.index()].vcpus.FirstAtLeast(from, vcpus);
+}
+
+}  // namespace meridian

@@ -1,0 +1,184 @@
+// Ledger: the one mutable record of who holds what. For every node of the
+// fleet it keeps the free whole GPUs (a bitmask), the free vCPUs and RAM, and
+// for each MIG-mode GPU which of its eight memory slices are taken; it also
+// records elastic (provisioned cloud) allocations: offering, instance count,
+// pricing model and the time window.
+//
+// Invariants, checked on every Reserve: a GPU, a MIG slice, a vCPU or a MiB of
+// RAM is never given twice; a MIG instance lies on a MIG-mode GPU and, where
+// the node has a fixed layout, is one of the layout's instances. Reserve of the
+// exact allocation a job already holds is a no-op, a different one an error;
+// Unreserve of a job that holds nothing is a no-op. A gang (several nodes) is
+// reserved whole or not at all.
+//
+// The ledger also indexes free capacity per pool of nodes (the fleet numbers
+// pools: one per GPU model, one per GPU model and cluster), so "the next node
+// in fleet order with at least k free GPUs" is O(log n).
+//
+// Ownership: the scheduler's commit step (or the simulator/daemon that owns
+// it) is the only writer; deciders read it through a const reference. Not
+// thread-safe: readers and the writer must not overlap.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/enums.h"
+#include "core/ids.h"
+#include "core/max_tree.h"
+#include "core/status.h"
+#include "core/time.h"
+#include "core/units.h"
+
+namespace meridian {
+
+inline constexpr int kMaxGpusPerNode = 64;  // one bit each in a uint64_t
+inline constexpr int kMigMemorySlices = 8;  // A100/H100/H200/B200
+
+// A MIG GPU instance's position on its GPU, in memory slices.
+struct MigShape {
+  uint8_t start = 0;
+  uint8_t span = 0;
+  uint8_t mask() const { return static_cast<uint8_t>(((1u << span) - 1u) << start); }
+  friend bool operator==(const MigShape&, const MigShape&) = default;
+};
+
+// What one node offers, as the ledger needs it.
+struct NodeCapacity {
+  int gpus = 0;            // <= kMaxGpusPerNode
+  uint64_t mig_gpus = 0;   // bit i: GPU i is in MIG mode (never allocated whole)
+  // The instances every MIG-mode GPU of the node is partitioned into; empty
+  // means any placement of aligned shapes (a repartitionable node).
+  std::vector<MigShape> mig_layout;
+  int vcpus = 0;
+  int64_t ram_mib = 0;
+  std::vector<PoolId> pools;  // the capacity indexes the node belongs to
+};
+
+// One MIG instance held by a job.
+struct MigShare {
+  uint8_t gpu = 0;
+  MigShape shape;
+  friend bool operator==(const MigShare&, const MigShare&) = default;
+};
+
+// What a job holds on one node.
+struct NodeShare {
+  NodeId node;
+  uint64_t gpus = 0;              // whole GPUs, bit i = GPU i
+  std::optional<MigShare> mig;    // or one MIG instance
+  int vcpus = 0;
+  int64_t ram_mib = 0;
+  friend bool operator==(const NodeShare&, const NodeShare&) = default;
+};
+
+// Capacity bought from a cloud for the job.
+struct ElasticLease {
+  OfferingId offering;
+  int instances = 1;
+  PricingModel pricing = PricingModel::kOnDemand;
+  Money price_per_hour;  // all instances together, at the time of the decision
+  friend bool operator==(const ElasticLease&, const ElasticLease&) = default;
+};
+
+struct Allocation {
+  JobId job;
+  std::vector<NodeShare> nodes;        // fleet capacity; several nodes = a gang
+  std::optional<ElasticLease> elastic; // or capacity provisioned for the job
+  UnixSeconds start = 0;
+  UnixSeconds end = 0;                 // expected end (run time estimate)
+  // What preemption and fair share need to know about the holder.
+  Priority priority = Priority::kNormal;
+  bool preemptible = false;
+  TenantId tenant;
+  friend bool operator==(const Allocation&, const Allocation&) = default;
+};
+
+class Ledger {
+ public:
+  Ledger() = default;
+  // `pool_count` pools, numbered 0..pool_count-1; each node names its pools.
+  // Node ids are positions in `nodes`. Capacities are checked: gpus <=
+  // kMaxGpusPerNode, MIG layout shapes inside the GPU and non-overlapping.
+  static Result<Ledger> Create(std::vector<NodeCapacity> nodes, size_t pool_count);
+
+  // Records `a` for `a.job` (see the class comment for the rules).
+  Status Reserve(const Allocation& a);
+  // OK when Reserve(a) would succeed and change the ledger, or `a` is already held.
+  Status CanReserve(const Allocation& a) const;
+  // Releases everything `job` holds; no-op for an unknown job.
+  void Unreserve(JobId job);
+
+  const Allocation* Find(JobId job) const;
+  size_t allocation_count() const { return allocations_.size(); }
+  // Allocations in order of expected end, then job id: the releases the
+  // earliest-start search walks.
+  const std::set<std::pair<UnixSeconds, JobId>>& by_end() const { return by_end_; }
+  const std::unordered_map<JobId, Allocation>& allocations() const { return allocations_; }
+
+  size_t node_count() const { return nodes_.size(); }
+  const NodeCapacity& capacity(NodeId n) const { return nodes_[n.index()].cap; }
+  uint64_t free_gpus(NodeId n) const { return nodes_[n.index()].free_gpus; }
+  int free_gpu_count(NodeId n) const;
+  int free_vcpus(NodeId n) const { return nodes_[n.index()].free_vcpus; }
+  int64_t free_ram_mib(NodeId n) const { return nodes_[n.index()].free_ram_mib; }
+  // Memory slices taken on GPU `gpu` of node `n` (MIG-mode GPUs only).
+  uint8_t mig_used(NodeId n, int gpu) const { return nodes_[n.index()].mig_used[gpu]; }
+  // Whether `shape` on GPU `gpu` of `n` is a valid instance and entirely free.
+  bool MigFree(NodeId n, int gpu, MigShape shape) const;
+  // Jobs holding a share of node `n`, in reservation order.
+  const std::vector<JobId>& holders(NodeId n) const { return nodes_[n.index()].holders; }
+  // Span of the largest free MIG instance on the node (0 when none).
+  int largest_free_mig_span(NodeId n) const { return nodes_[n.index()].largest_mig; }
+
+  // Free-capacity indexes. Positions are a pool's members in node order.
+  size_t pool_count() const { return pools_.size(); }
+  const std::vector<NodeId>& pool_members(PoolId p) const { return pools_[p.index()].members; }
+  // The first member at position >= from with at least `k` free whole GPUs
+  // (respectively a free MIG instance of span >= k, >= k free vCPUs); -1 if none.
+  int64_t NextWithFreeGpus(PoolId p, size_t from, int k) const;
+  int64_t NextWithFreeMig(PoolId p, size_t from, int span) const;
+  int64_t NextWithFreeVcpus(PoolId p, size_t from, int vcpus) const;
+  // Totals over the pool, for quick "is there room at all" checks.
+  int max_free_gpus(PoolId p) const { return pools_[p.index()].gpus.Max(); }
+
+ private:
+  struct NodeState {
+    NodeCapacity cap;
+    uint64_t free_gpus = 0;
+    int free_vcpus = 0;
+    int64_t free_ram_mib = 0;
+    std::vector<uint8_t> mig_used;  // per GPU
+    int largest_mig = 0;
+    std::vector<std::pair<PoolId, uint32_t>> positions;  // (pool, position)
+    std::vector<JobId> holders;
+  };
+  struct Pool {
+    std::vector<NodeId> members;
+    MaxTree gpus, mig, vcpus;
+  };
+
+  Status Check(const Allocation& a) const;
+  Status CheckShare(const NodeShare& s) const;
+  void Apply(JobId job, const NodeShare& s, int sign);
+  void Reindex(NodeId n);
+  int LargestFreeMig(const NodeState& s) const;
+
+  std::vector<NodeState> nodes_;
+  std::vector<Pool> pools_;
+  std::unordered_map<JobId, Allocation> allocations_;
+  std::set<std::pair<UnixSeconds, JobId>> by_end_;
+};
+
+// The aligned placements of a MIG instance `span` memory slices wide: starts
+// at multiples of `span` (0, span, 2 x span, ...) inside the GPU, at most
+// `max_instances` of them. This is NVIDIA's rule for A100/H100/H200 profiles
+// (1g: 0..6, 2-slice: 0,2,4(,6), 4-slice: 0,4, 8-slice: 0); the catalog's
+// placement data, where present, takes precedence over it.
+std::vector<uint8_t> AlignedMigStarts(int span, int max_instances);
+
+}  // namespace meridian

@@ -1,0 +1,166 @@
+#include "core/ledger.h"
+
+#include <gtest/gtest.h>
+
+namespace meridian {
+namespace {
+
+// Two nodes in pool 0: node 0 has 8 whole GPUs, 64 vCPUs, 512 GiB; node 1 has
+// 8 GPUs of which 6 and 7 are MIG-partitioned as 3g(0..3) + 2g(4..5) + 2g(...).
+Ledger TwoNodes() {
+  NodeCapacity a{8, 0, {}, 64, 512 * 1024, {PoolId(0)}};
+  NodeCapacity b{8, 0b11000000, {{0, 4}, {4, 2}, {6, 2}}, 96, 1024 * 1024, {PoolId(0)}};
+  auto l = Ledger::Create({a, b}, 1);
+  EXPECT_TRUE(l.ok()) << l.status().ToString();
+  return std::move(l).value();
+}
+
+Allocation Whole(uint32_t job, uint32_t node, uint64_t gpus, int vcpus = 8, int64_t ram = 1024) {
+  Allocation a;
+  a.job = JobId(job);
+  a.nodes.push_back({NodeId(node), gpus, std::nullopt, vcpus, ram});
+  a.start = 0;
+  a.end = 3600;
+  return a;
+}
+
+Allocation Mig(uint32_t job, uint8_t gpu, MigShape shape) {
+  Allocation a;
+  a.job = JobId(job);
+  a.nodes.push_back({NodeId(1), 0, MigShare{gpu, shape}, 4, 1024});
+  a.end = 100;
+  return a;
+}
+
+TEST(LedgerTest, ReserveTakesAndUnreserveReturnsCapacity) {
+  Ledger l = TwoNodes();
+  EXPECT_EQ(l.free_gpu_count(NodeId(1)), 6);  // 8 - 2 MIG-mode GPUs
+  ASSERT_TRUE(l.Reserve(Whole(1, 0, 0b1111, 16, 2048)).ok());
+  EXPECT_EQ(l.free_gpu_count(NodeId(0)), 4);
+  EXPECT_EQ(l.free_vcpus(NodeId(0)), 64 - 16);
+  EXPECT_EQ(l.free_ram_mib(NodeId(0)), 512 * 1024 - 2048);
+  l.Unreserve(JobId(1));
+  EXPECT_EQ(l.free_gpu_count(NodeId(0)), 8);
+  EXPECT_EQ(l.free_vcpus(NodeId(0)), 64);
+  EXPECT_EQ(l.allocation_count(), 0u);
+}
+
+TEST(LedgerTest, ReserveIsIdempotentAndConflictsAreErrors) {
+  Ledger l = TwoNodes();
+  ASSERT_TRUE(l.Reserve(Whole(1, 0, 0b1)).ok());
+  EXPECT_TRUE(l.Reserve(Whole(1, 0, 0b1)).ok());  // same allocation again: no-op
+  EXPECT_EQ(l.free_gpu_count(NodeId(0)), 7);
+  Status st = l.Reserve(Whole(1, 0, 0b10));         // same job, different GPUs
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(l.free_gpu_count(NodeId(0)), 7);
+  l.Unreserve(JobId(1));
+  l.Unreserve(JobId(1));   // twice: no-op
+  l.Unreserve(JobId(42));  // unknown: no-op
+  EXPECT_EQ(l.free_gpu_count(NodeId(0)), 8);
+}
+
+struct OverCase {
+  const char* name;
+  Allocation second;
+  StatusCode code;
+};
+
+TEST(LedgerTest, NeverOverAllocates) {
+  // Job 1 holds GPU 0, 60 of 64 vCPUs and 500 GiB of node 0, and the 3g
+  // instance (slices 0..3) of MIG GPU 6 on node 1.
+  const OverCase cases[] = {
+      {"same GPU", Whole(2, 0, 0b1, 1, 1), StatusCode::kUnschedulable},
+      {"vCPUs: 60 + 8 > 64", Whole(2, 0, 0b10, 8, 1), StatusCode::kUnschedulable},
+      {"RAM: 500 + 13 GiB > 512", Whole(2, 0, 0b10, 1, 13 * 1024), StatusCode::kUnschedulable},
+      {"GPU beyond 8", Whole(2, 0, 1ull << 8, 1, 1), StatusCode::kInvalidArgument},
+      {"MIG GPU whole", Whole(2, 1, 1ull << 6, 1, 1), StatusCode::kInvalidArgument},
+      {"MIG slice twice", Mig(2, 6, {0, 4}), StatusCode::kUnschedulable},
+      {"MIG shape not in layout", Mig(2, 6, {4, 4}), StatusCode::kInvalidArgument},
+      {"MIG on a whole GPU", Mig(2, 0, {0, 4}), StatusCode::kInvalidArgument},
+  };
+  for (const OverCase& c : cases) {
+    Ledger l = TwoNodes();
+    ASSERT_TRUE(l.Reserve(Whole(1, 0, 0b1, 60, 500 * 1024)).ok());
+    ASSERT_TRUE(l.Reserve(Mig(3, 6, {0, 4})).ok());
+    Status st = l.Reserve(c.second);
+    EXPECT_EQ(st.code(), c.code) << c.name << ": " << st.ToString();
+    EXPECT_EQ(l.allocation_count(), 2u) << c.name;
+    EXPECT_EQ(l.free_gpu_count(NodeId(0)), 7) << c.name;
+    EXPECT_EQ(l.free_vcpus(NodeId(0)), 4) << c.name;
+  }
+}
+
+TEST(LedgerTest, MigInstancesAreTrackedPerSlice) {
+  Ledger l = TwoNodes();
+  EXPECT_EQ(l.largest_free_mig_span(NodeId(1)), 4);
+  ASSERT_TRUE(l.Reserve(Mig(1, 6, {0, 4})).ok());
+  EXPECT_EQ(l.largest_free_mig_span(NodeId(1)), 4);  // GPU 7's 3g is still free
+  ASSERT_TRUE(l.Reserve(Mig(2, 7, {0, 4})).ok());
+  EXPECT_EQ(l.largest_free_mig_span(NodeId(1)), 2);
+  EXPECT_FALSE(l.MigFree(NodeId(1), 6, {0, 4}));
+  EXPECT_TRUE(l.MigFree(NodeId(1), 6, {4, 2}));
+  EXPECT_EQ(l.mig_used(NodeId(1), 6), 0b00001111);
+  l.Unreserve(JobId(1));
+  EXPECT_TRUE(l.MigFree(NodeId(1), 6, {0, 4}));
+}
+
+TEST(LedgerTest, GangIsReservedWholeOrNotAtAll) {
+  Ledger l = TwoNodes();
+  ASSERT_TRUE(l.Reserve(Whole(1, 1, 0b1)).ok());
+  Allocation gang = Whole(2, 0, 0xff);
+  gang.nodes.push_back({NodeId(1), 0b11, std::nullopt, 8, 1024});  // GPU 0 of node 1 is taken
+  EXPECT_FALSE(l.Reserve(gang).ok());
+  EXPECT_EQ(l.free_gpu_count(NodeId(0)), 8);  // node 0 untouched
+  gang.nodes[1].gpus = 0b110;
+  ASSERT_TRUE(l.Reserve(gang).ok());
+  EXPECT_EQ(l.free_gpu_count(NodeId(0)), 0);
+  EXPECT_EQ(l.free_gpu_count(NodeId(1)), 3);  // 6 whole - 1 - 2
+}
+
+TEST(LedgerTest, ElasticLeasesAreRecorded) {
+  Ledger l = TwoNodes();
+  Allocation a;
+  a.job = JobId(9);
+  a.elastic = ElasticLease{OfferingId(17), 2, PricingModel::kSpot, Money::FromDollars(7.5)};
+  a.start = 100;
+  a.end = 7300;
+  ASSERT_TRUE(l.Reserve(a).ok());
+  ASSERT_NE(l.Find(JobId(9)), nullptr);
+  EXPECT_EQ(l.Find(JobId(9))->elastic->pricing, PricingModel::kSpot);
+  EXPECT_EQ(l.by_end().begin()->first, 7300);
+  a.elastic->instances = 0;
+  a.job = JobId(10);
+  EXPECT_EQ(l.Reserve(a).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(LedgerTest, IndexFindsNodesWithRoomInOrder) {
+  Ledger l = TwoNodes();
+  EXPECT_EQ(l.NextWithFreeGpus(PoolId(0), 0, 7), 0);   // node 1 has only 6 whole GPUs
+  EXPECT_EQ(l.NextWithFreeGpus(PoolId(0), 1, 7), -1);
+  ASSERT_TRUE(l.Reserve(Whole(1, 0, 0b111)).ok());     // node 0 down to 5
+  EXPECT_EQ(l.NextWithFreeGpus(PoolId(0), 0, 6), 1);
+  EXPECT_EQ(l.NextWithFreeMig(PoolId(0), 0, 4), 1);
+  EXPECT_EQ(l.NextWithFreeVcpus(PoolId(0), 0, 90), 1);
+}
+
+TEST(LedgerTest, AlignedMigStartsFollowNvidiaRule) {
+  EXPECT_EQ(AlignedMigStarts(1, 7), (std::vector<uint8_t>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(AlignedMigStarts(2, 4), (std::vector<uint8_t>{0, 2, 4, 6}));
+  EXPECT_EQ(AlignedMigStarts(2, 3), (std::vector<uint8_t>{0, 2, 4}));
+  EXPECT_EQ(AlignedMigStarts(4, 2), (std::vector<uint8_t>{0, 4}));
+  EXPECT_EQ(AlignedMigStarts(8, 1), (std::vector<uint8_t>{0}));
+}
+
+TEST(MaxTreeTest, FirstAtLeast) {
+  MaxTree t(5);
+  for (int i = 0; i < 5; ++i) t.Set(i, i % 3);  // 0 1 2 0 1
+  EXPECT_EQ(t.FirstAtLeast(0, 2), 2);
+  EXPECT_EQ(t.FirstAtLeast(3, 1), 4);
+  EXPECT_EQ(t.FirstAtLeast(3, 2), -1);
+  t.Set(2, 0);
+  EXPECT_EQ(t.FirstAtLeast(0, 2), -1);
+  EXPECT_EQ(t.Max(), 1);
+}
+
+}  // namespace
+}  // namespace meridian

@@ -1,0 +1,48 @@
+// Candidate: one way to run a job that a decision considers, small and
+// trivially copyable so filters can compact arrays of them in place.
+//
+//   kNode     whole GPUs on one fleet node
+//   kGang     whole GPUs on several nodes of one cluster (a multi-node job);
+//             members are listed by CycleContext::members()
+//   kMigSlice one MIG instance of a fleet GPU
+//   kElastic  instances of a catalog offering bought under a pricing model
+//   kCpuNode  vCPUs of a fleet node (CPU fallback)
+//
+// `start` is when it would start: now, or later (flex-start wait, a deferral
+// added by a time-shift plugin). `source` names who added it: kFrameworkSource
+// for the built-in generator, else the plugin's position in the profile.
+#pragma once
+
+#include <cstdint>
+
+#include "core/enums.h"
+#include "core/ids.h"
+#include "core/ledger.h"
+#include "core/time.h"
+
+namespace meridian::sched {
+
+enum class CandidateKind : uint8_t { kNode, kGang, kMigSlice, kElastic, kCpuNode };
+inline constexpr uint16_t kFrameworkSource = 0xffff;
+
+struct Candidate {
+  CandidateKind kind = CandidateKind::kNode;
+  PricingModel pricing = PricingModel::kOnDemand;  // kElastic only
+  uint8_t demand = 0;          // index into QueuedJob::demands (not kCpuNode)
+  uint8_t mig_gpu = 0;         // kMigSlice
+  uint8_t mig_profile = 0;     // kMigSlice: index into the GPU model's mig_profiles
+  MigShape mig_shape;          // kMigSlice
+  uint16_t gpus_per_node = 0;  // kNode, kGang
+  uint16_t gang_size = 1;      // kGang: member count
+  uint32_t gang_offset = 0;    // kGang: first member in the cycle's member list
+  uint16_t instances = 0;      // kElastic
+  uint16_t source = kFrameworkSource;
+  RegionId region;
+  NodeId node;                 // fleet kinds: the node (kGang: first member)
+  OfferingId offering;         // kElastic
+  UnixSeconds start = 0;
+
+  bool on_fleet() const { return kind != CandidateKind::kElastic; }
+};
+
+}  // namespace meridian::sched

@@ -1,0 +1,23 @@
+// What running a job on a candidate costs, as the price plugins see it:
+//   owned fleet capacity  the cluster's gpu_hour x GPUs x run hours
+//                         (a MIG slice: x span / 8 of one GPU, over the slice's run hours)
+//   reserved fleet        0: paid whether used or not, so no added cost
+//   elastic               the market's price at the start x instances x run
+//                         hours (spot: hours include the expected rework)
+//   CPU node              0 (the fleet file prices GPUs only)
+// Egress is not included (the locality plugin prices data movement).
+#pragma once
+
+#include <string>
+
+#include "core/units.h"
+#include "sched/plugin.h"
+
+namespace meridian::sched {
+
+Money RunCost(const CycleContext& ctx, const Candidate& c);
+
+// The arithmetic of RunCost: "8 GPUs x 1.10 $/GPU-h x 2.50 h = 22.00 $".
+std::string RunCostArithmetic(const CycleContext& ctx, const Candidate& c);
+
+}  // namespace meridian::sched

@@ -1,0 +1,106 @@
+// Internal to sched/: the scheduler's plugin lists, its reusable scratch
+// space, and the steps of one decision (generation, earliest start,
+// explanation), shared by scheduler.cc, generate.cc, earliest_start.cc and
+// explain.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sched/plugin.h"
+#include "sched/profile.h"
+#include "sched/scheduler.h"
+
+namespace meridian::sched {
+
+// One plugin of the profile and the extension points it implements.
+struct PluginSlot {
+  std::unique_ptr<Plugin> plugin;
+  int64_t weight = 1;
+  uint16_t index = 0;  // position in the profile
+  const QueueSortPlugin* sort = nullptr;
+  const PreFilterPlugin* pre_filter = nullptr;
+  const AddCandidatesPlugin* add = nullptr;
+  const FilterPlugin* filter = nullptr;
+  const PostFilterPlugin* post_filter = nullptr;
+  const ScorePlugin* score = nullptr;
+  const PermitPlugin* permit = nullptr;
+  ReservePlugin* reserve = nullptr;
+  BindPlugin* bind = nullptr;
+};
+
+// Scratch reused by every decision, so the hot path does not allocate once
+// warm: vectors are cleared, never shrunk.
+struct Workspace {
+  std::vector<Candidate> batch;      // generated, being filtered
+  std::vector<Candidate> feasible;   // passed every filter
+  std::vector<NodeId> members;       // gang members of every candidate
+  std::vector<PoolId> pools;         // pools of the current demand
+  std::vector<int64_t> raw;          // [score plugin x feasible]
+  std::vector<int64_t> norm;
+  std::vector<int64_t> total;
+  std::vector<Rejections> rejections;  // per filter plugin, then the ledger check
+  struct Release {
+    UnixSeconds end;
+    JobId job;
+    int gpus;
+    int vcpus;
+    int64_t ram_mib;
+    int mig_span;
+  };
+  std::vector<Release> releases;     // earliest start scratch
+  CycleState state;
+};
+
+// What narrows generation for one decision.
+struct GenerationScope {
+  RegionSet regions;
+  GpuModelSet models;
+  bool ever = false;  // the "can it ever run" pass: group representatives, empty ledger
+};
+
+struct Scheduler::Impl {
+  Profile profile;
+  std::shared_ptr<const Fleet> fleet;
+  SchedulerOptions options;
+  ExplainLevel explain = ExplainLevel::kFull;
+  std::vector<PluginSlot> slots;
+  std::vector<PluginSlot*> sorts, pre_filters, adds, filters, post_filters, scores, permits,
+      reserves, binds;
+  Ledger empty;  // the fleet with nothing allocated: the "ever" pass's capacity
+  Workspace ws;
+};
+
+// Generates the built-in candidates of the decision in `ctx` into ws.batch in
+// batches, filters each batch, and keeps up to the profile's limits feasible
+// in ws.feasible. Returns the number of candidates examined.
+uint32_t GenerateAndFilter(Scheduler::Impl& s, const CycleContext& ctx,
+                           const GenerationScope& scope);
+
+// Runs the filter plugins over ws.batch[from..], compacting survivors; returns
+// how many survive (at the front of that range).
+size_t RunFilters(Scheduler::Impl& s, const CycleContext& ctx, size_t from);
+
+// The earliest time some feasible fleet candidate of the ever pass (in
+// ws.feasible) has room, from the live ledger's allocations and their ends;
+// nullopt when none frees up. `why` explains it when explained in full.
+struct EarliestStart {
+  UnixSeconds at = 0;
+  std::string why;
+};
+std::optional<EarliestStart> FindEarliestStart(Scheduler::Impl& s, const CycleContext& ctx,
+                                               const Ledger& live);
+
+// The allocation a candidate stands for, against `ledger`'s free capacity
+// plus whatever the jobs in `released` hold (preemption victims).
+Allocation AllocationFor(const CycleContext& ctx, const Candidate& c, const Ledger& ledger,
+                         std::span<const JobId> released = {});
+
+// "onprem-a-a100-80gb-0 GPUs 0-3", "gcp:us-central1 a3-highgpu-8g x2 spot".
+std::string DescribeCandidate(const CycleContext& ctx, const Candidate& c);
+
+// Fills d.pricing/pricing_reason for the chosen candidate.
+void ExplainPricing(const CycleContext& ctx, const Candidate& c, Decision* d);
+
+}  // namespace meridian::sched

@@ -1,0 +1,46 @@
+// ElasticIndex: the catalog's offerings pre-grouped for placement. For each
+// GPU model and GPU count 1..kMaxIndexedGpus, one choice per location (region,
+// zone): the offering and instance count that bill the fewest GPUs
+// (estimate::BestFitOfferings; ties: cheapest on-demand), sorted by on-demand
+// price for the whole choice, then offering position. A decision reads the
+// list for its demand instead of scanning 2,000 offerings. Immutable; shared.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "core/ids.h"
+
+namespace meridian::sched {
+
+inline constexpr int kMaxIndexedGpus = 64;
+
+struct ElasticChoice {
+  OfferingId offering;
+  RegionId region;
+  uint16_t instances = 1;
+  int32_t gpus_billed = 0;  // instances x the offering's GPUs
+};
+
+class ElasticIndex {
+ public:
+  explicit ElasticIndex(const catalog::Catalog& catalog);
+  // Choices for `gpus` GPUs of model `m`; empty beyond kMaxIndexedGpus or for
+  // a model nobody sells.
+  std::span<const ElasticChoice> Choices(GpuModelId m, int gpus) const;
+  size_t choice_count() const { return choices_.size(); }
+  // The GPU model of an offering (catalog position), precomputed.
+  GpuModelId ModelOf(OfferingId o) const {
+    return o.index() < model_of_.size() ? model_of_[o.index()] : GpuModelId();
+  }
+
+ private:
+  std::vector<ElasticChoice> choices_;
+  std::vector<GpuModelId> model_of_;  // by offering
+  // by (model, gpus): [begin, end) into choices_
+  std::vector<std::pair<uint32_t, uint32_t>> ranges_;
+};
+
+}  // namespace meridian::sched

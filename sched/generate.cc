@@ -1,0 +1,323 @@
+// The built-in candidate generator: index-driven, bounded, in fleet order.
+#include <algorithm>
+
+#include "sched/cycle.h"
+
+namespace meridian::sched {
+
+namespace {
+
+constexpr size_t kMinBatch = 16;
+
+// Pools whose nodes may serve model `m` in `regions`: the fleet-wide pool when
+// every region hosting the model is allowed (fleet order), else the allowed
+// clusters' pools.
+void PoolsFor(const Fleet& fleet, GpuModelId m, const RegionSet& regions,
+              std::vector<PoolId>* out) {
+  out->clear();
+  PoolId all = fleet.ModelPool(m);
+  if (!all.valid()) return;
+  const RegionSet& hosting = fleet.RegionsWithModel(m);
+  if ((hosting & ~regions).none()) {
+    out->push_back(all);
+    return;
+  }
+  for (PoolId p : fleet.ClusterPools(m)) {
+    if (regions.test(fleet.pool(p).region.index())) out->push_back(p);
+  }
+}
+
+// Adds at most one MIG candidate per distinct instance profile of node `id`
+// that holds the demand and is free; on a repartitionable node, the demand's
+// own profile at its first free valid position.
+void AddMigCandidates(const CycleContext& ctx, const Ledger& ledger, uint8_t demand_index,
+                      NodeId id, std::vector<Candidate>* out) {
+  const Node& n = ctx.fleet().node(id);
+  const ModelDemand& d = ctx.job().demands[demand_index];
+  Candidate c;
+  c.kind = CandidateKind::kMigSlice;
+  c.demand = demand_index;
+  c.node = id;
+  c.region = n.region;
+  c.start = ctx.now();
+  if (ctx.fleet().cluster(n.cluster).repartitionable) {
+    const catalog::GpuModel& gpu = ctx.catalog().gpus()[n.gpu_model.index()];
+    MigPlacements pl = PlacementsOf(gpu.mig_profiles[static_cast<size_t>(d.mig_profile)]);
+    for (int g = 0; g < n.gpus; ++g) {
+      for (uint8_t start : pl.starts) {
+        MigShape shape{start, static_cast<uint8_t>(pl.span)};
+        if (ledger.MigFree(id, g, shape)) {
+          c.mig_gpu = static_cast<uint8_t>(g);
+          c.mig_shape = shape;
+          c.mig_profile = static_cast<uint8_t>(d.mig_profile);
+          out->push_back(c);
+          return;
+        }
+      }
+    }
+    return;
+  }
+  uint64_t seen_profiles = 0;
+  for (const MigInstance& inst : n.mig) {
+    if (inst.shape.span < d.mig_span || ((seen_profiles >> inst.profile) & 1)) continue;
+    for (int g = 0; g < n.gpus; ++g) {
+      if (ledger.MigFree(id, g, inst.shape)) {
+        c.mig_gpu = static_cast<uint8_t>(g);
+        c.mig_shape = inst.shape;
+        c.mig_profile = inst.profile;
+        out->push_back(c);
+        seen_profiles |= 1ull << inst.profile;
+        break;
+      }
+    }
+  }
+}
+
+// Generates with `fill` and filters in batches until `quota` candidates are
+// feasible or `fill` runs dry. `fill(want)` appends about `want` candidates to
+// ws.batch and returns false once exhausted.
+template <typename Fill>
+void Drain(Scheduler::Impl& s, const CycleContext& ctx, int quota, uint32_t* examined, Fill fill) {
+  Workspace& ws = s.ws;
+  int got = 0;
+  bool more = true;
+  while (more && got < quota) {
+    ws.batch.clear();
+    more = fill(std::max(kMinBatch, static_cast<size_t>(quota - got)));
+    *examined += static_cast<uint32_t>(ws.batch.size());
+    if (ws.batch.empty()) continue;
+    size_t kept = RunFilters(s, ctx, 0);
+    size_t take = std::min(kept, static_cast<size_t>(quota - got));
+    ws.feasible.insert(ws.feasible.end(), ws.batch.begin(), ws.batch.begin() + take);
+    got += static_cast<int>(take);
+  }
+}
+
+void FleetNow(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope& scope,
+              uint8_t di, int quota, uint32_t* examined) {
+  Workspace& ws = s.ws;
+  const Fleet& fleet = ctx.fleet();
+  const Ledger& ledger = ctx.ledger();
+  const ModelDemand& d = ctx.job().demands[di];
+  PoolsFor(fleet, d.model, scope.regions, &ws.pools);
+  const int need = d.gpus;
+  // Single nodes with `need` free GPUs.
+  size_t pi = 0, pos = 0;
+  Drain(s, ctx, quota, examined, [&](size_t want) {
+    while (pi < ws.pools.size() && ws.batch.size() < want) {
+      int64_t p = ledger.NextWithFreeGpus(ws.pools[pi], pos, need);
+      if (p < 0) {
+        ++pi;
+        pos = 0;
+        continue;
+      }
+      NodeId id = ledger.pool_members(ws.pools[pi])[static_cast<size_t>(p)];
+      pos = static_cast<size_t>(p) + 1;
+      Candidate c;
+      c.kind = CandidateKind::kNode;
+      c.demand = di;
+      c.node = id;
+      c.region = fleet.node(id).region;
+      c.gpus_per_node = static_cast<uint16_t>(need);
+      c.start = ctx.now();
+      ws.batch.push_back(c);
+    }
+    return pi < ws.pools.size();
+  });
+  // Gangs in clusters whose nodes are smaller than the job.
+  for (PoolId cp : fleet.ClusterPools(d.model)) {
+    const Pool& pool = fleet.pool(cp);
+    if (pool.max_gpus_per_node == 0 || pool.max_gpus_per_node >= need) continue;
+    if (!scope.regions.test(pool.region.index())) continue;
+    GangShape shape = ShapeFor(need, pool.max_gpus_per_node);
+    size_t gpos = 0;
+    bool dry = false;
+    Drain(s, ctx, quota, examined, [&](size_t want) {
+      while (!dry && ws.batch.size() < want) {
+        size_t first = ws.members.size();
+        for (int k = 0; k < shape.nodes; ++k) {
+          int64_t p = ledger.NextWithFreeGpus(cp, gpos, shape.gpus_per_node);
+          if (p < 0) {
+            dry = true;
+            break;
+          }
+          ws.members.push_back(ledger.pool_members(cp)[static_cast<size_t>(p)]);
+          gpos = static_cast<size_t>(p) + 1;
+        }
+        if (dry) {
+          ws.members.resize(first);
+          break;
+        }
+        Candidate c;
+        c.kind = CandidateKind::kGang;
+        c.demand = di;
+        c.node = ws.members[first];
+        c.region = pool.region;
+        c.gpus_per_node = static_cast<uint16_t>(shape.gpus_per_node);
+        c.gang_offset = static_cast<uint32_t>(first);
+        c.gang_size = static_cast<uint16_t>(shape.nodes);
+        c.start = ctx.now();
+        ws.batch.push_back(c);
+      }
+      return !dry;
+    });
+  }
+  // MIG slices.
+  if (d.mig_profile >= 0) {
+    size_t mi = 0, mpos = 0;
+    Drain(s, ctx, quota, examined, [&](size_t want) {
+      while (mi < ws.pools.size() && ws.batch.size() < want) {
+        int64_t p = ledger.NextWithFreeMig(ws.pools[mi], mpos, d.mig_span);
+        if (p < 0) {
+          ++mi;
+          mpos = 0;
+          continue;
+        }
+        mpos = static_cast<size_t>(p) + 1;
+        AddMigCandidates(ctx, ledger, di, ledger.pool_members(ws.pools[mi])[static_cast<size_t>(p)],
+                         &ws.batch);
+      }
+      return mi < ws.pools.size();
+    });
+  }
+}
+
+// The ever pass: one representative per node group, against the empty ledger.
+void FleetEver(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope& scope,
+               uint8_t di, int quota, uint32_t* examined) {
+  Workspace& ws = s.ws;
+  const Fleet& fleet = ctx.fleet();
+  const ModelDemand& d = ctx.job().demands[di];
+  const std::vector<uint32_t>& groups = fleet.GroupsOf(d.model);
+  size_t gi = 0;
+  Drain(s, ctx, quota, examined, [&](size_t want) {
+    for (; gi < groups.size() && ws.batch.size() < want; ++gi) {
+      const NodeGroupInfo& g = fleet.groups()[groups[gi]];
+      const Node& n = fleet.node(g.first);
+      if (!scope.regions.test(n.region.index())) continue;
+      Candidate c;
+      c.demand = di;
+      c.node = g.first;
+      c.region = n.region;
+      c.start = ctx.now();
+      if (n.mig_gpus != 0) {
+        if (d.mig_profile >= 0) AddMigCandidates(ctx, ctx.ledger(), di, g.first, &ws.batch);
+        continue;
+      }
+      if (d.gpus <= n.gpus) {
+        c.kind = CandidateKind::kNode;
+        c.gpus_per_node = d.gpus;
+        ws.batch.push_back(c);
+        continue;
+      }
+      GangShape shape = ShapeFor(d.gpus, n.gpus);
+      if (n.gpus == 0 || g.count < static_cast<uint32_t>(shape.nodes)) continue;
+      c.kind = CandidateKind::kGang;
+      c.gpus_per_node = static_cast<uint16_t>(shape.gpus_per_node);
+      c.gang_offset = static_cast<uint32_t>(ws.members.size());
+      c.gang_size = static_cast<uint16_t>(shape.nodes);
+      for (int k = 0; k < shape.nodes; ++k) {
+        ws.members.push_back(NodeId(g.first.value() + static_cast<uint32_t>(k)));
+      }
+      ws.batch.push_back(c);
+    }
+    return gi < groups.size();
+  });
+}
+
+bool PricingAllowed(const CycleContext& ctx, PricingModel m, OfferingId o, bool ever) {
+  const QueuedJob& job = ctx.job();
+  switch (m) {
+    case PricingModel::kOnDemand: return true;
+    case PricingModel::kSpot:
+      return job.spot_run_multiplier.has_value() && (ever || ctx.market().SpotAvailable(o, ctx.now()));
+    case PricingModel::kFlexStart: return job.flex_refusal.empty();
+    case PricingModel::kReserved: return true;
+  }
+  return false;
+}
+
+void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope& scope, uint8_t di,
+             int quota, uint32_t* examined) {
+  const ElasticIndex* index = ctx.snapshot().elastic;
+  if (!index || !s.profile.options.elastic || !ctx.fleet().elastic() || quota == 0) return;
+  Workspace& ws = s.ws;
+  const ModelDemand& d = ctx.job().demands[di];
+  std::span<const ElasticChoice> choices = index->Choices(d.model, d.gpus);
+  const std::vector<PricingModel>& models = s.profile.options.pricing_models;
+  size_t ci = 0;
+  Drain(s, ctx, quota, examined, [&](size_t want) {
+    for (; ci < choices.size() && ws.batch.size() < want; ++ci) {
+      const ElasticChoice& e = choices[ci];
+      if (!scope.regions.test(e.region.index())) continue;
+      for (PricingModel m : models) {
+        if (!PricingAllowed(ctx, m, e.offering, scope.ever)) continue;
+        if (!ctx.market().PricePerHour(e.offering, m, ctx.now())) continue;
+        Candidate c;
+        c.kind = CandidateKind::kElastic;
+        c.pricing = m;
+        c.demand = di;
+        c.region = e.region;
+        c.offering = e.offering;
+        c.instances = e.instances;
+        c.start = ctx.now();
+        if (m == PricingModel::kFlexStart) {
+          double wait = ctx.market().FlexStartWaitHours(e.offering, ctx.now());
+          c.start += static_cast<UnixSeconds>(wait * 3600.0);
+        }
+        ws.batch.push_back(c);
+      }
+    }
+    return ci < choices.size();
+  });
+}
+
+}  // namespace
+
+size_t RunFilters(Scheduler::Impl& s, const CycleContext& ctx, size_t from) {
+  Workspace& ws = s.ws;
+  size_t n = ws.batch.size() - from;
+  for (size_t f = 0; f < s.filters.size() && n > 0; ++f) {
+    std::span<Candidate> span(ws.batch.data() + from, n);
+    n = s.filters[f]->filter->Filter(ctx, span, ws.rejections[f]);
+  }
+  ws.batch.resize(from + n);
+  return n;
+}
+
+uint32_t GenerateAndFilter(Scheduler::Impl& s, const CycleContext& ctx,
+                           const GenerationScope& scope) {
+  Workspace& ws = s.ws;
+  ws.feasible.clear();
+
+  uint32_t examined = 0;
+  const QueuedJob& job = ctx.job();
+  const ProfileOptions& o = s.profile.options;
+  const int demands = std::max<int>(1, static_cast<int>(job.demands.size()));
+  const int fleet_quota = std::max(8, o.max_fleet_candidates / demands);
+  const int elastic_quota =
+      o.max_elastic_candidates == 0 ? 0 : std::max(8, o.max_elastic_candidates / demands);
+  for (size_t i = 0; i < job.demands.size(); ++i) {
+    const ModelDemand& d = job.demands[i];
+    if (!scope.models.test(d.model.index())) continue;
+    uint8_t di = static_cast<uint8_t>(i);
+    if (scope.ever) {
+      FleetEver(s, ctx, scope, di, fleet_quota, &examined);
+    } else {
+      FleetNow(s, ctx, scope, di, fleet_quota, &examined);
+    }
+    Elastic(s, ctx, scope, di, elastic_quota, &examined);
+  }
+  for (PluginSlot* p : s.adds) {
+    ws.batch.clear();
+    CandidateSink sink(&ws.batch, &ws.members, static_cast<size_t>(o.max_added_candidates),
+                       p->index);
+    p->add->AddCandidates(ctx, ws.feasible, sink);
+    examined += static_cast<uint32_t>(ws.batch.size());
+    size_t kept = RunFilters(s, ctx, 0);
+    ws.feasible.insert(ws.feasible.end(), ws.batch.begin(), ws.batch.begin() + kept);
+  }
+  return examined;
+}
+
+}  // namespace meridian::sched

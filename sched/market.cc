@@ -1,0 +1,35 @@
+#include "sched/market.h"
+
+#include "estimate/pricing.h"
+
+namespace meridian::sched {
+
+CatalogMarket::CatalogMarket(std::shared_ptr<const catalog::Catalog> catalog)
+    : catalog_(std::move(catalog)) {
+  for (const auto& o : catalog_->offerings()) {
+    flex_.push_back(estimate::FlexStartPrice(o, catalog_->market()));
+  }
+  for (const auto& r : catalog_->regions()) {
+    series_.push_back(r.grid_zone.empty() ? nullptr : catalog_->FindCarbonSeries(r.grid_zone));
+  }
+}
+
+std::optional<Money> CatalogMarket::PricePerHour(OfferingId o, PricingModel m, UnixSeconds) const {
+  if (o.index() >= flex_.size()) return std::nullopt;
+  if (m == PricingModel::kFlexStart) return flex_[o.index()];
+  return catalog_->offerings()[o.index()].PricePerHour(m);
+}
+
+bool CatalogMarket::SpotAvailable(OfferingId, UnixSeconds) const { return true; }
+
+double CatalogMarket::FlexStartWaitHours(OfferingId, UnixSeconds) const {
+  return catalog_->market().flex_start_expected_wait_hours;
+}
+
+double CatalogMarket::CarbonGPerKwh(RegionId r, UnixSeconds t) const {
+  if (r.index() >= series_.size()) return 0;
+  if (const catalog::CarbonSeries* s = series_[r.index()]) return s->At(t);
+  return catalog_->regions()[r.index()].yearly_gco2_per_kwh;
+}
+
+}  // namespace meridian::sched

@@ -1,0 +1,52 @@
+// MarketView: what the market looks like at time t, as the scheduler reads it:
+// the price of an offering under a pricing model, whether spot capacity is
+// there, the expected flex-start wait, and grid carbon per region and hour.
+// The simulator implements it by replaying real traces; CatalogMarket answers
+// from the catalog's static figures. Implementations are read-only during a
+// decision and must be deterministic for a given t.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "core/ids.h"
+#include "core/time.h"
+
+namespace meridian::sched {
+
+class MarketView {
+ public:
+  virtual ~MarketView() = default;
+  // Price per instance-hour of `o` under `m` at `t`; nullopt: not sold so.
+  virtual std::optional<Money> PricePerHour(OfferingId o, PricingModel m, UnixSeconds t) const = 0;
+  // Whether spot capacity of `o` can be had at `t`.
+  virtual bool SpotAvailable(OfferingId o, UnixSeconds t) const = 0;
+  // Expected hours from a flex-start request at `t` to its start.
+  virtual double FlexStartWaitHours(OfferingId o, UnixSeconds t) const = 0;
+  // Grid carbon intensity of region `r` during the hour holding `t`, gCO2/kWh.
+  virtual double CarbonGPerKwh(RegionId r, UnixSeconds t) const = 0;
+};
+
+// The catalog's figures, constant in time except carbon (hourly series where
+// the region has one, its yearly figure otherwise). Spot is always available;
+// the flex-start wait is the catalog's expected wait; flex-start prices follow
+// estimate::FlexStartPrice (catalog price, else GCP on-demand less the
+// discount).
+class CatalogMarket final : public MarketView {
+ public:
+  explicit CatalogMarket(std::shared_ptr<const catalog::Catalog> catalog);
+
+  std::optional<Money> PricePerHour(OfferingId o, PricingModel m, UnixSeconds t) const override;
+  bool SpotAvailable(OfferingId o, UnixSeconds t) const override;
+  double FlexStartWaitHours(OfferingId o, UnixSeconds t) const override;
+  double CarbonGPerKwh(RegionId r, UnixSeconds t) const override;
+
+ private:
+  std::shared_ptr<const catalog::Catalog> catalog_;
+  std::vector<std::optional<Money>> flex_;          // by offering
+  std::vector<const catalog::CarbonSeries*> series_;  // by region, nullptr: yearly
+};
+
+}  // namespace meridian::sched

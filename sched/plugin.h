@@ -1,0 +1,340 @@
+// The scheduling framework's extension points, after the Kubernetes scheduler
+// framework. A plugin is a class deriving from Plugin and from every
+// extension-point interface it implements; the profile lists plugins by name
+// (plugins/registry.cc maps names to factories) and the framework calls each
+// at its points, in profile order:
+//
+//   QueueSort     which waiting job goes next (lexicographic over the plugins)
+//   PreFilter     per job: reject early (Unresolvable/Unschedulable) or narrow
+//                 the regions and GPU models the candidates come from
+//   AddCandidates per job: add candidates the built-in generator does not make
+//                 (CPU nodes, MIG repartitions, later start times)
+//   Filter        per batch of candidates: keep the feasible subset (const)
+//   PostFilter    when nothing is feasible now: nominate a preemption
+//   Score         per feasible candidate: a raw score, higher = better, then
+//   NormalizeScore per plugin over all candidates into 0..100; the profile's
+//                 weight multiplies it
+//   Permit        the chosen candidate: allow, or reject (the next best is tried)
+//   Reserve / Unreserve  at commit: the plugin's own bookkeeping (idempotent)
+//   Bind          at commit: hand the placement on (a backend)
+//
+// Decide-time points are const and borrow all state read-only through the
+// CycleContext; only the commit step (Scheduler::Commit) mutates the ledger,
+// and only Reserve/Unreserve/Bind may change a plugin's own state. Plugins must
+// not read a clock, a file, a socket or a global; randomness comes from
+// CycleContext::rng(). Hot-path points must not allocate per candidate.
+#pragma once
+
+#include <array>
+#include <compare>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "sched/candidate.h"
+#include "sched/decision.h"
+#include "sched/rng.h"
+#include "sched/snapshot.h"
+
+namespace meridian::sched {
+
+class Plugin;
+
+// How much text a decision carries: kFull formats example reasons and score
+// arithmetic; kCounts keeps numbers only (the benchmark, the simulator).
+enum class ExplainLevel { kCounts, kFull };
+
+// Per-decision scratch for plugins: a plugin may Put a small trivially
+// copyable value in PreFilter and Get it in later points of the same decision.
+class CycleState {
+ public:
+  static constexpr size_t kSlotBytes = 64;
+  static constexpr size_t kSlots = 32;
+
+  void Clear() { used_ = 0; }
+  template <typename T>
+  void Put(const Plugin* owner, const T& value) {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= kSlotBytes);
+    Slot* s = Find(owner);
+    if (!s && used_ < kSlots) {
+      s = &slots_[used_++];
+      s->owner = owner;
+    }
+    if (s) std::memcpy(s->bytes.data(), &value, sizeof(T));
+  }
+  template <typename T>
+  std::optional<T> Get(const Plugin* owner) const {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= kSlotBytes);
+    for (size_t i = 0; i < used_; ++i) {
+      if (slots_[i].owner == owner) {
+        T v;
+        std::memcpy(&v, slots_[i].bytes.data(), sizeof(T));
+        return v;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct Slot {
+    const Plugin* owner = nullptr;
+    alignas(8) std::array<unsigned char, kSlotBytes> bytes{};
+  };
+  Slot* Find(const Plugin* owner) {
+    for (size_t i = 0; i < used_; ++i) {
+      if (slots_[i].owner == owner) return &slots_[i];
+    }
+    return nullptr;
+  }
+  std::array<Slot, kSlots> slots_{};
+  size_t used_ = 0;
+};
+
+// The read-only world of one decision, as plugins see it.
+class CycleContext {
+ public:
+  const QueuedJob& job() const { return *job_; }
+  const Snapshot& snapshot() const { return *snapshot_; }
+  UnixSeconds now() const { return snapshot_->now; }
+  const Fleet& fleet() const { return *snapshot_->fleet; }
+  const catalog::Catalog& catalog() const { return snapshot_->fleet->catalog(); }
+  const MarketView& market() const { return *snapshot_->market; }
+  // The capacity candidates are judged against: the live ledger, or in the
+  // "can it ever run" pass an empty one (every node wholly free).
+  const Ledger& ledger() const { return *ledger_; }
+  bool ever_pass() const { return ever_pass_; }
+  const CycleState& state() const { return *state_; }
+  Rng& rng() const { return *rng_; }
+  ExplainLevel explain() const { return explain_; }
+
+  // The demand a candidate serves (not kCpuNode).
+  const ModelDemand& demand(const Candidate& c) const { return job_->demands[c.demand]; }
+  // The nodes of a fleet candidate: one, or the gang's members.
+  std::span<const NodeId> members(const Candidate& c) const;
+  // Hours the candidate runs: the demand's run time (the MIG slice's on
+  // kMigSlice), times the spot rework factor on spot.
+  double RunHours(const Candidate& c) const;
+  // GPUs the candidate holds on each member node (kNode, kGang).
+  int GpusPerNode(const Candidate& c) const { return c.gpus_per_node; }
+
+  // Set by the framework.
+  struct Parts {
+    const QueuedJob* job;
+    const Snapshot* snapshot;
+    const Ledger* ledger;
+    const CycleState* state;
+    Rng* rng;
+    const std::vector<NodeId>* members;
+    ExplainLevel explain;
+    bool ever_pass;
+  };
+  explicit CycleContext(const Parts& p)
+      : job_(p.job), snapshot_(p.snapshot), ledger_(p.ledger), state_(p.state), rng_(p.rng),
+        members_(p.members), explain_(p.explain), ever_pass_(p.ever_pass) {}
+
+ private:
+  const QueuedJob* job_;
+  const Snapshot* snapshot_;
+  const Ledger* ledger_;
+  const CycleState* state_;
+  Rng* rng_;
+  const std::vector<NodeId>* members_;
+  ExplainLevel explain_;
+  bool ever_pass_;
+};
+
+// A filter's record of what it turned away: a count, and the first few
+// reasons (only formatted when the decision is explained in full).
+class Rejections {
+ public:
+  static constexpr size_t kMaxExamples = 3;
+  void Reset(std::string_view plugin, bool keep_examples) {
+    plugin_ = plugin;
+    keep_ = keep_examples;
+    count_ = 0;
+    examples_.clear();
+  }
+  // Whether Add would keep the reason text: format it only then.
+  bool wants_example() const { return keep_ && examples_.size() < kMaxExamples; }
+  void Add(const Candidate& c, std::string_view reason) {
+    ++count_;
+    if (wants_example()) examples_.push_back({c, std::string(reason)});
+  }
+  void Count() { ++count_; }
+  uint32_t count() const { return count_; }
+  std::string_view plugin() const { return plugin_; }
+  const std::vector<std::pair<Candidate, std::string>>& examples() const { return examples_; }
+
+ private:
+  std::string_view plugin_;
+  bool keep_ = false;
+  uint32_t count_ = 0;
+  std::vector<std::pair<Candidate, std::string>> examples_;
+};
+
+// Keeps the candidates for which `reason(c)` returns an empty string_view,
+// moving them to the front in order; records the others. Returns the count kept.
+template <typename ReasonFn>
+size_t KeepIf(std::span<Candidate> cands, Rejections& out, ReasonFn reason) {
+  size_t kept = 0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    std::string_view why = reason(cands[i]);
+    if (why.empty()) {
+      if (kept != i) cands[kept] = cands[i];
+      ++kept;
+    } else {
+      out.Add(cands[i], why);
+    }
+  }
+  return kept;
+}
+
+// Options of the preparation step: what a plugin may precompute from.
+struct PrepareContext {
+  const Fleet& fleet;
+  const catalog::Catalog& catalog;
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  // The registry name ("gpu_fit"); a string literal.
+  virtual std::string_view name() const = 0;
+  // Once per fleet, before any decision: precompute tables. Default: nothing.
+  virtual Status Prepare(const PrepareContext&) { return Status::Ok(); }
+};
+
+class QueueSortPlugin {
+ public:
+  virtual ~QueueSortPlugin() = default;
+  // less = `a` goes first. Ties fall to the next QueueSort plugin, then to
+  // submission time, trace sequence and job id.
+  virtual std::weak_ordering Compare(const Snapshot& snap, const QueuedJob& a,
+                                     const QueuedJob& b) const = 0;
+};
+
+struct PreFilterResult {
+  Status status;                       // kUnresolvable / kUnschedulable stop the decision
+  std::optional<RegionSet> regions;    // narrow candidate regions to these
+  std::optional<GpuModelSet> models;   // narrow GPU models to these
+  static PreFilterResult Ok() { return {}; }
+};
+
+class PreFilterPlugin {
+ public:
+  virtual ~PreFilterPlugin() = default;
+  virtual PreFilterResult PreFilter(const CycleContext& ctx, CycleState& state) const = 0;
+};
+
+// Where AddCandidates plugins append; bounded by the profile's limits.
+class CandidateSink {
+ public:
+  CandidateSink(std::vector<Candidate>* out, std::vector<NodeId>* members, size_t limit,
+                uint16_t source)
+      : out_(out), members_(members), limit_(limit), source_(source) {}
+  bool full() const { return out_->size() >= limit_; }
+  // Appends `c` (source set to the calling plugin); false when full.
+  bool Add(Candidate c) {
+    if (full()) return false;
+    c.source = source_;
+    out_->push_back(c);
+    return true;
+  }
+  // Appends a gang over `nodes`.
+  bool AddGang(Candidate c, std::span<const NodeId> nodes) {
+    if (full()) return false;
+    c.kind = CandidateKind::kGang;
+    c.gang_offset = static_cast<uint32_t>(members_->size());
+    c.gang_size = static_cast<uint16_t>(nodes.size());
+    c.node = nodes.empty() ? NodeId() : nodes[0];
+    members_->insert(members_->end(), nodes.begin(), nodes.end());
+    return Add(c);
+  }
+
+ private:
+  std::vector<Candidate>* out_;
+  std::vector<NodeId>* members_;
+  size_t limit_;
+  uint16_t source_;
+};
+
+class AddCandidatesPlugin {
+ public:
+  virtual ~AddCandidatesPlugin() = default;
+  // `generated`: the built-in generator's candidates so far (unfiltered).
+  virtual void AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,
+                             CandidateSink& sink) const = 0;
+};
+
+class FilterPlugin {
+ public:
+  virtual ~FilterPlugin() = default;
+  // Moves the candidates the job may run on to the front of `cands`, in their
+  // order (KeepIf does this), records the rest in `rejected`; returns the count kept.
+  virtual size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
+                        Rejections& rejected) const = 0;
+};
+
+// A preemption proposal: evict `victims`, then run on `candidate`.
+struct Nomination {
+  Candidate candidate;
+  std::vector<NodeId> members;  // kGang
+  std::vector<JobId> victims;
+  std::string reason;
+};
+
+class PostFilterPlugin {
+ public:
+  virtual ~PostFilterPlugin() = default;
+  // Called when no candidate is feasible now; nullopt = nothing to propose.
+  virtual std::optional<Nomination> PostFilter(const CycleContext& ctx) const = 0;
+};
+
+class ScorePlugin {
+ public:
+  virtual ~ScorePlugin() = default;
+  // Raw score of a feasible candidate, higher = better, in the plugin's units.
+  virtual int64_t Score(const CycleContext& ctx, const Candidate& c) const = 0;
+  // Maps the raw scores of all candidates to 0..100 in place. Default: min-max
+  // (best 100, worst 0; all equal: 100).
+  virtual void NormalizeScore(const CycleContext& ctx, std::span<int64_t> scores) const;
+  // The arithmetic behind `raw` for `c`, for a full explanation. Default: "".
+  virtual std::string ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t raw) const;
+};
+
+// Min-max over `scores` into 0..100: (s - min) x 100 / (max - min), rounded
+// down; all equal: 100.
+void NormalizeMinMax(std::span<int64_t> scores);
+
+class PermitPlugin {
+ public:
+  virtual ~PermitPlugin() = default;
+  // OK allows; a non-OK status rejects this candidate (the next best is tried).
+  virtual Status Permit(const CycleContext& ctx, const Candidate& c) const = 0;
+};
+
+// What the commit step tells Reserve/Bind plugins.
+struct CommitContext {
+  const Snapshot& snapshot;
+  const Decision& decision;
+};
+
+class ReservePlugin {
+ public:
+  virtual ~ReservePlugin() = default;
+  // Both idempotent; Unreserve undoes Reserve and is called on a failed commit.
+  virtual Status Reserve(const CommitContext& ctx, const Allocation& a) = 0;
+  virtual void Unreserve(const CommitContext& ctx, const Allocation& a) = 0;
+};
+
+class BindPlugin {
+ public:
+  virtual ~BindPlugin() = default;
+  virtual Status Bind(const CommitContext& ctx, const Allocation& a) = 0;
+};
+
+}  // namespace meridian::sched

@@ -1,0 +1,109 @@
+#include "sched/plugins/gpu_fit.h"
+
+#include "estimate/defaults.h"
+#include "sched/registry.h"
+
+namespace meridian::sched {
+
+Result<std::unique_ptr<Plugin>> GpuFit::Create(PluginArgs& args) {
+  Options o;
+  o.allow_gangs = args.Bool("allow_gangs", o.allow_gangs);
+  o.max_gang_nodes = static_cast<int>(args.Integer("max_gang_nodes", o.max_gang_nodes, 1, 64));
+  return FinishPlugin<GpuFit>(args, o);
+}
+
+PreFilterResult GpuFit::PreFilter(const CycleContext& ctx, CycleState&) const {
+  const QueuedJob& job = ctx.job();
+  PreFilterResult r;
+  if (!job.refusal.empty()) {
+    r.status = Status::Unresolvable(job.refusal);
+    return r;
+  }
+  if (job.cpu_only || (job.demands.empty() && job.cpu_fallback_slowdown > 0)) return r;
+  if (job.demands.empty()) {
+    std::string why = "no allowed GPU model fits the job";
+    if (ctx.explain() == ExplainLevel::kFull) {
+      size_t shown = 0;
+      for (size_t m = 0; m < ctx.catalog().gpus().size() && shown < 3; ++m) {
+        if (!job.unfit_models.test(m)) continue;
+        why += (shown++ == 0 ? ": " : "; ") + ctx.catalog().gpus()[m].name + ": " +
+               UnfitReason(job, GpuModelId(static_cast<uint16_t>(m)), ctx.catalog());
+      }
+      if (job.unfit_models.count() > shown) {
+        why += "; and " + std::to_string(job.unfit_models.count() - shown) + " more";
+      }
+    }
+    r.status = Status::Unresolvable(why);
+    return r;
+  }
+  GpuModelSet fitting;
+  for (const ModelDemand& d : job.demands) fitting.set(d.model.index());
+  r.models = fitting;
+  return r;
+}
+
+std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c) const {
+  if (c.kind == CandidateKind::kCpuNode) return "";
+  const QueuedJob& job = ctx.job();
+  if (c.demand >= job.demands.size()) return "no GPU demand for this candidate";
+  const ModelDemand& d = job.demands[c.demand];
+  const catalog::Catalog& cat = ctx.catalog();
+  GpuModelId model;
+  if (c.kind == CandidateKind::kElastic) {
+    const catalog::Offering& o = cat.offerings()[c.offering.index()];
+    model = ctx.snapshot().elastic ? ctx.snapshot().elastic->ModelOf(c.offering)
+                                   : FindGpuModelId(cat, o.gpu_model);
+    if (model != d.model) return "offering's GPU model is not the demand's";
+    if (c.instances * o.gpu_count < d.gpus) return "too few GPUs in the offering";
+    if (c.instances > 1 && (!options_.allow_gangs || c.instances > options_.max_gang_nodes)) {
+      return c.instances > 1 && !options_.allow_gangs ? "multi-node placements are not allowed"
+                                                      : "spans more instances than max_gang_nodes";
+    }
+  } else {
+    const Node& n = ctx.fleet().node(c.node);
+    model = n.gpu_model;
+    if (model != d.model) return "node's GPU model is not the demand's";
+  }
+  if (!job.allowed_models.test(model.index())) return "GPU model not in resources.gpu_models";
+  const catalog::GpuModel& gpu = cat.gpus()[model.index()];
+  if (!gpu.Supports(job.precision)) return "precision not supported natively";
+  const bool stated = job.spec && job.spec->resources.vram_gib.has_value();
+  if (c.kind == CandidateKind::kMigSlice) {
+    if (c.mig_profile >= gpu.mig_profiles.size()) return "unknown MIG profile";
+    double mem = gpu.mig_profiles[c.mig_profile].memory_gib;
+    double usable = stated ? mem : mem * estimate::kVramHeadroom;
+    if (d.mig_profile < 0) return "job does not allow MIG (resources.mig)";
+    if (usable < d.vram_per_gpu_gib) return "MIG slice has too little memory";
+    return "";
+  }
+  if (c.kind == CandidateKind::kElastic) return "";
+  double usable = stated ? gpu.vram_gib : gpu.vram_gib * estimate::kVramHeadroom;
+  if (usable < d.vram_per_gpu_gib) return "too little VRAM per GPU";
+  std::span<const NodeId> members = ctx.members(c);
+  const Node& first = ctx.fleet().node(members[0]);
+  if (c.gpus_per_node > first.gpus) return "more GPUs per node than the node has";
+  if (static_cast<int>(members.size()) * c.gpus_per_node < d.gpus) return "too few GPUs";
+  if (members.size() > 1) {
+    if (!options_.allow_gangs) return "multi-node placements are not allowed";
+    if (static_cast<int>(members.size()) > options_.max_gang_nodes) {
+      return "spans more nodes than max_gang_nodes";
+    }
+    for (size_t i = 1; i < members.size(); ++i) {
+      const Node& m = ctx.fleet().node(members[i]);
+      if (m.cluster != first.cluster) return "gang members in different clusters";
+      if (m.gpu_model != first.gpu_model) return "gang members of different GPU models";
+      if (m.gpus < c.gpus_per_node) return "a gang member has too few GPUs";
+      for (size_t k = 0; k < i; ++k) {
+        if (members[k] == members[i]) return "a node listed twice in the gang";
+      }
+    }
+  }
+  return "";
+}
+
+size_t GpuFit::Filter(const CycleContext& ctx, std::span<Candidate> cands,
+                      Rejections& rejected) const {
+  return KeepIf(cands, rejected, [&](const Candidate& c) { return Reject(ctx, c); });
+}
+
+}  // namespace meridian::sched

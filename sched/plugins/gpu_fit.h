@@ -1,0 +1,50 @@
+// gpu_fit (PreFilter + Filter): the job's GPU needs, as the estimator sized
+// them at enqueue (QueuedJob::demands).
+//
+// PreFilter: Unresolvable when the estimator cannot count the job's work, or
+// no allowed GPU model fits (each model's reason when explained in full);
+// narrows generation to the fitting models.
+// Filter, per candidate:
+//   model     the node's (offering's) GPU model is allowed and fits the job
+//   precision the model computes the job's precision natively
+//   VRAM      the demand's per-GPU memory fits the GPU (a MIG slice: its memory,
+//             90% usable for a modelled need, all of it for a stated vram_gib)
+//   count     a node holds the job's GPUs: gpus_per_node <= the node's GPUs and
+//             nodes x gpus_per_node >= the job's GPUs
+//   gangs     a multi-node job's members are distinct nodes of one cluster and
+//             one model, at most `max_gang_nodes`; `allow_gangs: false`
+//             rejects multi-node placements (and multi-instance offerings)
+//
+// Arguments:
+//   allow_gangs: true        multi-node placements allowed
+//   max_gang_nodes: 8        most nodes (or instances) one job may span, 1..64
+#pragma once
+
+#include "sched/plugin.h"
+#include "sched/plugin_args.h"
+
+namespace meridian::sched {
+
+class GpuFit final : public Plugin, public PreFilterPlugin, public FilterPlugin {
+ public:
+  struct Options {
+    bool allow_gangs = true;
+    int max_gang_nodes = 8;
+  };
+  static constexpr std::string_view kName = "gpu_fit";
+  static Result<std::unique_ptr<Plugin>> Create(PluginArgs& args);
+  explicit GpuFit(Options o) : options_(o) {}
+
+  std::string_view name() const override { return kName; }
+  PreFilterResult PreFilter(const CycleContext& ctx, CycleState& state) const override;
+  size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
+                Rejections& rejected) const override;
+
+  // Why `c` does not fit the job; "" when it does.
+  std::string_view Reject(const CycleContext& ctx, const Candidate& c) const;
+
+ private:
+  Options options_;
+};
+
+}  // namespace meridian::sched

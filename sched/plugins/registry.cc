@@ -1,0 +1,39 @@
+// Every plugin meridian knows, by name: add a plugin by adding its file pair
+// under sched/plugins/, one line here, and its sources to sched/CMakeLists.txt.
+#include "sched/registry.h"
+
+#include "sched/plugins/cheapest_price.h"
+#include "sched/plugins/first_fit.h"
+#include "sched/plugins/gpu_fit.h"
+#include "sched/plugins/tier_sort.h"
+
+namespace meridian::sched {
+
+namespace {
+
+constexpr PluginEntry kPlugins[] = {
+    {TierSort::kName, &TierSort::Create, "QueueSort: critical > high > normal > low"},
+    {GpuFit::kName, &GpuFit::Create,
+     "PreFilter+Filter: allowed model, precision, VRAM, GPUs per node, gangs"},
+    {CheapestPrice::kName, &CheapestPrice::Create, "Score: lower $ for the run scores higher"},
+    {FirstFit::kName, &FirstFit::Create, "Score: fleet-file order (fifo profiles)"},
+};
+
+}  // namespace
+
+std::span<const PluginEntry> PluginRegistry() { return kPlugins; }
+
+const PluginEntry* FindPlugin(std::string_view name) {
+  for (const PluginEntry& e : kPlugins) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+Result<std::unique_ptr<Plugin>> MakePlugin(std::string_view name, PluginArgs& args) {
+  const PluginEntry* e = FindPlugin(name);
+  if (!e) return Status::NotFound("plugin \"" + std::string(name) + "\" is not registered");
+  return e->factory(args);
+}
+
+}  // namespace meridian::sched

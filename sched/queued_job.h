@@ -1,0 +1,97 @@
+// QueuedJob: a job as the scheduler holds it in its queue, with everything a
+// decision needs computed ONCE at enqueue from the estimator (estimate/):
+// for every allowed GPU model that fits, the GPU count, VRAM per GPU, run
+// hours and the smallest MIG slice; the job's tier, absolute deadline,
+// preemptibility, allowed regions (data residency) and the regions of its
+// data and users. A decision never calls MakePlan or FitMemory.
+//
+// A QueuedJob is an immutable value once made; the JobSpec it came from is
+// shared read-only (plugins read fields the demand does not summarize).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "core/ids.h"
+#include "core/job.h"
+#include "sched/fleet.h"
+
+namespace meridian::sched {
+
+// The job's need on one GPU model.
+struct ModelDemand {
+  GpuModelId model;
+  uint16_t gpus = 1;             // GPUs the job runs on (estimator's fitted count)
+  float vram_per_gpu_gib = 0;    // what one GPU must hold
+  float run_hours = 0;           // on `gpus` GPUs, before spot rework
+  // Smallest MIG profile holding the job (jobs with `mig: true` on one GPU):
+  // index into the model's mig_profiles and its span in memory slices; -1/0 none.
+  int8_t mig_profile = -1;
+  uint8_t mig_span = 0;
+  float mig_run_hours = 0;       // on that slice: run_hours x 7 / compute slices
+                                 // (a run of stated duration: run_hours)
+  bool shortfall = false;        // fits only with a smaller micro-batch (slower)
+};
+
+// How many nodes and GPUs per node a job of `gpus` GPUs takes on nodes of
+// `node_gpus` GPUs: one node when it fits, else equal shares on
+// ceil(gpus / node_gpus) nodes (12 GPUs on 8-GPU nodes: 2 x 6).
+struct GangShape {
+  int nodes = 1;
+  int gpus_per_node = 1;
+};
+GangShape ShapeFor(int gpus, int node_gpus);
+
+struct QueuedJob {
+  JobId id;
+  TenantId tenant;
+  std::shared_ptr<const JobSpec> spec;
+  Priority tier = Priority::kNormal;
+  UnixSeconds submitted = 0;
+  uint64_t sequence = 0;                 // trace order, breaks equal submission times
+  std::optional<UnixSeconds> deadline;   // absolute
+  bool preemptible = false;
+  WorkloadKind kind = WorkloadKind::kTraining;
+  Precision precision = Precision::kBf16;
+  bool cpu_only = false;                 // gpus: 0
+  int vcpus = 0;                         // whole job; 0 = not stated
+  int64_t ram_mib = 0;                   // whole job; 0 = not stated
+  double cpu_fallback_slowdown = 0;      // 0 = no CPU fallback
+
+  std::vector<ModelDemand> demands;      // fitting allowed models, catalog order
+  GpuModelSet allowed_models;            // resources.gpu_models (all when empty)
+  GpuModelSet unfit_models;              // allowed, but the estimator rejected them
+  std::string refusal;                   // whole-job refusal (work not countable), or ""
+
+  // Pricing-model rules that do not change while the job waits.
+  std::optional<double> spot_run_multiplier;  // nullopt: no spot (not preemptible, or refused)
+  std::string flex_refusal;              // "" = flex-start may carry it (deadline aside)
+
+  RegionSet allowed_regions;             // data residency (all when none stated)
+  RegionId data_region;                  // invalid: no input data
+  double data_gb = 0;
+  std::vector<RegionId> user_regions;    // real-time services' users
+
+  const ModelDemand* DemandFor(GpuModelId m) const;
+};
+
+struct EnqueueRequest {
+  JobId id;
+  TenantId tenant;
+  UnixSeconds submitted = 0;
+  uint64_t sequence = 0;
+};
+
+// Builds the queued form of `spec`. The spec must have passed
+// spec::ValidateAgainstCatalog; models that do not fit are recorded in
+// unfit_models (their reasons come from UnfitReason when explained).
+Result<QueuedJob> MakeQueuedJob(std::shared_ptr<const JobSpec> spec, const catalog::Catalog& catalog,
+                                const EnqueueRequest& request);
+
+// Why the estimator rejects model `m` for the job (re-derived; for explanations).
+std::string UnfitReason(const QueuedJob& job, GpuModelId m, const catalog::Catalog& catalog);
+
+}  // namespace meridian::sched

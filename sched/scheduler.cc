@@ -1,0 +1,404 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+
+#include "sched/cycle.h"
+#include "sched/registry.h"
+
+namespace meridian::sched {
+
+namespace {
+
+Result<PluginSlot> BuildSlot(const PluginConfig& cfg, uint16_t index) {
+  PluginArgs args = cfg.args;
+  Result<std::unique_ptr<Plugin>> made = MakePlugin(cfg.name, args);
+  if (!made.ok()) return made.status();
+  PluginSlot s;
+  s.plugin = std::move(made).value();
+  s.weight = cfg.weight;
+  s.index = index;
+  Plugin* p = s.plugin.get();
+  s.sort = dynamic_cast<const QueueSortPlugin*>(p);
+  s.pre_filter = dynamic_cast<const PreFilterPlugin*>(p);
+  s.add = dynamic_cast<const AddCandidatesPlugin*>(p);
+  s.filter = dynamic_cast<const FilterPlugin*>(p);
+  s.post_filter = dynamic_cast<const PostFilterPlugin*>(p);
+  s.score = dynamic_cast<const ScorePlugin*>(p);
+  s.permit = dynamic_cast<const PermitPlugin*>(p);
+  s.reserve = dynamic_cast<ReservePlugin*>(p);
+  s.bind = dynamic_cast<BindPlugin*>(p);
+  if (cfg.weight_given && !s.score) {
+    return Status::Invalid(cfg.weight_where + ": \"" + cfg.name +
+                           "\" is not a score plugin; only score plugins take a weight");
+  }
+  return s;
+}
+
+DecisionKind KindFor(StatusCode c) {
+  switch (c) {
+    case StatusCode::kUnresolvable: return DecisionKind::kReject;
+    case StatusCode::kUnschedulable: return DecisionKind::kWait;
+    default: return DecisionKind::kError;
+  }
+}
+
+}  // namespace
+
+Status CheckProfile(const Profile& profile) {
+  std::string errors;
+  for (size_t i = 0; i < profile.plugins.size(); ++i) {
+    Result<PluginSlot> s = BuildSlot(profile.plugins[i], static_cast<uint16_t>(i));
+    if (!s.ok()) errors += (errors.empty() ? "" : "\n") + s.status().message();
+  }
+  return errors.empty() ? Status::Ok() : Status::Invalid(errors);
+}
+
+Scheduler::Scheduler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Scheduler::~Scheduler() = default;
+
+const Profile& Scheduler::profile() const { return impl_->profile; }
+const Fleet& Scheduler::fleet() const { return *impl_->fleet; }
+
+Result<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& profile,
+                                                     std::shared_ptr<const Fleet> fleet,
+                                                     const SchedulerOptions& options) {
+  if (!fleet) return Status::Invalid("scheduler: no fleet");
+  auto impl = std::make_unique<Impl>();
+  impl->profile = profile;
+  impl->fleet = fleet;
+  impl->options = options;
+  impl->explain = options.explain.value_or(profile.options.explain);
+  std::string errors;
+  for (size_t i = 0; i < profile.plugins.size(); ++i) {
+    Result<PluginSlot> s = BuildSlot(profile.plugins[i], static_cast<uint16_t>(i));
+    if (!s.ok()) {
+      errors += (errors.empty() ? "" : "\n") + s.status().message();
+      continue;
+    }
+    impl->slots.push_back(std::move(s).value());
+  }
+  if (!errors.empty()) return Status::Invalid(errors);
+  PrepareContext prep{*fleet, fleet->catalog()};
+  for (PluginSlot& s : impl->slots) {
+    Status st = s.plugin->Prepare(prep);
+    if (!st.ok()) return st.WithContext(profile.source + ": plugin " + std::string(s.plugin->name()));
+    if (s.sort) impl->sorts.push_back(&s);
+    if (s.pre_filter) impl->pre_filters.push_back(&s);
+    if (s.add) impl->adds.push_back(&s);
+    if (s.filter) impl->filters.push_back(&s);
+    if (s.post_filter) impl->post_filters.push_back(&s);
+    if (s.score) impl->scores.push_back(&s);
+    if (s.permit) impl->permits.push_back(&s);
+    if (s.reserve) impl->reserves.push_back(&s);
+    if (s.bind) impl->binds.push_back(&s);
+  }
+  impl->ws.rejections.resize(impl->filters.size() + 1);
+  Result<Ledger> empty = fleet->NewLedger();
+  if (!empty.ok()) return empty.status();
+  impl->empty = std::move(empty).value();
+  return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
+}
+
+namespace {
+
+// Scores ws.feasible with every score plugin: ws.raw and ws.norm are
+// [plugin x candidate], ws.total per candidate.
+void ScoreAll(Scheduler::Impl& s, const CycleContext& ctx) {
+  Workspace& ws = s.ws;
+  const size_t n = ws.feasible.size();
+  ws.raw.resize(s.scores.size() * n);
+  ws.norm.resize(s.scores.size() * n);
+  ws.total.assign(n, 0);
+  for (size_t i = 0; i < s.scores.size(); ++i) {
+    const ScorePlugin* p = s.scores[i]->score;
+    for (size_t j = 0; j < n; ++j) ws.raw[i * n + j] = p->Score(ctx, ws.feasible[j]);
+    std::copy(ws.raw.begin() + static_cast<ptrdiff_t>(i * n),
+              ws.raw.begin() + static_cast<ptrdiff_t>((i + 1) * n),
+              ws.norm.begin() + static_cast<ptrdiff_t>(i * n));
+    std::span<int64_t> norm(ws.norm.data() + i * n, n);
+    p->NormalizeScore(ctx, norm);
+    for (size_t j = 0; j < n; ++j) {
+      int64_t v = std::clamp<int64_t>(norm[j], 0, 100);
+      norm[j] = v;
+      ws.total[j] += v * s.scores[i]->weight;
+    }
+  }
+}
+
+// The best candidate not yet tried (ws.total < 0 marks tried), ties broken
+// by order or seeded at random; -1 when none is left.
+int64_t Best(Scheduler::Impl& s, const CycleContext& ctx, int64_t skip = -1) {
+  const Workspace& ws = s.ws;
+  int64_t best = -1;
+  uint64_t ties = 0;
+  for (size_t j = 0; j < ws.total.size(); ++j) {
+    if (ws.total[j] < 0 || static_cast<int64_t>(j) == skip) continue;
+    if (best < 0 || ws.total[j] > ws.total[static_cast<size_t>(best)]) {
+      best = static_cast<int64_t>(j);
+      ties = 1;
+    } else if (ws.total[j] == ws.total[static_cast<size_t>(best)] &&
+               s.profile.options.tie_break == TieBreak::kRandom) {
+      if (ctx.rng().Below(++ties) == 0) best = static_cast<int64_t>(j);
+    }
+  }
+  return best;
+}
+
+ScoredCandidate Explain(Scheduler::Impl& s, const CycleContext& ctx, size_t j) {
+  const Workspace& ws = s.ws;
+  const size_t n = ws.feasible.size();
+  ScoredCandidate sc;
+  sc.candidate = ws.feasible[j];
+  sc.total = ws.total[j];
+  const bool full = ctx.explain() == ExplainLevel::kFull;
+  if (full) sc.where = DescribeCandidate(ctx, sc.candidate);
+  for (size_t i = 0; i < s.scores.size(); ++i) {
+    ScoreLine l;
+    l.plugin = std::string(s.scores[i]->plugin->name());
+    l.raw = ws.raw[i * n + j];
+    l.normalized = ws.norm[i * n + j];
+    l.weight = s.scores[i]->weight;
+    if (full) l.note = s.scores[i]->score->ExplainScore(ctx, sc.candidate, l.raw);
+    sc.scores.push_back(std::move(l));
+  }
+  return sc;
+}
+
+void CollectFilters(Scheduler::Impl& s, const CycleContext& ctx, Decision* d) {
+  for (const Rejections& r : s.ws.rejections) {
+    if (r.count() == 0) continue;
+    FilterLine f;
+    f.plugin = std::string(r.plugin());
+    f.rejected = r.count();
+    for (const auto& [c, why] : r.examples()) f.examples.push_back(DescribeCandidate(ctx, c) + ": " + why);
+    d->filters.push_back(std::move(f));
+  }
+}
+
+// Picks among ws.feasible and fills `d`; false when every candidate tried was
+// turned away by the ledger check or a Permit plugin.
+bool Choose(Scheduler::Impl& s, const CycleContext& ctx, const Ledger& live, Decision* d) {
+  Workspace& ws = s.ws;
+  ScoreAll(s, ctx);
+  Rejections& ledger_rej = ws.rejections.back();
+  for (int attempt = 0; attempt < s.profile.options.permit_attempts + 1; ++attempt) {
+    int64_t j = Best(s, ctx);
+    if (j < 0) return false;
+    const Candidate& c = ws.feasible[static_cast<size_t>(j)];
+    Allocation a = AllocationFor(ctx, c, live);
+    Status st = live.CanReserve(a);
+    for (size_t k = 0; st.ok() && k < s.permits.size(); ++k) {
+      st = s.permits[k]->permit->Permit(ctx, c);
+      if (!st.ok()) st = st.WithContext(std::string(s.permits[k]->plugin->name()));
+    }
+    if (!st.ok()) {
+      ledger_rej.Add(c, st.message());
+      ws.total[static_cast<size_t>(j)] = -1;
+      continue;
+    }
+    d->chosen = Explain(s, ctx, static_cast<size_t>(j));
+    if (int64_t r = Best(s, ctx, j); r >= 0) d->runner_up = Explain(s, ctx, static_cast<size_t>(r));
+    d->start = c.start;
+    d->kind = c.start > ctx.now() ? DecisionKind::kDefer : DecisionKind::kPlace;
+    if (ctx.explain() == ExplainLevel::kFull) {
+      d->start_reason = c.start <= ctx.now() ? "capacity free now"
+                        : c.kind == CandidateKind::kElastic && c.pricing == PricingModel::kFlexStart
+                            ? "flex-start: expected wait for capacity"
+                            : "deferred by " + (c.source == kFrameworkSource
+                                                    ? std::string("the framework")
+                                                    : s.profile.plugins[c.source].name);
+    }
+    ExplainPricing(ctx, c, d);
+    d->allocation = std::move(a);
+    return true;
+  }
+  return false;
+}
+
+bool Preempt(Scheduler::Impl& s, const CycleContext& ctx, const Ledger& live, Decision* d) {
+  for (PluginSlot* p : s.post_filters) {
+    std::optional<Nomination> nom = p->post_filter->PostFilter(ctx);
+    if (!nom) continue;
+    Candidate c = nom->candidate;
+    if (c.kind == CandidateKind::kGang) {
+      c.gang_offset = static_cast<uint32_t>(s.ws.members.size());
+      c.gang_size = static_cast<uint16_t>(nom->members.size());
+      s.ws.members.insert(s.ws.members.end(), nom->members.begin(), nom->members.end());
+    }
+    d->kind = DecisionKind::kPreempt;
+    d->allocation = AllocationFor(ctx, c, live, nom->victims);
+    d->victims = nom->victims;
+    d->start = c.start;
+    d->start_reason = "after preemption by " + std::string(p->plugin->name()) + ": " + nom->reason;
+    ScoredCandidate sc;
+    sc.candidate = c;
+    if (ctx.explain() == ExplainLevel::kFull) sc.where = DescribeCandidate(ctx, c);
+    d->chosen = std::move(sc);
+    ExplainPricing(ctx, c, d);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Decision Scheduler::Decide(const QueuedJob& job, const Snapshot& snap) {
+  Impl& s = *impl_;
+  Workspace& ws = s.ws;
+  Decision d;
+  d.job = job.id;
+  Rng rng(Rng::Mix(s.options.seed, job.id.value(), static_cast<uint64_t>(snap.now)));
+  const bool full = s.explain == ExplainLevel::kFull;
+  ws.state.Clear();
+  for (size_t f = 0; f < s.filters.size(); ++f) {
+    ws.rejections[f].Reset(s.filters[f]->plugin->name(), full);
+  }
+  ws.rejections.back().Reset("ledger", full);
+  ws.members.clear();
+  CycleContext ctx({&job, &snap, snap.ledger, &ws.state, &rng, &ws.members, s.explain, false});
+
+  GenerationScope scope;
+  scope.regions.set();
+  scope.models.set();
+  for (PluginSlot* p : s.pre_filters) {
+    PreFilterResult r = p->pre_filter->PreFilter(ctx, ws.state);
+    if (r.regions) scope.regions &= *r.regions;
+    if (r.models) scope.models &= *r.models;
+    if (!r.status.ok()) {
+      std::string name(p->plugin->name());
+      d.kind = KindFor(r.status.code());
+      d.status = r.status.WithContext(name);
+      d.filters.push_back({name, 1, {r.status.message()}});
+      return d;
+    }
+  }
+
+  d.candidates = GenerateAndFilter(s, ctx, scope);
+  d.feasible = static_cast<uint32_t>(ws.feasible.size());
+  if (!ws.feasible.empty() && Choose(s, ctx, *snap.ledger, &d)) {
+    CollectFilters(s, ctx, &d);
+    return d;
+  }
+  if (Preempt(s, ctx, *snap.ledger, &d)) {
+    CollectFilters(s, ctx, &d);
+    return d;
+  }
+
+  // Can it ever run? One representative per node group, on an empty ledger.
+  d.ever_pass = true;
+  CycleContext ever({&job, &snap, &s.empty, &ws.state, &rng, &ws.members, s.explain, true});
+  GenerationScope ever_scope = scope;
+  ever_scope.ever = true;
+  uint32_t examined = GenerateAndFilter(s, ever, ever_scope);
+  d.candidates += examined;
+  CollectFilters(s, ctx, &d);
+  if (ws.feasible.empty()) {
+    d.kind = DecisionKind::kReject;
+    std::string why = examined == 0
+                          ? "no node or offering of an allowed GPU model in an allowed region"
+                          : "every candidate is turned away by a filter, even on an empty fleet";
+    d.status = Status::Unresolvable(why);
+    return d;
+  }
+  d.kind = DecisionKind::kWait;
+  d.status = Status::Unschedulable("no candidate has room now");
+  if (std::optional<EarliestStart> e = FindEarliestStart(s, ever, *snap.ledger)) {
+    d.start = e->at;
+    d.start_reason = std::move(e->why);
+  } else if (full) {
+    d.start_reason = "no running allocation's end frees room on a node it could use; "
+                     "it may fit after preemption or when the fleet changes";
+  }
+  return d;
+}
+
+Status Scheduler::Commit(const Decision& d, const Snapshot& snap, Ledger* ledger) {
+  if (!d.allocation) return Status::Ok();
+  Impl& s = *impl_;
+  std::vector<Allocation> evicted;
+  for (JobId v : d.victims) {
+    if (const Allocation* a = ledger->Find(v)) evicted.push_back(*a);
+    Release(v, snap, ledger);
+  }
+  auto restore = [&] {
+    for (const Allocation& a : evicted) {
+      (void)ledger->Reserve(a);
+      CommitContext cc{snap, d};
+      for (PluginSlot* p : s.reserves) (void)p->reserve->Reserve(cc, a);
+    }
+  };
+  Status st = ledger->Reserve(*d.allocation);
+  if (!st.ok()) {
+    restore();
+    return st;
+  }
+  CommitContext cc{snap, d};
+  size_t done = 0;
+  for (; done < s.reserves.size() && st.ok(); ++done) {
+    st = s.reserves[done]->reserve->Reserve(cc, *d.allocation);
+    if (!st.ok()) st = st.WithContext(std::string(s.reserves[done]->plugin->name()));
+  }
+  for (size_t b = 0; st.ok() && b < s.binds.size(); ++b) {
+    st = s.binds[b]->bind->Bind(cc, *d.allocation);
+    if (!st.ok()) st = st.WithContext(std::string(s.binds[b]->plugin->name()));
+  }
+  if (!st.ok()) {
+    for (size_t k = 0; k < done; ++k) s.reserves[k]->reserve->Unreserve(cc, *d.allocation);
+    ledger->Unreserve(d.allocation->job);
+    restore();
+  }
+  return st;
+}
+
+void Scheduler::Release(JobId job, const Snapshot& snap, Ledger* ledger) {
+  const Allocation* a = ledger->Find(job);
+  if (!a) return;
+  Allocation copy = *a;
+  Decision none;
+  none.job = job;
+  CommitContext cc{snap, none};
+  for (PluginSlot* p : impl_->reserves) p->reserve->Unreserve(cc, copy);
+  ledger->Unreserve(job);
+}
+
+std::vector<const QueuedJob*> Scheduler::SortQueue(const Snapshot& snap,
+                                                   std::span<const QueuedJob* const> jobs) const {
+  std::vector<const QueuedJob*> out(jobs.begin(), jobs.end());
+  const auto& sorts = impl_->sorts;
+  std::stable_sort(out.begin(), out.end(), [&](const QueuedJob* a, const QueuedJob* b) {
+    for (const PluginSlot* p : sorts) {
+      std::weak_ordering o = p->sort->Compare(snap, *a, *b);
+      if (o != 0) return o < 0;
+    }
+    if (a->submitted != b->submitted) return a->submitted < b->submitted;
+    if (a->sequence != b->sequence) return a->sequence < b->sequence;
+    return a->id < b->id;
+  });
+  return out;
+}
+
+std::vector<Decision> Scheduler::RunCycle(const Snapshot& snap,
+                                          std::span<const QueuedJob* const> jobs, Ledger* ledger) {
+  std::vector<const QueuedJob*> order = SortQueue(snap, jobs);
+  std::vector<Decision> out;
+  Snapshot live = snap;
+  live.ledger = ledger;
+  live.queue = order;
+  for (const QueuedJob* j : order) {
+    Decision d = Decide(*j, live);
+    if (d.allocation) {
+      Status st = Commit(d, live, ledger);
+      if (!st.ok()) {
+        d.kind = DecisionKind::kError;
+        d.status = st;
+        d.allocation.reset();
+      }
+    }
+    bool waits = d.kind == DecisionKind::kWait || d.kind == DecisionKind::kError;
+    out.push_back(std::move(d));
+    if (waits && impl_->profile.options.head_of_line_blocking) break;
+  }
+  return out;
+}
+
+}  // namespace meridian::sched

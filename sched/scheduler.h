@@ -1,0 +1,89 @@
+// Scheduler: a profile's plugins bound to a fleet, and the one placement
+// path. Decide(job, snapshot) answers, for one queued job at snapshot.now:
+//   run now       kPlace (or kPreempt / kDefer) with the allocation to commit
+//   ever?         kReject (Unresolvable) when no candidate could ever pass the
+//                 filters, even on an empty fleet, with the reasons per filter
+//   earliest start kWait with `start`: when capacity frees on a node the job
+//                 could use, from the running allocations' expected ends
+// Decide reads the snapshot only; Commit is the single step that mutates the
+// ledger (and calls Reserve/Bind plugins).
+//
+// How a decision runs (docs/scheduler.md has the details):
+//   1. PreFilter plugins (reject early, narrow regions/models)
+//   2. candidates from the indexes: per demand (GPU model) the pools of the
+//      allowed regions, nodes with enough free GPUs (or a free MIG instance)
+//      in fleet order; gangs within a cluster; elastic offerings pre-grouped
+//      per (model, GPU count); then AddCandidates plugins. Generated in
+//      batches and filtered until max_*_candidates are feasible (bounded, as
+//      kube-scheduler's percentageOfNodesToScore).
+//   3. Score plugins, NormalizeScore per plugin, weights; best total wins
+//      (ties: first, or seeded random); the ledger's CanReserve and the Permit
+//      plugins check it, else the next best is tried.
+//   4. nothing feasible: PostFilter plugins (preemption); else the "ever" pass
+//      over one representative node per node group against an empty ledger;
+//      Unresolvable if nothing passes, else the earliest start.
+//
+// Not thread-safe: a Scheduler owns its scratch space and its plugins' state;
+// use one per thread. The same snapshot, profile and seed give the same
+// decisions: randomness is seeded per decision from (seed, job id, now).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "sched/decision.h"
+#include "sched/plugin.h"
+#include "sched/profile.h"
+#include "sched/snapshot.h"
+
+namespace meridian::sched {
+
+struct SchedulerOptions {
+  uint64_t seed = 0;
+  std::optional<ExplainLevel> explain;  // overrides the profile's
+};
+
+class Scheduler {
+ public:
+  // Builds the profile's plugins (argument errors name their field) and
+  // prepares them for `fleet`.
+  static Result<std::unique_ptr<Scheduler>> Create(const Profile& profile,
+                                                   std::shared_ptr<const Fleet> fleet,
+                                                   const SchedulerOptions& options = {});
+  ~Scheduler();
+
+  const Profile& profile() const;
+  const Fleet& fleet() const;
+
+  // The decision for `job` against `snap` (see the class comment).
+  Decision Decide(const QueuedJob& job, const Snapshot& snap);
+
+  // Applies a kPlace/kPreempt/kDefer decision to `ledger`: unreserves the
+  // victims, reserves the allocation, then Reserve and Bind plugins; on a
+  // failure everything done is undone. Other kinds are a no-op.
+  Status Commit(const Decision& d, const Snapshot& snap, Ledger* ledger);
+  // Releases `job` (finished, cancelled or preempted): ledger and Reserve plugins.
+  void Release(JobId job, const Snapshot& snap, Ledger* ledger);
+
+  // `jobs` in the order the QueueSort plugins give (then submission time,
+  // sequence, id). Stable and deterministic.
+  std::vector<const QueuedJob*> SortQueue(const Snapshot& snap,
+                                          std::span<const QueuedJob* const> jobs) const;
+
+  // One scheduling cycle: sorts `jobs`, decides each in turn against
+  // `ledger` at snap.now, commits placements as it goes (later jobs see
+  // earlier ones' allocations). With head_of_line_blocking the cycle stops at
+  // the first job that waits. Returns the decisions in decision order.
+  std::vector<Decision> RunCycle(const Snapshot& snap, std::span<const QueuedJob* const> jobs,
+                                 Ledger* ledger);
+
+  // The scheduler's internals (sched/cycle.h); opaque outside sched/.
+  struct Impl;
+
+ private:
+  explicit Scheduler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace meridian::sched
