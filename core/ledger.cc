@@ -82,8 +82,6 @@ const Allocation* Ledger::Find(JobId job) const {
   return it == allocations_.end() ? nullptr : &it->second;
 }
 
-int Ledger::free_gpu_count(NodeId n) const { return std::popcount(nodes_[n.index()].free_gpus); }
-
 bool Ledger::MigFree(NodeId n, int gpu, MigShape shape) const {
   const NodeState& s = nodes_[n.index()];
   if (gpu < 0 || gpu >= s.cap.gpus || ((s.cap.mig_gpus >> gpu) & 1) == 0) return false;
@@ -122,7 +120,7 @@ int Ledger::LargestFreeMig(const NodeState& s) const {
 void Ledger::Reindex(NodeId n) {
   NodeState& s = nodes_[n.index()];
   s.largest_mig = LargestFreeMig(s);
-  int gpus = std::popcount(s.free_gpus);
+  int gpus = s.free_gpu_count = std::popcount(s.free_gpus);
   for (auto [pool, pos] : s.positions) {
     Pool& p = pools_[pool.index()];
     p.gpus.Set(pos, gpus);
@@ -209,14 +207,16 @@ Status Ledger::CanReserve(const Allocation& a) const {
   return Check(a);
 }
 
-void Ledger::Apply(JobId job, const NodeShare& sh, int sign) {
+void Ledger::Apply(const Allocation& a, const NodeShare& sh, int sign) {
   NodeState& s = nodes_[sh.node.index()];
   if (sign > 0) {
-    s.holders.push_back(job);
+    s.holders.push_back({a.job, a.end, std::popcount(sh.gpus), sh.mig ? sh.mig->shape.span : 0,
+                         sh.vcpus, sh.ram_mib});
     s.free_gpus &= ~sh.gpus;
     if (sh.mig) s.mig_used[sh.mig->gpu] |= sh.mig->shape.mask();
   } else {
-    s.holders.erase(std::find(s.holders.begin(), s.holders.end(), job));
+    s.holders.erase(std::find_if(s.holders.begin(), s.holders.end(),
+                                 [&](const Holder& h) { return h.job == a.job; }));
     s.free_gpus |= sh.gpus;
     if (sh.mig) s.mig_used[sh.mig->gpu] &= static_cast<uint8_t>(~sh.mig->shape.mask());
   }
@@ -232,7 +232,7 @@ Status Ledger::Reserve(const Allocation& a) {
     return Status::Invalid(JobName(a.job) + " already holds a different allocation");
   }
   MERIDIAN_RETURN_IF_ERROR(Check(a));  // all shares, before any is applied
-  for (const NodeShare& sh : a.nodes) Apply(a.job, sh, +1);
+  for (const NodeShare& sh : a.nodes) Apply(a, sh, +1);
   by_end_.emplace(a.end, a.job);
   allocations_.emplace(a.job, a);
   return Status::Ok();
@@ -241,7 +241,7 @@ Status Ledger::Reserve(const Allocation& a) {
 void Ledger::Unreserve(JobId job) {
   auto it = allocations_.find(job);
   if (it == allocations_.end()) return;
-  for (const NodeShare& sh : it->second.nodes) Apply(job, sh, -1);
+  for (const NodeShare& sh : it->second.nodes) Apply(it->second, sh, -1);
   by_end_.erase({it->second.end, job});
   allocations_.erase(it);
 }

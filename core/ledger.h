@@ -123,15 +123,25 @@ class Ledger {
   size_t node_count() const { return nodes_.size(); }
   const NodeCapacity& capacity(NodeId n) const { return nodes_[n.index()].cap; }
   uint64_t free_gpus(NodeId n) const { return nodes_[n.index()].free_gpus; }
-  int free_gpu_count(NodeId n) const;
+  int free_gpu_count(NodeId n) const { return nodes_[n.index()].free_gpu_count; }
   int free_vcpus(NodeId n) const { return nodes_[n.index()].free_vcpus; }
   int64_t free_ram_mib(NodeId n) const { return nodes_[n.index()].free_ram_mib; }
   // Memory slices taken on GPU `gpu` of node `n` (MIG-mode GPUs only).
   uint8_t mig_used(NodeId n, int gpu) const { return nodes_[n.index()].mig_used[gpu]; }
   // Whether `shape` on GPU `gpu` of `n` is a valid instance and entirely free.
   bool MigFree(NodeId n, int gpu, MigShape shape) const;
-  // Jobs holding a share of node `n`, in reservation order.
-  const std::vector<JobId>& holders(NodeId n) const { return nodes_[n.index()].holders; }
+  // A job's share of one node with its expected end, as the earliest-start
+  // search reads it without looking the allocation up.
+  struct Holder {
+    JobId job;
+    UnixSeconds end = 0;
+    int gpus = 0;       // whole GPUs held
+    int mig_span = 0;   // span of the MIG instance held, 0 if none
+    int vcpus = 0;
+    int64_t ram_mib = 0;
+  };
+  // The shares held on node `n`, in reservation order.
+  const std::vector<Holder>& holders(NodeId n) const { return nodes_[n.index()].holders; }
   // Span of the largest free MIG instance on the node (0 when none).
   int largest_free_mig_span(NodeId n) const { return nodes_[n.index()].largest_mig; }
 
@@ -150,12 +160,13 @@ class Ledger {
   struct NodeState {
     NodeCapacity cap;
     uint64_t free_gpus = 0;
+    int free_gpu_count = 0;
     int free_vcpus = 0;
     int64_t free_ram_mib = 0;
     std::vector<uint8_t> mig_used;  // per GPU
     int largest_mig = 0;
     std::vector<std::pair<PoolId, uint32_t>> positions;  // (pool, position)
-    std::vector<JobId> holders;
+    std::vector<Holder> holders;
   };
   struct Pool {
     std::vector<NodeId> members;
@@ -164,7 +175,7 @@ class Ledger {
 
   Status Check(const Allocation& a) const;
   Status CheckShare(const NodeShare& s) const;
-  void Apply(JobId job, const NodeShare& s, int sign);
+  void Apply(const Allocation& a, const NodeShare& s, int sign);
   void Reindex(NodeId n);
   int LargestFreeMig(const NodeState& s) const;
 

@@ -1,7 +1,6 @@
 // Earliest start: when a node the job could use (a feasible candidate of the
 // ever pass) has room, from the live ledger's allocations and expected ends.
 #include <algorithm>
-#include <bit>
 
 #include "sched/cycle.h"
 
@@ -9,7 +8,7 @@ namespace meridian::sched {
 
 namespace {
 
-constexpr uint32_t kNodesPerGroup = 64;  // nodes of a group examined, from its first
+constexpr uint32_t kNodesPerGroup = 16;  // nodes of a group examined, from its first
 
 struct Need {
   int gpus = 0;
@@ -34,14 +33,8 @@ std::optional<NodeTime> RoomAt(Workspace& ws, const Ledger& live, NodeId n, cons
   };
   if (fits()) return NodeTime{now, JobId()};
   ws.releases.clear();
-  for (JobId j : live.holders(n)) {
-    const Allocation* a = live.Find(j);
-    if (!a) continue;
-    for (const NodeShare& sh : a->nodes) {
-      if (sh.node != n) continue;
-      ws.releases.push_back({std::max(a->end, now), j, std::popcount(sh.gpus), sh.vcpus, sh.ram_mib,
-                             sh.mig ? sh.mig->shape.span : 0});
-    }
+  for (const Ledger::Holder& h : live.holders(n)) {
+    ws.releases.push_back({std::max(h.end, now), h.job, h.gpus, h.vcpus, h.ram_mib, h.mig_span});
   }
   std::sort(ws.releases.begin(), ws.releases.end(), [](const auto& a, const auto& b) {
     return a.end != b.end ? a.end < b.end : a.job < b.job;

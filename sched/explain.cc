@@ -120,8 +120,9 @@ void ExplainPricing(const CycleContext& ctx, const Candidate& c, Decision* d) {
     d->pricing_reason = cl.pricing == CapacityPricing::kOwned
                             ? "owned capacity of cluster " + cl.name + " at " +
                                   cl.gpu_hour.ToString() + " $/GPU-h"
-                            : "reserved capacity of cluster " + cl.name +
-                                  " (paid whether used or not: no added cost)";
+                            : "reserved capacity of cluster " + cl.name + " (" +
+                                  cl.gpu_hour.ToString() +
+                                  " $/GPU-h paid whether used or not: no added cost)";
     return;
   }
   d->pricing = c.pricing;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <map>
 
+#include "spec/fleet.h"
+
 namespace meridian::sched {
 
 GpuModelId FindGpuModelId(const catalog::Catalog& c, std::string_view name) {
@@ -128,6 +130,11 @@ class FleetBuilder {
     }
     c.pricing = cs.pricing;
     c.gpu_hour = cs.gpu_hour.value_or(Money());
+    if (cs.pricing == CapacityPricing::kReserved) {
+      // The committed rate per GPU-hour, for explanations; its marginal cost is 0.
+      Result<spec::CapacityPrice> price = spec::PriceCluster(spec_, ci, cat);
+      if (price.ok()) c.gpu_hour = price->per_gpu_hour;
+    }
     c.repartitionable = cs.repartitionable;
     for (size_t i = 0; i < cat.offerings().size(); ++i) {
       const auto& o = cat.offerings()[i];

@@ -63,7 +63,8 @@ struct Cluster {
   std::string name;
   RegionId region;
   CapacityPricing pricing = CapacityPricing::kOwned;
-  Money gpu_hour;             // owned: cost per GPU-hour used
+  Money gpu_hour;             // owned: cost per GPU-hour used; reserved: the committed
+                              // rate per GPU-hour (spec::PriceCluster), paid anyway
   OfferingId reserved_offering;  // reserved: the catalog offering reserved (may be invalid)
   bool repartitionable = false;
   NodeId first_node;
