@@ -294,9 +294,10 @@ Decision Scheduler::Decide(const QueuedJob& job, const Snapshot& snap) {
   CollectFilters(s, ctx, &d);
   if (ws.feasible.empty()) {
     d.kind = DecisionKind::kReject;
-    std::string why = examined == 0
-                          ? "no node or offering of an allowed GPU model in an allowed region"
-                          : "every candidate is turned away by a filter, even on an empty fleet";
+    std::string why =
+        examined > 0 ? "every candidate is turned away by a filter, even on an empty fleet"
+        : job.cpu_only ? "a CPU-only job, and no plugin of the profile places CPU work"
+                       : "no node or offering of an allowed GPU model in an allowed region";
     d.status = Status::Unresolvable(why);
     return d;
   }

@@ -251,6 +251,47 @@ TEST(SchedulerTest, NeverOverAllocatesAndIsDeterministic) {
   }
 }
 
+// Brute force over every node: the job can run now iff some node of a fitting
+// model has enough free GPUs, and the chosen node's cost is the cheapest such.
+TEST(SchedulerTest, MatchesBruteForceOnRandomSmallFleets) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    testing::World w = MakeWorld(testing::SmallFleetSpec(), /*elastic=*/false);
+    auto s = Make(w);
+    Rng rng(seed);
+    for (uint32_t n = 0; n < w.fleet->nodes().size(); ++n) {  // random existing load
+      if (w.fleet->node(NodeId(n)).mig_gpus != 0) continue;
+      uint64_t taken = rng.Next() & rng.Next() & 0xff;
+      if (taken == 0) continue;
+      Allocation a;
+      a.job = JobId(1000 + n);
+      a.nodes.push_back({NodeId(n), taken, std::nullopt, 0, 0});
+      a.end = kNow + 3600;
+      ASSERT_TRUE(w.ledger.Reserve(a).ok());
+    }
+    for (uint32_t i = 0; i < 20; ++i) {
+      const int sizes[] = {1, 2, 3, 4, 6, 8};
+      QueuedJob job = Queue(w, TwoHourJob("j", sizes[rng.Below(6)], 10 + static_cast<double>(rng.Below(70))), i + 1);
+      std::optional<int64_t> best;
+      for (const Node& n : w.fleet->nodes()) {
+        const ModelDemand* d = job.DemandFor(n.gpu_model);
+        if (!d || w.ledger.free_gpu_count(n.id) < d->gpus) continue;
+        // gpu_hour x GPUs x hours, in micro-dollars
+        int64_t cost = w.fleet->cluster(n.cluster).gpu_hour.Times(d->gpus * d->run_hours).micros();
+        if (!best || cost < *best) best = cost;
+      }
+      Decision d = s->Decide(job, w.At());
+      ASSERT_EQ(d.kind == DecisionKind::kPlace, best.has_value()) << "seed " << seed << "\n" << FormatDecision(d);
+      if (!best) continue;
+      const NodeShare& sh = d.allocation->nodes.at(0);
+      const Node& n = w.fleet->node(sh.node);
+      const ModelDemand* dem = job.DemandFor(n.gpu_model);
+      EXPECT_EQ(w.fleet->cluster(n.cluster).gpu_hour.Times(dem->gpus * dem->run_hours).micros(), *best)
+          << "seed " << seed;
+      ASSERT_TRUE(s->Commit(d, w.At(), &w.ledger).ok());
+    }
+  }
+}
+
 TEST(SchedulerTest, SameSnapshotAndSeedGiveTheSameDecision) {
   testing::World w = MakeWorld();
   auto s1 = Make(w, "name: r\noptions: {tie_break: random}\nplugins: [{name: gpu_fit}]", 42);
