@@ -90,12 +90,18 @@ TEST(Cli, PlansEveryExampleAsJson) {
     for (const auto& o : j["options"]) {
       for (const char* key : {"gpu", "gpus", "provider", "region", "zone", "instance_type",
                               "pricing", "hours", "cost_usd", "energy_kwh", "co2_kg",
-                              "memory_per_gpu_gib"}) {
+                              "memory_per_gpu_gib", "billed_hours", "other_zones"}) {
         EXPECT_TRUE(o.contains(key)) << key;
       }
       EXPECT_NE(o["region"].get<std::string>().find(':'), std::string::npos);
       EXPECT_GT(o["hours"].get<double>(), 0);
       EXPECT_GE(o["cost_usd"].get<double>(), 0);
+      // A reservation is paid for its whole term; everything else for the hours used.
+      if (o["pricing"] == "reserved") {
+        EXPECT_GE(o["billed_hours"].get<double>(), 8760.0);
+      } else {
+        EXPECT_DOUBLE_EQ(o["billed_hours"].get<double>(), o["hours"].get<double>());
+      }
       std::string pricing = o["pricing"];
       EXPECT_TRUE(pricing == "on-demand" || pricing == "spot" || pricing == "flex-start" ||
                   pricing == "reserved");

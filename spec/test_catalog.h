@@ -18,7 +18,14 @@ inline std::shared_ptr<const catalog::Catalog> SpecTestCatalog() {
     std::string n = name;
     if (n.rfind("A100", 0) == 0 || n.rfind("H100", 0) == 0 || n.rfind("H200", 0) == 0 ||
         n == "B200") {
-      g.mig_profiles.push_back({"1g.10gb", 1, 1, 10, 7, 14});
+      catalog::MigProfile p;
+      p.name = "1g.10gb";
+      p.compute_slices = 1;
+      p.memory_slices = 1;
+      p.memory_gib = 10;
+      p.max_instances = 7;
+      p.sm_count = 14;
+      g.mig_profiles.push_back(p);
     }
     parts.gpus.push_back(g);
   }
