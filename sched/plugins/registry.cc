@@ -2,9 +2,12 @@
 // under sched/plugins/, one line here, and its sources to sched/CMakeLists.txt.
 #include "sched/registry.h"
 
+#include "sched/plugins/carbon.h"
 #include "sched/plugins/cheapest_price.h"
+#include "sched/plugins/egress_locality.h"
 #include "sched/plugins/first_fit.h"
 #include "sched/plugins/gpu_fit.h"
+#include "sched/plugins/latency.h"
 #include "sched/plugins/tier_sort.h"
 
 namespace meridian::sched {
@@ -17,6 +20,11 @@ constexpr PluginEntry kPlugins[] = {
      "PreFilter+Filter: allowed model, precision, VRAM, GPUs per node, gangs"},
     {CheapestPrice::kName, &CheapestPrice::Create, "Score: lower $ for the run scores higher"},
     {FirstFit::kName, &FirstFit::Create, "Score: fleet-file order (fifo profiles)"},
+    {Carbon::kName, &Carbon::Create, "Score: grams of CO2 at the hours the run would take"},
+    {EgressLocality::kName, &EgressLocality::Create,
+     "Score (+Filter with max_usd): run cost plus egress of the job's data"},
+    {Latency::kName, &Latency::Create,
+     "PreFilter+Filter+Score: real-time services within their latency SLO"},
 };
 
 }  // namespace

@@ -1,0 +1,123 @@
+#include "sched/plugins/carbon.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimate/defaults.h"
+#include "sched/registry.h"
+
+namespace meridian::sched {
+
+namespace {
+
+RegionId RegionOf(const CycleContext& ctx, const Candidate& c) {
+  if (c.region.valid() || !c.on_fleet()) return c.region;
+  return ctx.fleet().node(c.node).region;
+}
+
+int SamplesFor(double hours) {
+  return std::max(1, static_cast<int>(std::ceil(hours - 1e-9)));
+}
+
+}  // namespace
+
+double MeanCarbonGPerKwh(const MarketView& market, RegionId region, UnixSeconds start,
+                         double hours, int max_samples) {
+  const int n = SamplesFor(hours);
+  const int step = (n + max_samples - 1) / std::max(1, max_samples);
+  double sum = 0;
+  int samples = 0;
+  for (int h = 0; h < n && samples < max_samples; h += step, ++samples) {
+    sum += market.CarbonGPerKwh(region, start + static_cast<UnixSeconds>(h) * 3600);
+  }
+  return samples > 0 ? sum / samples : 0;
+}
+
+int64_t Carbon::Emission::grams() const { return std::llround(kwh() * gco2_per_kwh); }
+
+Result<std::unique_ptr<Plugin>> Carbon::Create(PluginArgs& args) {
+  Options o;
+  o.max_samples = static_cast<int>(args.Integer("max_samples", o.max_samples, 1, 720));
+  o.cpu_watts_per_vcpu = args.Number("cpu_watts_per_vcpu", o.cpu_watts_per_vcpu, 0, 1000);
+  return FinishPlugin<Carbon>(args, o);
+}
+
+double Carbon::MeanFor(const CycleContext& ctx, RegionId r, UnixSeconds start,
+                       double hours) const {
+  if (cache_job_ != ctx.job().id || cache_now_ != ctx.now() || cache_market_ != &ctx.market()) {
+    for (CacheEntry& e : cache_) e.samples = -1;
+    cache_job_ = ctx.job().id;
+    cache_now_ = ctx.now();
+    cache_market_ = &ctx.market();
+  }
+  const int32_t samples = SamplesFor(hours);
+  for (const CacheEntry& e : cache_) {
+    if (e.samples == samples && e.region == r && e.start == start) return e.mean;
+  }
+  double mean = MeanCarbonGPerKwh(ctx.market(), r, start, hours, options_.max_samples);
+  cache_[cache_next_] = {r, start, samples, mean};
+  cache_next_ = (cache_next_ + 1) % cache_.size();
+  return mean;
+}
+
+Carbon::Emission Carbon::EmissionOf(const CycleContext& ctx, const Candidate& c) const {
+  Emission e;
+  e.hours = ctx.RunHours(c);
+  const catalog::Catalog& cat = ctx.catalog();
+  switch (c.kind) {
+    case CandidateKind::kCpuNode:
+      if (options_.cpu_watts_per_vcpu <= 0 || ctx.job().vcpus <= 0) return e;
+      e.watts = options_.cpu_watts_per_vcpu * ctx.job().vcpus;
+      break;
+    case CandidateKind::kElastic: {
+      const catalog::Offering& o = cat.offerings()[c.offering.index()];
+      e.watts = cat.gpus()[ctx.demand(c).model.index()].power_w * o.gpu_count * c.instances;
+      break;
+    }
+    case CandidateKind::kMigSlice: {
+      const Node& n = ctx.fleet().node(c.node);
+      e.watts = cat.gpus()[n.gpu_model.index()].power_w * c.mig_shape.span /
+                static_cast<double>(kMigMemorySlices);
+      break;
+    }
+    default: {
+      const Node& n = ctx.fleet().node(c.node);
+      const int members = c.kind == CandidateKind::kGang ? c.gang_size : 1;
+      e.watts = cat.gpus()[n.gpu_model.index()].power_w * c.gpus_per_node * members;
+      break;
+    }
+  }
+  e.known = true;
+  e.gco2_per_kwh = MeanFor(ctx, RegionOf(ctx, c), c.start, e.hours);
+  return e;
+}
+
+int64_t Carbon::Score(const CycleContext& ctx, const Candidate& c) const {
+  Emission e = EmissionOf(ctx, c);
+  return e.known ? -e.grams() : kUnknown;
+}
+
+void Carbon::NormalizeScore(const CycleContext&, std::span<int64_t> scores) const {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (int64_t s : scores) {
+    if (s == kUnknown) continue;
+    lo = std::min(lo, s);
+    hi = std::max(hi, s);
+  }
+  for (int64_t& s : scores) {
+    if (s == kUnknown) s = 50;
+    else if (hi == lo) s = 100;
+    else s = static_cast<int64_t>(static_cast<double>(s - lo) * 100.0 / static_cast<double>(hi - lo));
+  }
+}
+
+std::string Carbon::ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t) const {
+  using estimate::Fixed;
+  Emission e = EmissionOf(ctx, c);
+  if (!e.known) return "no power figure for CPU nodes (cpu_watts_per_vcpu: 0): neutral 50";
+  return Fixed(e.watts, 0) + " W x " + Fixed(e.hours, 2) + " h = " + Fixed(e.kwh(), 2) +
+         " kWh x " + Fixed(e.gco2_per_kwh, 0) + " g/kWh (mean over the run from " +
+         FormatRfc3339(c.start) + ") = " + std::to_string(e.grams()) + " g CO2";
+}
+
+}  // namespace meridian::sched

@@ -1,0 +1,92 @@
+#include "sched/plugins/egress_locality.h"
+
+#include "estimate/defaults.h"
+#include "sched/cost.h"
+#include "sched/registry.h"
+
+namespace meridian::sched {
+
+namespace {
+
+RegionId RegionOf(const CycleContext& ctx, const Candidate& c) {
+  if (c.region.valid() || !c.on_fleet()) return c.region;
+  return ctx.fleet().node(c.node).region;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plugin>> EgressLocality::Create(PluginArgs& args) {
+  Options o;
+  o.include_run_cost = args.Bool("include_run_cost", o.include_run_cost);
+  if (args.Has("max_usd")) o.max_usd = args.Dollars("max_usd", Money());
+  return FinishPlugin<EgressLocality>(args, o);
+}
+
+Status EgressLocality::Prepare(const PrepareContext& p) {
+  const auto& regions = p.catalog.regions();
+  regions_ = regions.size();
+  rate_.assign(regions_ * regions_, 0);
+  for (size_t f = 0; f < regions_; ++f) {
+    for (size_t t = 0; t < regions_; ++t) {
+      if (f == t) continue;
+      std::optional<double> r = p.catalog.EgressUsdPerGb(regions[f].id, regions[t].id);
+      rate_[f * regions_ + t] = r.value_or(estimate::kDefaultInternetEgressUsdPerGb);
+    }
+  }
+  return Status::Ok();
+}
+
+double EgressLocality::RateUsdPerGb(RegionId from, RegionId to) const {
+  if (!from.valid() || !to.valid() || from == to) return 0;
+  if (from.index() >= regions_ || to.index() >= regions_) {
+    return estimate::kDefaultInternetEgressUsdPerGb;
+  }
+  return rate_[from.index() * regions_ + to.index()];
+}
+
+Money EgressLocality::Egress(const CycleContext& ctx, const Candidate& c) const {
+  const QueuedJob& job = ctx.job();
+  if (!job.data_region.valid() || job.data_gb <= 0) return Money();
+  return Money::FromDollars(job.data_gb * RateUsdPerGb(job.data_region, RegionOf(ctx, c)));
+}
+
+int64_t EgressLocality::Score(const CycleContext& ctx, const Candidate& c) const {
+  Money total = Egress(ctx, c);
+  if (options_.include_run_cost) total += RunCost(ctx, c);
+  return -total.micros();
+}
+
+std::string EgressLocality::ExplainScore(const CycleContext& ctx, const Candidate& c,
+                                         int64_t) const {
+  using estimate::Fixed;
+  const QueuedJob& job = ctx.job();
+  const Money egress = Egress(ctx, c);
+  std::string out;
+  if (!job.data_region.valid() || job.data_gb <= 0) {
+    out = "no input data: 0 $ egress";
+  } else {
+    const RegionId to = RegionOf(ctx, c);
+    if (to == job.data_region) {
+      out = "data in " + ctx.catalog().regions()[to.index()].id + ": 0 $ egress";
+    } else {
+      out = Fixed(job.data_gb, 0) + " GB from " +
+            ctx.catalog().regions()[job.data_region.index()].id + " x " +
+            Fixed(RateUsdPerGb(job.data_region, to), 3) + " $/GB = " + egress.ToString() +
+            " $ egress";
+    }
+  }
+  if (options_.include_run_cost) {
+    out += " + run " + RunCost(ctx, c).ToString() + " $ = " + (egress + RunCost(ctx, c)).ToString() + " $";
+  }
+  return out;
+}
+
+size_t EgressLocality::Filter(const CycleContext& ctx, std::span<Candidate> cands,
+                              Rejections& rejected) const {
+  if (!options_.max_usd) return cands.size();
+  return KeepIf(cands, rejected, [&](const Candidate& c) -> std::string_view {
+    return Egress(ctx, c) > *options_.max_usd ? "egress of the job's data exceeds max_usd" : "";
+  });
+}
+
+}  // namespace meridian::sched

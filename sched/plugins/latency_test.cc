@@ -1,0 +1,142 @@
+#include "sched/plugins/latency.h"
+
+#include <gtest/gtest.h>
+
+#include "sched/test_world.h"
+
+namespace meridian::sched {
+namespace {
+
+using testing::kNow;
+using testing::MakeWorld;
+using testing::Queue;
+using testing::TwoHourJob;
+
+Candidate Node(const testing::World& w, uint32_t n) {
+  Candidate c;
+  c.node = NodeId(n);
+  c.region = w.fleet->node(c.node).region;
+  c.gpus_per_node = 1;
+  c.start = kNow;
+  return c;
+}
+
+Candidate Elastic(const testing::World& w, const char* region, const char* type) {
+  Candidate c;
+  c.kind = CandidateKind::kElastic;
+  c.offering = testing::Offering(w, region, type);
+  c.region = FindRegionId(*w.catalog, region);
+  c.instances = 1;
+  c.start = kNow;
+  return c;
+}
+
+JobSpec Service(double slo_ms) {
+  JobSpec s = TwoHourJob("chat", 1, 40);
+  s.kind = WorkloadKind::kRealtimeInference;
+  s.latency.users = {"gcp:europe-west4", "aws:us-east-1"};
+  s.latency.slo_ms = slo_ms;
+  return s;
+}
+
+Latency Prepared(const testing::World& w) {
+  Latency l({});
+  EXPECT_TRUE(l.Prepare({*w.fleet, *w.catalog}).ok());
+  return l;
+}
+
+TEST(LatencyTest, FiltersAndScoresByTheWorstUser) {
+  testing::World w = MakeWorld();
+  QueuedJob job = Queue(w, Service(80), 1);
+  testing::Cycle cy(w, job);
+  Latency l = Prepared(w);
+  // RTT = 2 x km / 200 + 5. Users near europe-west4 (EW) and us-east-1 (UE):
+  struct Case {
+    const char* name;
+    Candidate c;
+    double worst_ms;
+    bool kept;
+    int64_t normalized;  // among the kept
+  } cases[] = {
+      // EW 7166 km -> 76.66 ms, UE 1578 km -> 20.78 ms: worst 76.66 <= 80;
+      // (7666 - 7666) / (7666 - 6784) x 100 = 0
+      {"onprem-a us-central1", Node(w, 0), 76.66, true, 0},
+      // EW 0 km -> 5 ms, UE 6284 km -> 67.84 ms: worst 67.84, the nearest: 100
+      {"onprem-b europe-west4", Node(w, 3), 67.84, true, 100},
+      // EW 9117 km -> 96.17 ms, UE 10872 km -> 113.72 ms > 80: rejected
+      {"asia-northeast1", Elastic(w, "gcp:asia-northeast1", "a3-highgpu-1g"), 113.72, false, 0},
+      // EW 6284 km -> 67.84 ms, UE 5 ms: worst 67.84: 100
+      {"aws:us-east-1", Elastic(w, "aws:us-east-1", "g6e.xlarge"), 67.84, true, 100},
+  };
+  std::vector<Candidate> cands;
+  for (const auto& c : cases) {
+    EXPECT_NEAR(l.WorstRttMs(job, c.c.region), c.worst_ms, 0.01) << c.name;
+    cands.push_back(c.c);
+  }
+  Rejections r;
+  r.Reset("latency", true);
+  ASSERT_EQ(l.Filter(cy.ctx, cands, r), 3u);
+  EXPECT_EQ(r.count(), 1u);
+  EXPECT_EQ(r.examples()[0].second, "round trip to the job's users exceeds the latency SLO");
+  std::vector<int64_t> raw;
+  for (const auto& c : cases) {
+    if (c.kept) raw.push_back(l.Score(cy.ctx, c.c));
+  }
+  EXPECT_NEAR(raw[0], -7666, 1);
+  l.NormalizeScore(cy.ctx, raw);
+  std::vector<int64_t> want;
+  for (const auto& c : cases) {
+    if (c.kept) want.push_back(c.normalized);
+  }
+  EXPECT_EQ(raw, want);
+  EXPECT_EQ(l.ExplainScore(cy.ctx, cases[0].c, 0),
+            "worst round trip ~76.7 ms from users near gcp:europe-west4 (SLO 80 ms)");
+}
+
+TEST(LatencyTest, PreFilterNarrowsRegionsOrRejects) {
+  testing::World w = MakeWorld();
+  Latency l = Prepared(w);
+  {
+    QueuedJob job = Queue(w, Service(80), 1);
+    testing::Cycle cy(w, job);
+    PreFilterResult r = l.PreFilter(cy.ctx, cy.state);
+    ASSERT_TRUE(r.status.ok());
+    ASSERT_TRUE(r.regions.has_value());
+    // us-central1 (76.66), europe-west4 (67.84), us-east-1 (67.84); not asia (113.72)
+    EXPECT_EQ(r.regions->count(), 3u);
+    EXPECT_FALSE(r.regions->test(FindRegionId(*w.catalog, "gcp:asia-northeast1").index()));
+  }
+  {
+    // 60 ms: no region is within 60 ms of both Eemshaven and Ashburn
+    QueuedJob job = Queue(w, Service(60), 1);
+    testing::Cycle cy(w, job);
+    PreFilterResult r = l.PreFilter(cy.ctx, cy.state);
+    EXPECT_EQ(r.status.code(), StatusCode::kUnresolvable);
+  }
+}
+
+TEST(LatencyTest, BatchWorkIsANoOp) {
+  testing::World w = MakeWorld();
+  JobSpec spec = TwoHourJob("batch", 1, 40);
+  spec.latency.users = {"gcp:asia-northeast1"};
+  QueuedJob job = Queue(w, spec, 1);
+  testing::Cycle cy(w, job);
+  Latency l = Prepared(w);
+  EXPECT_FALSE(l.PreFilter(cy.ctx, cy.state).regions.has_value());
+  std::vector<Candidate> cands = {Node(w, 0), Node(w, 3)};
+  Rejections r;
+  r.Reset("latency", false);
+  EXPECT_EQ(l.Filter(cy.ctx, cands, r), 2u);
+  EXPECT_EQ(l.Score(cy.ctx, cands[0]), 0);
+}
+
+TEST(LatencyTest, ArgumentsAreValidated) {
+  auto args = PluginArgs::FromYaml("{default_slo_ms: 0}");
+  ASSERT_TRUE(args.ok());
+  auto made = Latency::Create(*args);
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.status().message().find("default_slo_ms"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meridian::sched
