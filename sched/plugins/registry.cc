@@ -6,6 +6,10 @@
 #include "sched/plugins/cheapest_price.h"
 #include "sched/plugins/egress_locality.h"
 #include "sched/plugins/first_fit.h"
+#include "sched/plugins/flavor_order.h"
+#include "sched/plugins/home_region.h"
+#include "sched/plugins/quota.h"
+#include "sched/plugins/single_node.h"
 #include "sched/plugins/gpu_fit.h"
 #include "sched/plugins/latency.h"
 #include "sched/plugins/tier_sort.h"
@@ -20,6 +24,10 @@ constexpr PluginEntry kPlugins[] = {
      "PreFilter+Filter: allowed model, precision, VRAM, GPUs per node, gangs"},
     {CheapestPrice::kName, &CheapestPrice::Create, "Score: lower $ for the run scores higher"},
     {FirstFit::kName, &FirstFit::Create, "Score: fleet-file order (fifo profiles)"},
+    {HomeRegionPlugin::kName, &HomeRegionPlugin::Create, "PreFilter+Filter: only the job's home region (data, or a service's users)"},
+    {SingleNode::kName, &SingleNode::Create, "Filter: a job that fits one node runs on one node"},
+    {FlavorOrder::kName, &FlavorOrder::Create, "Filter+Score: Kueue-style ordered flavors (reserved, owned, on-demand, spot)"},
+    {Quota::kName, &Quota::Create, "Filter+Reserve: GPU quota per tenant"},
     {Carbon::kName, &Carbon::Create, "Score: grams of CO2 at the hours the run would take"},
     {EgressLocality::kName, &EgressLocality::Create,
      "Score (+Filter with max_usd): run cost plus egress of the job's data"},

@@ -1,0 +1,56 @@
+#include "sched/plugins/gang_permit.h"
+
+#include "sched/cycle.h"
+#include "sched/registry.h"
+
+namespace meridian::sched {
+
+Result<std::unique_ptr<Plugin>> GangPermit::Create(PluginArgs& args) {
+  Options o;
+  o.max_gang_size = static_cast<int>(args.Integer("max_gang_size", o.max_gang_size, 1, 64));
+  std::string t = args.Choice("topology", "cluster", {"cluster", "group"});
+  o.topology = t == "group" ? Topology::kGroup : Topology::kCluster;
+  return FinishPlugin<GangPermit>(args, o);
+}
+
+Status GangPermit::Permit(const CycleContext& ctx, const Candidate& c) const {
+  const std::string max = std::to_string(options_.max_gang_size);
+  if (c.kind == CandidateKind::kElastic) {
+    if (c.instances > options_.max_gang_size) {
+      return Status::Unresolvable(std::to_string(c.instances) + " instances exceed max_gang_size " +
+                                  max);
+    }
+    return Status::Ok();
+  }
+  if (c.kind != CandidateKind::kGang) return Status::Ok();
+  std::span<const NodeId> nodes = ctx.members(c);
+  if (nodes.empty()) return Status::Invalid("a gang without members");
+  if (static_cast<int>(nodes.size()) > options_.max_gang_size) {
+    return Status::Unresolvable("a gang of " + std::to_string(nodes.size()) +
+                                " nodes exceeds max_gang_size " + max);
+  }
+  const Fleet& fleet = ctx.fleet();
+  const Node& first = fleet.node(nodes[0]);
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    const Node& m = fleet.node(nodes[i]);
+    if (m.cluster != first.cluster) {
+      return Status::Unresolvable("gang members " + first.name + " and " + m.name +
+                                  " are in different clusters");
+    }
+    if (options_.topology == Topology::kGroup && m.group != first.group) {
+      return Status::Unresolvable("gang members " + first.name + " and " + m.name +
+                                  " are in different node groups (topology: group)");
+    }
+    for (size_t k = 0; k < i; ++k) {
+      if (nodes[k] == nodes[i]) return Status::Invalid("node " + m.name + " listed twice in the gang");
+    }
+  }
+  Status st = ctx.ledger().CanReserve(AllocationFor(ctx, c, ctx.ledger()));
+  if (!st.ok()) {
+    return Status::Unschedulable("the gang of " + std::to_string(nodes.size()) +
+                                 " nodes cannot be reserved whole: " + st.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace meridian::sched
