@@ -1,0 +1,115 @@
+#include "sched/plugins/quota.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+
+#include "sched/registry.h"
+
+namespace meridian::sched {
+
+namespace {
+
+constexpr int64_t kEighths = 8;
+
+// "name=GPUs" -> (name, eighths); nullopt when malformed.
+std::optional<std::pair<std::string, int64_t>> ParseEntry(const std::string& s) {
+  size_t eq = s.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 >= s.size()) return std::nullopt;
+  const std::string num = s.substr(eq + 1);
+  char* end = nullptr;
+  double gpus = std::strtod(num.c_str(), &end);
+  if (end != num.c_str() + num.size() || !std::isfinite(gpus) || gpus < 0 || gpus > 1e7) {
+    return std::nullopt;
+  }
+  return std::make_pair(s.substr(0, eq), static_cast<int64_t>(std::floor(gpus * kEighths)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plugin>> Quota::Create(PluginArgs& args) {
+  Options o;
+  for (const std::string& e : args.Strings("tenants")) {
+    auto parsed = ParseEntry(e);
+    if (!parsed) {
+      args.Error("tenants", "\"" + e + "\" must be name=GPUs with GPUs >= 0 (research=16)");
+      continue;
+    }
+    for (const auto& [name, q] : o.tenants) {
+      if (name == parsed->first) args.Error("tenants", "tenant \"" + name + "\" is listed twice");
+    }
+    o.tenants.push_back(*parsed);
+  }
+  if (args.Has("default_gpus")) {
+    o.default_eighths =
+        static_cast<int64_t>(std::floor(args.Number("default_gpus", 0, 0, 1e7) * kEighths));
+  }
+  return FinishPlugin<Quota>(args, std::move(o));
+}
+
+int64_t Quota::QuotaOf(const std::string& name) const {
+  for (const auto& [n, q] : options_.tenants) {
+    if (n == name) return q;
+  }
+  return options_.default_eighths;
+}
+
+int64_t Quota::Held(TenantId t) const {
+  return t.valid() && t.index() < held_.size() ? held_[t.index()] : 0;
+}
+
+int64_t Quota::EighthsOf(const CycleContext& ctx, const Candidate& c) {
+  switch (c.kind) {
+    case CandidateKind::kNode: return c.gpus_per_node * kEighths;
+    case CandidateKind::kGang: return int64_t{c.gpus_per_node} * c.gang_size * kEighths;
+    case CandidateKind::kMigSlice: return c.mig_shape.span;
+    case CandidateKind::kElastic:
+      return int64_t{c.instances} * ctx.catalog().offerings()[c.offering.index()].gpu_count * kEighths;
+    case CandidateKind::kCpuNode: return 0;
+  }
+  return 0;
+}
+
+int64_t Quota::EighthsOf(const catalog::Catalog& cat, const Allocation& a) {
+  int64_t n = 0;
+  for (const NodeShare& sh : a.nodes) {
+    n += std::popcount(sh.gpus) * kEighths;
+    if (sh.mig) n += sh.mig->shape.span;
+  }
+  if (a.elastic) {
+    n += int64_t{a.elastic->instances} * cat.offerings()[a.elastic->offering.index()].gpu_count *
+         kEighths;
+  }
+  return n;
+}
+
+size_t Quota::Filter(const CycleContext& ctx, std::span<Candidate> cands,
+                     Rejections& rejected) const {
+  const QueuedJob& job = ctx.job();
+  const int64_t quota = job.spec ? QuotaOf(job.spec->tenant) : options_.default_eighths;
+  if (quota == kUnlimited) return cands.size();
+  const int64_t held = ctx.ever_pass() ? 0 : Held(job.tenant);
+  return KeepIf(cands, rejected, [&](const Candidate& c) -> std::string_view {
+    if (held + EighthsOf(ctx, c) <= quota) return "";
+    return ctx.ever_pass() ? "more GPUs than the tenant's whole quota"
+                           : "the tenant's GPU quota would be exceeded";
+  });
+}
+
+Status Quota::Reserve(const CommitContext& ctx, const Allocation& a) {
+  if (jobs_.contains(a.job) || !a.tenant.valid()) return Status::Ok();
+  const int64_t n = EighthsOf(ctx.snapshot.fleet->catalog(), a);
+  if (held_.size() <= a.tenant.index()) held_.resize(a.tenant.index() + 1, 0);
+  held_[a.tenant.index()] += n;
+  jobs_.emplace(a.job, std::make_pair(a.tenant, n));
+  return Status::Ok();
+}
+
+void Quota::Unreserve(const CommitContext&, const Allocation& a) {
+  auto it = jobs_.find(a.job);
+  if (it == jobs_.end()) return;
+  held_[it->second.first.index()] -= it->second.second;
+  jobs_.erase(it);
+}
+
+}  // namespace meridian::sched

@@ -1,0 +1,147 @@
+#include "sched/plugins/quota.h"
+
+#include <gtest/gtest.h>
+
+#include "sched/test_world.h"
+
+namespace meridian::sched {
+namespace {
+
+using testing::MakeWorld;
+using testing::Queue;
+using testing::TwoHourJob;
+
+std::unique_ptr<Quota> Make(const char* yaml) {
+  auto args = PluginArgs::FromYaml(yaml, "p.yaml", "plugins[1].args");
+  EXPECT_TRUE(args.ok());
+  auto made = Quota::Create(*args);
+  EXPECT_TRUE(made.ok()) << made.status().ToString();
+  return std::unique_ptr<Quota>(static_cast<Quota*>(made->release()));
+}
+
+Candidate Gpus(uint16_t n, uint32_t node = 0) {
+  Candidate c;
+  c.kind = CandidateKind::kNode;
+  c.node = NodeId(node);
+  c.gpus_per_node = n;
+  return c;
+}
+
+QueuedJob JobOf(const testing::World& w, const char* tenant, uint32_t id, int gpus, uint32_t tenant_id) {
+  JobSpec s = TwoHourJob("j", gpus, 10);
+  s.tenant = tenant;
+  QueuedJob q = Queue(w, s, id);
+  q.tenant = TenantId(tenant_id);
+  return q;
+}
+
+TEST(QuotaTest, CountsEighthsOfAGpu) {
+  testing::World w = MakeWorld();
+  QueuedJob job = JobOf(w, "research", 1, 1, 0);
+  testing::Cycle cy(w, job);
+  Candidate mig;
+  mig.kind = CandidateKind::kMigSlice;
+  mig.node = NodeId(2);
+  mig.mig_shape = {0, 4};
+  Candidate gang = Gpus(6);
+  gang.kind = CandidateKind::kGang;
+  gang.gang_size = 2;
+  Candidate a3;
+  a3.kind = CandidateKind::kElastic;
+  a3.offering = testing::Offering(w, "gcp:us-central1", "a3-highgpu-2g");
+  a3.instances = 3;
+  EXPECT_EQ(Quota::EighthsOf(cy.ctx, Gpus(4)), 32);  // 4 GPUs x 8
+  EXPECT_EQ(Quota::EighthsOf(cy.ctx, mig), 4);       // 3g.40gb: 4 memory slices
+  EXPECT_EQ(Quota::EighthsOf(cy.ctx, gang), 96);     // 2 nodes x 6 GPUs x 8
+  EXPECT_EQ(Quota::EighthsOf(cy.ctx, a3), 48);       // 3 instances x 2 GPUs x 8
+}
+
+TEST(QuotaTest, RejectsWhatWouldExceedTheTenantsQuota) {
+  testing::World w = MakeWorld();
+  auto quota = Make("{tenants: [research=8, prod=2.5], default_gpus: 1}");
+  // research holds 6 GPUs (job 10 committed): 6 x 8 = 48 of 64 eighths.
+  Allocation held;
+  held.job = JobId(10);
+  held.tenant = TenantId(0);
+  held.nodes.push_back({NodeId(0), 0x3f, std::nullopt, 0, 0});
+  Decision none;
+  Snapshot snap = w.At();
+  CommitContext cc{snap, none};
+  ASSERT_TRUE(quota->Reserve(cc, held).ok());
+  ASSERT_TRUE(quota->Reserve(cc, held).ok());  // idempotent
+  EXPECT_EQ(quota->Held(TenantId(0)), 48);
+
+  QueuedJob research = JobOf(w, "research", 1, 1, 0);
+  QueuedJob prod = JobOf(w, "prod", 2, 1, 1);
+  QueuedJob other = JobOf(w, "other", 3, 1, 2);
+  testing::Cycle r(w, research), p(w, prod), o(w, other);
+  const std::string_view over = "the tenant's GPU quota would be exceeded";
+  const struct {
+    const char* name;
+    testing::Cycle* cy;
+    Candidate c;
+    std::string_view want;
+  } cases[] = {
+      {"research 48 + 16 = 64 <= 64", &r, Gpus(2), ""},
+      {"research 48 + 24 = 72 > 64", &r, Gpus(3), over},
+      {"prod 0 + 16 <= floor(2.5 x 8) = 20", &p, Gpus(2), ""},
+      {"prod 0 + 24 > 20", &p, Gpus(3), over},
+      {"other: default 1 GPU, 8 <= 8", &o, Gpus(1), ""},
+      {"other: 16 > 8", &o, Gpus(2), over},
+  };
+  for (const auto& c : cases) {
+    std::vector<Candidate> one = {c.c};
+    Rejections rej;
+    rej.Reset("quota", true);
+    size_t kept = quota->Filter(c.cy->ctx, one, rej);
+    EXPECT_EQ(kept, c.want.empty() ? 1u : 0u) << c.name;
+    if (!c.want.empty() && !rej.examples().empty()) EXPECT_EQ(rej.examples()[0].second, c.want) << c.name;
+  }
+  // Released: research is back to 0 held.
+  quota->Unreserve(cc, held);
+  quota->Unreserve(cc, held);  // idempotent
+  EXPECT_EQ(quota->Held(TenantId(0)), 0);
+}
+
+TEST(QuotaTest, TheEverPassJudgesTheWholeQuota) {
+  testing::World w = MakeWorld();
+  auto quota = Make("{tenants: [research=4]}");
+  QueuedJob job = JobOf(w, "research", 1, 8, 0);
+  Snapshot snap = w.At();
+  CycleState state;
+  Rng rng(1);
+  std::vector<NodeId> members;
+  CycleContext ever({&job, &snap, &w.ledger, &state, &rng, &members, ExplainLevel::kFull, true});
+  std::vector<Candidate> one = {Gpus(8)};
+  Rejections rej;
+  rej.Reset("quota", true);
+  EXPECT_EQ(quota->Filter(ever, one, rej), 0u);  // 64 eighths > 32, even with nothing held
+  EXPECT_EQ(rej.examples()[0].second, "more GPUs than the tenant's whole quota");
+  // Unlisted tenants without default_gpus are unlimited.
+  QueuedJob free = JobOf(w, "other", 2, 8, 1);
+  testing::Cycle cy(w, free);
+  std::vector<Candidate> big = {Gpus(8)};
+  EXPECT_EQ(quota->Filter(cy.ctx, big, rej), 1u);
+}
+
+TEST(QuotaTest, ArgumentsAreValidated) {
+  const struct {
+    const char* yaml;
+    const char* want;
+  } cases[] = {
+      {"{tenants: [research]}", "plugins[1].args.tenants: \"research\" must be name=GPUs"},
+      {"{tenants: [research=-1]}", "\"research=-1\" must be name=GPUs"},
+      {"{tenants: [a=1, a=2]}", "tenant \"a\" is listed twice"},
+      {"{default_gpus: -2}", "plugins[1].args.default_gpus: \"-2\" must be >= 0"},
+  };
+  for (const auto& c : cases) {
+    auto args = PluginArgs::FromYaml(c.yaml, "p.yaml", "plugins[1].args");
+    ASSERT_TRUE(args.ok());
+    auto made = Quota::Create(*args);
+    ASSERT_FALSE(made.ok()) << c.yaml;
+    EXPECT_NE(made.status().message().find(c.want), std::string::npos) << made.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace meridian::sched
