@@ -12,7 +12,9 @@
 #include "sched/plugins/single_node.h"
 #include "sched/plugins/gpu_fit.h"
 #include "sched/plugins/latency.h"
+#include "sched/plugins/pricing_model.h"
 #include "sched/plugins/tier_sort.h"
+#include "sched/plugins/time_shift.h"
 
 namespace meridian::sched {
 
@@ -33,6 +35,10 @@ constexpr PluginEntry kPlugins[] = {
      "Score (+Filter with max_usd): run cost plus egress of the job's data"},
     {Latency::kName, &Latency::Create,
      "PreFilter+Filter+Score: real-time services within their latency SLO"},
+    {PricingModelChoice::kName, &PricingModelChoice::Create,
+     "Filter+Score: spot/flex only while on-demand can still meet the deadline"},
+    {TimeShift::kName, &TimeShift::Create,
+     "AddCandidates: batch work with slack starts later in cheaper or greener hours"},
 };
 
 }  // namespace

@@ -1,0 +1,189 @@
+#include "sched/plugins/pricing_model.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "estimate/defaults.h"
+#include "estimate/pricing.h"
+#include "sched/cost.h"
+#include "sched/registry.h"
+
+namespace meridian::sched {
+
+namespace {
+
+using estimate::Fixed;
+
+struct Checkpointing {
+  double interval_h;
+  double restart_h;
+};
+
+Checkpointing CheckpointingOf(const QueuedJob& job) {
+  const Checkpoint* cp = job.spec ? &job.spec->checkpoint : nullptr;
+  int64_t interval = cp && cp->interval_s ? *cp->interval_s : estimate::kDefaultCheckpointIntervalS;
+  int64_t restart =
+      cp && cp->restart_overhead_s ? *cp->restart_overhead_s : estimate::kDefaultRestartOverheadS;
+  return {static_cast<double>(interval) / 3600.0, static_cast<double>(restart) / 3600.0};
+}
+
+double OnDemandHours(const CycleContext& ctx, const Candidate& c) {
+  Candidate od = c;
+  od.pricing = PricingModel::kOnDemand;
+  return ctx.RunHours(od);
+}
+
+std::string Minutes(double hours) { return Fixed(hours * 60.0, 0) + "m"; }
+
+int FleetGpus(const Candidate& c) {
+  return c.gpus_per_node * (c.kind == CandidateKind::kGang ? c.gang_size : 1);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plugin>> PricingModelChoice::Create(PluginArgs& args) {
+  Options o;
+  o.loss_margin = args.Number("loss_margin", o.loss_margin, 0, 20);
+  o.flex_wait_margin = args.Number("flex_wait_margin", o.flex_wait_margin, 1, 10);
+  return FinishPlugin<PricingModelChoice>(args, o);
+}
+
+PricingModelChoice::Verdict PricingModelChoice::Judge(const CycleContext& ctx,
+                                                      const Candidate& c) const {
+  Verdict v;
+  const QueuedJob& job = ctx.job();
+  if (!job.deadline) return v;
+  v.has_deadline = true;
+  const Checkpointing cp = CheckpointingOf(job);
+  const double t_od = OnDemandHours(ctx, c);
+  const double extra = std::max(0.0, ctx.RunHours(c) - t_od);
+  const double delay = static_cast<double>(std::max<UnixSeconds>(0, c.start - ctx.now())) / 3600.0;
+  v.slack_h = static_cast<double>(*job.deadline - ctx.now()) / 3600.0 - t_od - cp.restart_h;
+  const bool elastic = c.kind == CandidateKind::kElastic;
+  if (elastic && c.pricing == PricingModel::kSpot) {
+    v.need_h = delay + options_.loss_margin * (cp.interval_h + cp.restart_h) + extra;
+    v.reason = "spot: slack below the loss bound (on-demand fallback would miss the deadline)";
+  } else if (elastic && c.pricing == PricingModel::kFlexStart) {
+    v.need_h = options_.flex_wait_margin * delay + extra;
+    v.reason = "flex-start: slack below the expected wait (on-demand fallback would miss the deadline)";
+  } else if (delay > 0) {
+    v.need_h = delay + extra;
+    v.reason = "later start: slack below the delay (on-demand fallback would miss the deadline)";
+  } else {
+    return v;
+  }
+  v.allowed = v.slack_h >= v.need_h;
+  if (v.allowed) v.reason = {};
+  return v;
+}
+
+size_t PricingModelChoice::Filter(const CycleContext& ctx, std::span<Candidate> cands,
+                                  Rejections& rejected) const {
+  if (!ctx.job().deadline) return cands.size();
+  return KeepIf(cands, rejected, [&](const Candidate& c) -> std::string_view {
+    Verdict v = Judge(ctx, c);
+    if (v.allowed) return "";
+    if (!rejected.wants_example()) return v.reason;
+    detail_ = Why(ctx, c, v);
+    return detail_;
+  });
+}
+
+std::string PricingModelChoice::Label(const CycleContext& ctx, const Candidate& c) {
+  if (c.kind == CandidateKind::kElastic) return std::string(ToString(c.pricing));
+  const Cluster& cl = ctx.fleet().cluster(ctx.fleet().node(c.node).cluster);
+  return cl.pricing == CapacityPricing::kReserved ? "reserved fleet" : "owned";
+}
+
+Money PricingModelChoice::EffectiveCost(const CycleContext& ctx, const Candidate& c) const {
+  const QueuedJob& job = ctx.job();
+  if (c.kind == CandidateKind::kElastic && c.pricing == PricingModel::kReserved) {
+    std::optional<Money> p = ctx.market().PricePerHour(c.offering, c.pricing, c.start);
+    if (!p) return RunCost(ctx, c);
+    estimate::PricingTerms term;
+    term.term_hours = estimate::kReservedTermHours;
+    return p->Times(c.instances * estimate::BilledHours(term, ctx.RunHours(c)));
+  }
+  if (c.kind == CandidateKind::kElastic || c.kind == CandidateKind::kCpuNode) return RunCost(ctx, c);
+  const Cluster& cl = ctx.fleet().cluster(ctx.fleet().node(c.node).cluster);
+  if (cl.pricing != CapacityPricing::kReserved) return RunCost(ctx, c);
+  if (job.preemptible || job.tier == Priority::kCritical) return Money();  // lent, already paid
+  const double hours = ctx.RunHours(c);
+  if (c.kind == CandidateKind::kMigSlice) {
+    return cl.gpu_hour.Times(hours * c.mig_shape.span / static_cast<double>(kMigMemorySlices));
+  }
+  return cl.gpu_hour.Times(FleetGpus(c) * hours);
+}
+
+int64_t PricingModelChoice::Score(const CycleContext& ctx, const Candidate& c) const {
+  return -EffectiveCost(ctx, c).micros();
+}
+
+std::string PricingModelChoice::Why(const CycleContext& ctx, const Candidate& c,
+                                    const Verdict& v) const {
+  const QueuedJob& job = ctx.job();
+  const std::string label = Label(ctx, c);
+  const std::string slack = "slack " + Fixed(v.slack_h, 1) + " h";
+  const bool elastic = c.kind == CandidateKind::kElastic;
+  const Checkpointing cp = CheckpointingOf(job);
+  const double t_od = OnDemandHours(ctx, c);
+  if (elastic && c.pricing == PricingModel::kSpot) {
+    if (!v.has_deadline) return "spot: no deadline, so a reclaim cannot make it late";
+    const double extra = std::max(0.0, ctx.RunHours(c) - t_od);
+    return std::string("spot: ") + slack + (v.allowed ? " >= " : " < ") +
+           Fixed(options_.loss_margin, 0) + " x (" + Minutes(cp.interval_h) + " + " +
+           Minutes(cp.restart_h) + ") + " + Fixed(extra, 2) + " h rework = " +
+           Fixed(v.need_h, 2) + " h loss bound";
+  }
+  if (elastic && c.pricing == PricingModel::kFlexStart) {
+    if (!v.has_deadline) return "flex-start: no deadline, so the wait cannot make it late";
+    return std::string("flex-start: ") + slack + (v.allowed ? " >= " : " < ") + "flex wait " +
+           Fixed(v.need_h, 1) + " h";
+  }
+  if (c.start > ctx.now()) {
+    if (!v.has_deadline) return label + ", later start: no deadline";
+    return label + ", later start: " + slack + (v.allowed ? " >= " : " < ") + "delay " +
+           Fixed(v.need_h, 1) + " h";
+  }
+  if (!elastic) {
+    const Cluster& cl = ctx.fleet().cluster(ctx.fleet().node(c.node).cluster);
+    if (cl.pricing == CapacityPricing::kReserved) {
+      return job.preemptible || job.tier == Priority::kCritical
+                 ? "reserved fleet: idle reserved capacity, lent first to " +
+                       std::string(job.preemptible ? "preemptible" : "critical") + " work at 0 $"
+                 : "reserved fleet: kept for preemptible and critical work, at its committed " +
+                       cl.gpu_hour.ToString() + " $/GPU-h";
+    }
+    return "owned: no risk to the deadline";
+  }
+  if (c.pricing == PricingModel::kReserved) return "reserved: billed in whole 1-year terms";
+  // On-demand now: say why the cheaper, riskier options were not taken.
+  std::vector<std::string> parts;
+  if (!job.spot_run_multiplier) {
+    parts.push_back("no spot (not preemptible, or reclaims would cost too much)");
+  } else if (v.has_deadline) {
+    double need = options_.loss_margin * (cp.interval_h + cp.restart_h) +
+                  t_od * (*job.spot_run_multiplier - 1);
+    parts.push_back(slack + (v.slack_h < need ? " < " : " >= ") + "spot loss bound " +
+                    Fixed(need, 2) + " h");
+  }
+  if (!job.flex_refusal.empty()) {
+    parts.push_back("no flex-start (" + job.flex_refusal + ")");
+  } else if (v.has_deadline) {
+    double wait = options_.flex_wait_margin * ctx.market().FlexStartWaitHours(c.offering, ctx.now());
+    parts.push_back(slack + (v.slack_h < wait ? " < " : " >= ") + "flex wait " + Fixed(wait, 1) +
+                    " h");
+  }
+  std::string out = v.has_deadline ? "on-demand" : "on-demand: no deadline";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    out += (i == 0 && v.has_deadline ? ": " : "; ") + parts[i];
+  }
+  return out;
+}
+
+std::string PricingModelChoice::ExplainScore(const CycleContext& ctx, const Candidate& c,
+                                             int64_t) const {
+  return Why(ctx, c, Judge(ctx, c)) + "; " + EffectiveCost(ctx, c).ToString() + " $";
+}
+
+}  // namespace meridian::sched

@@ -1,0 +1,139 @@
+#include "sched/plugins/time_shift.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "estimate/defaults.h"
+#include "sched/registry.h"
+
+namespace meridian::sched {
+
+namespace {
+
+constexpr int64_t kHour = 3600;
+
+RegionId RegionOf(const CycleContext& ctx, const Candidate& c) {
+  if (c.region.valid() || !c.on_fleet()) return c.region;
+  return ctx.fleet().node(c.node).region;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plugin>> TimeShift::Create(PluginArgs& args) {
+  Options o;
+  o.max_hours = static_cast<int>(args.Integer("max_hours", o.max_hours, 1, 48));
+  o.max_regions = static_cast<int>(args.Integer("max_regions", o.max_regions, 1, 8));
+  o.max_run_samples = static_cast<int>(args.Integer("max_run_samples", o.max_run_samples, 1, 48));
+  o.min_gain = args.Number("min_gain", o.min_gain, 0, 0.9);
+  o.defer_fleet = args.Bool("defer_fleet", o.defer_fleet);
+  return FinishPlugin<TimeShift>(args, o);
+}
+
+TimeShift::TimeShift(Options o) : options_(o) {
+  hourly_.reserve(static_cast<size_t>(o.max_hours + o.max_run_samples));
+}
+
+int TimeShift::GreenestShift(std::span<const double> hourly, int run, int max_shift,
+                             double min_gain) {
+  if (run <= 0 || max_shift <= 0 || hourly.size() < static_cast<size_t>(max_shift + run)) return 0;
+  double window = 0;
+  for (int h = 0; h < run; ++h) window += hourly[static_cast<size_t>(h)];
+  const double now = window;
+  double best = now * (1.0 - min_gain);
+  int best_k = 0;
+  for (int k = 1; k <= max_shift; ++k) {
+    window += hourly[static_cast<size_t>(k + run - 1)] - hourly[static_cast<size_t>(k - 1)];
+    if (window < best - 1e-9) {
+      best = window;
+      best_k = k;
+    }
+  }
+  return best_k;
+}
+
+int TimeShift::Window(const CycleContext& ctx, const Candidate& c) const {
+  const QueuedJob& job = ctx.job();
+  if (!job.deadline) return options_.max_hours;
+  const Checkpoint* cp = job.spec ? &job.spec->checkpoint : nullptr;
+  const double restart_h =
+      static_cast<double>(cp && cp->restart_overhead_s ? *cp->restart_overhead_s
+                                                       : estimate::kDefaultRestartOverheadS) /
+      3600.0;
+  Candidate od = c;
+  od.pricing = PricingModel::kOnDemand;
+  const double slack =
+      static_cast<double>(*job.deadline - ctx.now()) / 3600.0 - ctx.RunHours(od) - restart_h;
+  if (slack < 1) return 0;
+  return std::min(options_.max_hours, static_cast<int>(std::floor(slack)));
+}
+
+void TimeShift::ShiftOne(const CycleContext& ctx, const Candidate& c, RegionId r,
+                         CandidateSink& sink) const {
+  const int window = Window(ctx, c);
+  if (window < 1) return;
+  const MarketView& market = ctx.market();
+  const UnixSeconds now = ctx.now();
+  const double run_hours = ctx.RunHours(c);
+  const int run = std::clamp(static_cast<int>(std::ceil(run_hours - 1e-9)), 1,
+                             options_.max_run_samples);
+  hourly_.clear();
+  for (int h = 0; h < window + run; ++h) hourly_.push_back(market.CarbonGPerKwh(r, now + h * kHour));
+  const bool elastic = c.kind == CandidateKind::kElastic;
+  auto price_at = [&](int k) -> std::optional<Money> {
+    if (!elastic) return Money();
+    const UnixSeconds t = now + k * kHour;
+    if (c.pricing == PricingModel::kSpot && !market.SpotAvailable(c.offering, t)) return std::nullopt;
+    return market.PricePerHour(c.offering, c.pricing, t);
+  };
+  const std::optional<Money> price_now = price_at(0);
+  if (!price_now) return;
+  const int green = GreenestShift(hourly_, run, window, options_.min_gain);
+  if (green > 0) {
+    std::optional<Money> p = price_at(green);
+    if (p && *p <= *price_now) {
+      Candidate later = c;
+      later.start = now + green * kHour;
+      if (!sink.Add(later)) return;
+    }
+  }
+  if (!elastic) return;
+  int cheap = 0;
+  Money best = price_now->Times(1.0 - options_.min_gain);
+  for (int k = 1; k <= window; ++k) {
+    std::optional<Money> p = price_at(k);
+    if (p && *p < best) {
+      best = *p;
+      cheap = k;
+    }
+  }
+  if (cheap > 0 && cheap != green) {
+    Candidate later = c;
+    later.start = now + cheap * kHour;
+    sink.Add(later);
+  }
+}
+
+void TimeShift::AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,
+                              CandidateSink& sink) const {
+  const QueuedJob& job = ctx.job();
+  if (ctx.ever_pass() || job.kind == WorkloadKind::kRealtimeInference) return;
+  std::array<RegionId, 8> seen{};
+  int regions = 0;
+  for (const Candidate& c : generated) {
+    if (regions >= options_.max_regions || sink.full()) break;
+    if (c.start != ctx.now()) continue;  // flex-start waits, or already deferred
+    if (c.kind == CandidateKind::kElastic ? c.pricing == PricingModel::kFlexStart
+                                          : !options_.defer_fleet || c.kind == CandidateKind::kCpuNode) {
+      continue;
+    }
+    const RegionId r = RegionOf(ctx, c);
+    if (!r.valid() || std::find(seen.begin(), seen.begin() + regions, r) != seen.begin() + regions) {
+      continue;
+    }
+    seen[static_cast<size_t>(regions++)] = r;
+    ShiftOne(ctx, c, r, sink);
+  }
+}
+
+}  // namespace meridian::sched
