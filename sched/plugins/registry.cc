@@ -2,8 +2,14 @@
 // under sched/plugins/, one line here, and its sources to sched/CMakeLists.txt.
 #include "sched/registry.h"
 
+#include "sched/plugins/binpack.h"
 #include "sched/plugins/carbon.h"
 #include "sched/plugins/cheapest_price.h"
+#include "sched/plugins/cpu_ram.h"
+#include "sched/plugins/gang_permit.h"
+#include "sched/plugins/mig_slice.h"
+#include "sched/plugins/residency.h"
+#include "sched/plugins/spread.h"
 #include "sched/plugins/egress_locality.h"
 #include "sched/plugins/first_fit.h"
 #include "sched/plugins/flavor_order.h"
@@ -30,6 +36,13 @@ constexpr PluginEntry kPlugins[] = {
     {SingleNode::kName, &SingleNode::Create, "Filter: a job that fits one node runs on one node"},
     {FlavorOrder::kName, &FlavorOrder::Create, "Filter+Score: Kueue-style ordered flavors (reserved, owned, on-demand, spot)"},
     {Quota::kName, &Quota::Create, "Filter+Reserve: GPU quota per tenant"},
+    {MigSlice::kName, &MigSlice::Create,
+     "Filter+AddCandidates+Score: smallest free MIG slice, least fragmentation"},
+    {Residency::kName, &Residency::Create, "PreFilter+Filter: data residency (allowed regions)"},
+    {CpuRam::kName, &CpuRam::Create, "Filter: free vCPUs and RAM on every node, per instance"},
+    {GangPermit::kName, &GangPermit::Create, "Permit: a gang is placed whole or not at all"},
+    {Binpack::kName, &Binpack::Create, "Score: least free capacity left on the nodes used"},
+    {Spread::kName, &Spread::Create, "Score: most free capacity left on the nodes used"},
     {Carbon::kName, &Carbon::Create, "Score: grams of CO2 at the hours the run would take"},
     {EgressLocality::kName, &EgressLocality::Create,
      "Score (+Filter with max_usd): run cost plus egress of the job's data"},
