@@ -171,6 +171,171 @@ TEST(Cli, CatalogCommands) {
   EXPECT_EQ(Meridian({"catalog", "planets"}).code, kExitBadInput);
 }
 
+// `plan --fleet`: the scheduler's decision against a fleet file, end to end.
+const char* kMigJob = "name: notebook\nkind: data-science\n"
+                      "resources: {gpus: 1, vram_gib: 8, mig: true}\nwork: {duration: 2h}\n";
+
+TEST(Cli, PlanFleetPutsASmallMigJobOnAMigSlice) {
+  std::string job = WriteTemp("mig_job.yaml", kMigJob);
+  CliRun r = Meridian({"plan", job, "--fleet", "examples/fleets/onprem-mixed.yaml", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["profile"], "default");
+  EXPECT_EQ(j["fleet"], "examples/fleets/onprem-mixed.yaml");
+  ASSERT_EQ(j["decisions"].size(), 1u);
+  const json& d = j["decisions"][0];
+  EXPECT_EQ(d["decision"], "place");
+  EXPECT_EQ(d["status"], "ok");
+  ASSERT_EQ(d["allocation"]["nodes"].size(), 1u);
+  const json& node = d["allocation"]["nodes"][0];
+  ASSERT_TRUE(node.contains("mig")) << d.dump(2);
+  EXPECT_TRUE(node["gpus"].empty());  // a slice, not a whole GPU
+  // The cheapest slice that holds 8 GiB: onprem-a's A100 2g.20gb at
+  // 1.10 $/GPU-h x 2/8 = 0.275 $/h beats the H100 1g.10gb (2.40 x 1/8 = 0.30 $/h).
+  EXPECT_EQ(node["mig"]["profile"], "2g.20gb");
+  EXPECT_EQ(node["cluster"], "onprem-a");
+  EXPECT_EQ(d["start_reason"], "capacity free now");
+  EXPECT_TRUE(d["pricing"].is_null());  // fleet capacity, no pricing model
+  EXPECT_NE(d["pricing_reason"].get<std::string>().find("owned capacity of cluster onprem-a"),
+            std::string::npos);
+  ASSERT_FALSE(d["chosen"]["scores"].empty());
+  EXPECT_EQ(d["chosen"]["scores"][0]["plugin"], "cheapest_price");
+  EXPECT_EQ(d["chosen"]["scores"][0]["note"], "1.10 $/GPU-h x 2/8 GPU x 2.00 h = 0.55 $");
+  EXPECT_FALSE(d["runner_up"].is_null());
+  EXPECT_GT(d["candidates"].get<int>(), 0);
+}
+
+TEST(Cli, PlanFleetTableExplainsTheDecision) {
+  std::string job = WriteTemp("mig_job.yaml", kMigJob);
+  CliRun r = Meridian({"plan", job, "--fleet", "examples/fleets/onprem-mixed.yaml", "--at",
+                       "2026-03-02T09:00:00Z"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"profile default", "place on onprem-a-a100-80gb-0 GPU 0 MIG 2g.20gb",
+                        "start: capacity free now", "pricing: owned capacity", "runner-up",
+                        "cheapest_price", "candidates:"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  }
+}
+
+TEST(Cli, PlanFleetDecidesEveryJobInQueueOrderAndShowsRejections) {
+  std::string jobs = WriteTemp("fleet_jobs.yaml", R"(jobs:
+  - name: big
+    kind: batch-inference
+    model: {precision: fp16}
+    resources: {gpus: 8, vram_gib: 30, gpu_models: [V100-32GB]}
+    work: {duration: 1h}
+  - name: again
+    kind: batch-inference
+    model: {precision: fp16}
+    resources: {gpus: 8, vram_gib: 30, gpu_models: [V100-32GB]}
+    work: {duration: 1h}
+  - name: third
+    kind: batch-inference
+    model: {precision: fp16}
+    resources: {gpus: 8, vram_gib: 30, gpu_models: [V100-32GB]}
+    work: {duration: 1h}
+  - name: too-big
+    kind: batch-inference
+    model: {precision: fp16}
+    resources: {gpus: 1, vram_gib: 60, gpu_models: [V100-32GB]}
+    work: {duration: 1h}
+)");
+  std::string fleet = WriteTemp("v100_fleet.yaml", R"(clusters:
+  - name: lab
+    region: gcp:us-central1
+    gpu_hour_usd: 1.0
+    nodes:
+      - {count: 2, gpu: V100-32GB, gpus: 8, vcpus: 32, ram_gib: 256}
+elastic: false
+)");
+  CliRun r = Meridian({"plan", jobs, "--fleet", fleet, "--profile", "fifo-greedy", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json ds = json::parse(r.out)["decisions"];
+  ASSERT_EQ(ds.size(), 4u);
+  // First fit in fleet order: lab-v100-32gb-0, then -1; the third waits for
+  // the first to end (1 h); 60 GiB never fits a 32 GiB GPU.
+  EXPECT_EQ(ds[0]["allocation"]["nodes"][0]["node"], "lab-v100-32gb-0");
+  EXPECT_EQ(ds[1]["allocation"]["nodes"][0]["node"], "lab-v100-32gb-1");
+  EXPECT_EQ(ds[2]["decision"], "wait");
+  EXPECT_EQ(ds[2]["status"], "unschedulable");
+  EXPECT_FALSE(ds[2]["start"].is_null());
+  EXPECT_NE(ds[2]["start_reason"].get<std::string>().find("job 1"), std::string::npos)
+      << ds[2].dump(2);
+  EXPECT_EQ(ds[3]["decision"], "reject");
+  EXPECT_EQ(ds[3]["status"], "unresolvable");
+  ASSERT_FALSE(ds[3]["filters"].empty());
+  EXPECT_EQ(ds[3]["filters"][0]["plugin"], "gpu_fit");
+  EXPECT_GE(ds[3]["filters"][0]["rejected"].get<int>(), 1);
+
+  CliRun t = Meridian({"plan", jobs, "--fleet", fleet, "--profile", "fifo-greedy"});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("rejections:"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("gpu_fit"), std::string::npos) << t.out;
+}
+
+TEST(Cli, PlanFleetBadInputExitsTwoWithTheLocation) {
+  std::string job = WriteTemp("mig_job.yaml", kMigJob);
+  std::string bad = WriteTemp("bad_fleet.yaml", R"(clusters:
+  - name: a
+    region: gcp:us-centrall
+    gpu_hour_usd: 1
+    nodes:
+      - {count: 1, gpu: H100-80GB, gpus: 8, vcpus: 10, ram_gib: 10}
+)");
+  CliRun r = Meridian({"plan", job, "--fleet", bad});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("bad_fleet.yaml:3:13: clusters[0].region"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean gcp:us-central1"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+
+  std::string syntax = WriteTemp("syntax_fleet.yaml", "clusters: [\n");
+  EXPECT_EQ(Meridian({"plan", job, "--fleet", syntax}).code, kExitBadInput);
+  EXPECT_EQ(Meridian({"plan", job, "--fleet", "no/such/fleet.yaml"}).code, kExitBadInput);
+
+  CliRun p = Meridian({"plan", job, "--fleet", "examples/fleets/onprem-mixed.yaml", "--profile",
+                       "fifo-strit"});
+  EXPECT_EQ(p.code, kExitBadInput);
+  EXPECT_NE(p.err.find("did you mean fifo-strict"), std::string::npos) << p.err;
+  std::string prof = WriteTemp("bad_profile.yaml", "name: x\nplugins:\n  - name: gpu_fitt\n");
+  CliRun pf = Meridian({"plan", job, "--fleet", "examples/fleets/onprem-mixed.yaml", "--profile", prof});
+  EXPECT_EQ(pf.code, kExitBadInput);
+  EXPECT_NE(pf.err.find("plugins[0].name"), std::string::npos) << pf.err;
+  // --profile means nothing without --fleet.
+  EXPECT_EQ(Meridian({"plan", job, "--profile", "default"}).code, kExitBadInput);
+}
+
+TEST(Cli, PlanFleetTakesAProfileFile) {
+  std::string job = WriteTemp("mig_job.yaml", kMigJob);
+  std::string prof = WriteTemp("first_fit_profile.yaml", R"(name: mine
+description: first fit only
+plugins: [{name: gpu_fit}, {name: first_fit}]
+)");
+  CliRun r = Meridian({"plan", job, "--fleet", "examples/fleets/onprem-mixed.yaml", "--profile",
+                       prof, "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["profile"], "mine");
+  EXPECT_EQ(j["decisions"][0]["chosen"]["scores"][0]["plugin"], "first_fit");
+}
+
+TEST(Cli, ProfilesListsTheShippedOnes) {
+  CliRun r = Meridian({"profiles", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json ps = json::parse(r.out)["profiles"];
+  std::vector<std::string> names;
+  for (const auto& p : ps) {
+    names.push_back(p["name"]);
+    EXPECT_FALSE(p["description"].get<std::string>().empty()) << p["name"];
+    EXPECT_FALSE(p["plugins"].empty());
+  }
+  for (const char* want : {"default", "fifo-strict", "fifo-greedy"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  }
+  CliRun t = Meridian({"profiles"});
+  ASSERT_EQ(t.code, 0);
+  EXPECT_NE(t.out.find("head of line blocks"), std::string::npos) << t.out;
+}
+
 TEST(Cli, RealBinaryJsonParsesBack) {
   std::string cmd = std::string(MERIDIAN_BINARY) +
                     " plan examples/fine-tuning.yaml -o json --at 2026-03-02T09:00:00Z";

@@ -2,14 +2,24 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <sstream>
 
 #include "catalog/catalog.h"
 #include "cli/catalog_output.h"
+#include "cli/fleet_output.h"
 #include "cli/plan_output.h"
 #include "core/time.h"
 #include "estimate/plan.h"
+#include "sched/elastic.h"
+#include "sched/fleet.h"
+#include "sched/market.h"
+#include "sched/profile.h"
+#include "sched/queued_job.h"
+#include "sched/scheduler.h"
+#include "spec/fleet.h"
 #include "spec/spec.h"
 
 namespace meridian::cli {
@@ -25,6 +35,12 @@ struct PlanFlags {
   std::string job_name;
   size_t top = 10;
   std::string at;
+  std::string output = "table";
+  std::string fleet_path;         // --fleet: decide against this fleet
+  std::string profile = "default";  // --profile: a shipped name or a YAML file
+};
+
+struct ProfilesFlags {
   std::string output = "table";
 };
 
@@ -45,6 +61,126 @@ int ExitFor(const Status& s) {
 Result<std::shared_ptr<const catalog::Catalog>> OpenCatalog(const GlobalFlags& g) {
   if (g.catalog_dir.empty()) return catalog::Catalog::LoadEmbedded();
   return catalog::Catalog::LoadFromDirectory(g.catalog_dir);
+}
+
+// A shipped profile by name, or a profile file (a value naming an existing
+// file or ending in .yaml/.yml); every plugin built once to check its args.
+Result<sched::Profile> LoadProfile(const std::string& name_or_path) {
+  std::error_code ec;
+  const bool file = std::filesystem::is_regular_file(name_or_path, ec) ||
+                    name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml");
+  Result<sched::Profile> p = Status::Internal("unset");
+  if (file) {
+    std::ifstream in(name_or_path);
+    if (!in) return Status::NotFound(name_or_path + ": cannot read the profile file");
+    std::stringstream text;
+    text << in.rdbuf();
+    p = sched::ParseProfile(text.str(), name_or_path);
+  } else {
+    p = sched::EmbeddedProfile(name_or_path);
+  }
+  if (!p.ok()) return p.status();
+  MERIDIAN_RETURN_IF_ERROR(sched::CheckProfile(*p));
+  return p;
+}
+
+// `plan --fleet`: the jobs of the file queued together at `at` and decided by
+// the profile against the fleet in queue order, each placement committed so
+// later jobs see it (head-of-line blocking is a cycle rule: every job is
+// decided and shown here).
+int RunPlanFleet(const std::shared_ptr<const catalog::Catalog>& cat, const PlanFlags& f,
+                 UnixSeconds at, const std::vector<JobSpec>& jobs, std::ostream& out,
+                 std::ostream& err) {
+  auto profile = LoadProfile(f.profile);
+  if (!profile.ok()) {
+    err << "meridian plan: --profile: " << profile.status().message() << "\n";
+    return ExitFor(profile.status());
+  }
+  auto spec = spec::LoadFleetFile(f.fleet_path);
+  if (!spec.ok()) {
+    err << "meridian plan: " << spec.status().message() << "\n";
+    return ExitFor(spec.status());
+  }
+  if (Status v = spec::ValidateFleetAgainstCatalog(*spec, *cat); !v.ok()) {
+    err << "meridian plan: " << v.message() << "\n";
+    return ExitFor(v);
+  }
+  auto fleet = sched::Fleet::Build(*spec, cat);
+  if (!fleet.ok()) {
+    err << "meridian plan: " << f.fleet_path << ": " << fleet.status().message() << "\n";
+    return kExitBadInput;
+  }
+  auto scheduler = sched::Scheduler::Create(*profile, *fleet);
+  if (!scheduler.ok()) {
+    err << "meridian plan: --profile: " << scheduler.status().message() << "\n";
+    return ExitFor(scheduler.status());
+  }
+  auto ledger = (*fleet)->NewLedger();
+  if (!ledger.ok()) {
+    err << "meridian plan: " << ledger.status().message() << "\n";
+    return kExitInternal;
+  }
+  sched::CatalogMarket market(cat);
+  sched::ElasticIndex elastic(*cat);
+  std::vector<sched::QueuedJob> queued;
+  std::vector<std::string> tenants;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    auto t = std::find(tenants.begin(), tenants.end(), jobs[i].tenant);
+    if (t == tenants.end()) t = tenants.insert(tenants.end(), jobs[i].tenant);
+    sched::EnqueueRequest req{JobId(static_cast<uint32_t>(i + 1)),
+                              TenantId(static_cast<uint32_t>(t - tenants.begin())), at, i};
+    auto q = sched::MakeQueuedJob(std::make_shared<JobSpec>(jobs[i]), *cat, req);
+    if (!q.ok()) {
+      err << "meridian plan: job \"" << jobs[i].name << "\": " << q.status().message() << "\n";
+      return ExitFor(q.status());
+    }
+    queued.push_back(std::move(q).value());
+  }
+  std::vector<const sched::QueuedJob*> ptrs;
+  for (const auto& q : queued) ptrs.push_back(&q);
+  sched::Snapshot snap;
+  snap.now = at;
+  snap.fleet = fleet->get();
+  snap.ledger = &*ledger;
+  snap.market = &market;
+  snap.elastic = &elastic;
+  std::vector<const sched::QueuedJob*> order = (*scheduler)->SortQueue(snap, ptrs);
+  snap.queue = order;
+  FleetRun run{profile->name, profile->source, f.fleet_path, at, fleet->get(), {}};
+  for (const sched::QueuedJob* q : order) {
+    sched::Decision d = (*scheduler)->Decide(*q, snap);
+    if (d.allocation) {
+      if (Status st = (*scheduler)->Commit(d, snap, &*ledger); !st.ok()) {
+        d.kind = sched::DecisionKind::kError;
+        d.status = st;
+      }
+    }
+    run.decisions.push_back({&jobs[q->id.index() - 1], std::move(d)});
+  }
+  if (f.output == "json") {
+    out << FleetRunToJson(run).dump(2) << "\n";
+  } else {
+    PrintFleetRun(run, out);
+  }
+  return kExitOk;
+}
+
+int RunProfiles(const ProfilesFlags& f, std::ostream& out, std::ostream& err) {
+  std::vector<sched::Profile> profiles;
+  for (const std::string& name : sched::EmbeddedProfileNames()) {
+    auto p = sched::EmbeddedProfile(name);
+    if (!p.ok()) {
+      err << "meridian profiles: " << p.status().message() << "\n";
+      return kExitInternal;
+    }
+    profiles.push_back(std::move(p).value());
+  }
+  if (f.output == "json") {
+    out << ProfilesToJson(profiles).dump(2) << "\n";
+  } else {
+    PrintProfiles(profiles, out);
+  }
+  return kExitOk;
 }
 
 int RunPlan(const GlobalFlags& g, const PlanFlags& f, long long now, std::ostream& out,
@@ -77,13 +213,16 @@ int RunPlan(const GlobalFlags& g, const PlanFlags& f, long long now, std::ostrea
         << "\n";
     return kExitBadInput;
   }
-  std::vector<estimate::Plan> plans;
   for (const auto& job : selected) {
     Status valid = spec::ValidateAgainstCatalog(job, **cat, at);
     if (!valid.ok()) {
       err << "meridian plan: " << valid.message() << "\n";
       return ExitFor(valid);
     }
+  }
+  if (!f.fleet_path.empty()) return RunPlanFleet(*cat, f, at, selected, out, err);
+  std::vector<estimate::Plan> plans;
+  for (const auto& job : selected) {
     auto plan = estimate::MakePlan(job, **cat, estimate::PlanRequest{at, 0});
     if (!plan.ok()) {
       err << "meridian plan: job \"" << job.name << "\": " << plan.status().message() << "\n";
@@ -162,6 +301,22 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   plan->add_option("-o,--output", pf.output, "output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
+  CLI::Option* fleet_opt =
+      plan->add_option("--fleet", pf.fleet_path,
+                       "decide each job against this fleet file (docs/fleet.md) with the scheduler")
+          ->check(CLI::ExistingFile);
+  plan->add_option("--profile", pf.profile,
+                   "scheduling profile with --fleet: a shipped name (meridian profiles) or a "
+                   "profile YAML file")
+      ->capture_default_str()
+      ->needs(fleet_opt);
+
+  ProfilesFlags prf;
+  CLI::App* profiles =
+      app.add_subcommand("profiles", "list the shipped scheduling profiles (docs/scheduler.md)");
+  profiles->add_option("-o,--output", prf.output, "output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
 
   CatalogFlags cf;
   CLI::App* cat = app.add_subcommand("catalog", "show the embedded catalog");
@@ -190,6 +345,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   }
   if (plan->parsed()) return RunPlan(g, pf, now, out, err);
   if (cat->parsed()) return RunCatalog(g, cf, out, err);
+  if (profiles->parsed()) return RunProfiles(prf, out, err);
   err << app.help();
   return kExitBadInput;
 }
