@@ -84,13 +84,17 @@ std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c) con
   if (c.gpus_per_node > first.gpus) return "more GPUs per node than the node has";
   if (static_cast<int>(members.size()) * c.gpus_per_node < d.gpus) return "too few GPUs";
   if (members.size() > 1) {
+    // A real-time service's replica set (every member holds the whole demand,
+    // realtime_replicas) may span clusters: they are its failure domains.
+    const bool replica_set =
+        job.kind == WorkloadKind::kRealtimeInference && c.gpus_per_node >= d.gpus;
     if (!options_.allow_gangs) return "multi-node placements are not allowed";
     if (static_cast<int>(members.size()) > options_.max_gang_nodes) {
       return "spans more nodes than max_gang_nodes";
     }
     for (size_t i = 1; i < members.size(); ++i) {
       const Node& m = ctx.fleet().node(members[i]);
-      if (m.cluster != first.cluster) return "gang members in different clusters";
+      if (m.cluster != first.cluster && !replica_set) return "gang members in different clusters";
       if (m.gpu_model != first.gpu_model) return "gang members of different GPU models";
       if (m.gpus < c.gpus_per_node) return "a gang member has too few GPUs";
       for (size_t k = 0; k < i; ++k) {

@@ -19,6 +19,7 @@
 #include "sched/plugins/gpu_fit.h"
 #include "sched/plugins/latency.h"
 #include "sched/plugins/pricing_model.h"
+#include "sched/plugins/realtime_replicas.h"
 #include "sched/plugins/tier_sort.h"
 #include "sched/plugins/time_shift.h"
 
@@ -52,6 +53,8 @@ constexpr PluginEntry kPlugins[] = {
      "Filter+Score: spot/flex only while on-demand can still meet the deadline"},
     {TimeShift::kName, &TimeShift::Create,
      "AddCandidates: batch work with slack starts later in cheaper or greener hours"},
+    {RealtimeReplicas::kName, &RealtimeReplicas::Create,
+     "AddCandidates+Filter: real-time services now, replicas across zones for availability"},
 };
 
 }  // namespace
