@@ -1,5 +1,7 @@
 #include "sched/plugins/gang_permit.h"
 
+#include <string>
+
 #include "sched/cycle.h"
 #include "sched/registry.h"
 
@@ -45,7 +47,17 @@ Status GangPermit::Permit(const CycleContext& ctx, const Candidate& c) const {
       if (nodes[k] == nodes[i]) return Status::Invalid("node " + m.name + " listed twice in the gang");
     }
   }
-  Status st = ctx.ledger().CanReserve(AllocationFor(ctx, c, ctx.ledger()));
+  // AllocationFor takes the lowest free GPUs it finds, fewer when a node lacks
+  // them: count each member's share before asking the ledger.
+  const Ledger& ledger = ctx.ledger();
+  for (NodeId id : nodes) {
+    if (ledger.free_gpu_count(id) < c.gpus_per_node) {
+      return Status::Unschedulable("the gang cannot be reserved whole: " + fleet.node(id).name +
+                                   " has " + std::to_string(ledger.free_gpu_count(id)) +
+                                   " GPUs free < " + std::to_string(c.gpus_per_node));
+    }
+  }
+  Status st = ledger.CanReserve(AllocationFor(ctx, c, ledger));
   if (!st.ok()) {
     return Status::Unschedulable("the gang of " + std::to_string(nodes.size()) +
                                  " nodes cannot be reserved whole: " + st.message());

@@ -17,13 +17,13 @@ constexpr int kSlices = kMigMemorySlices;
 int64_t Key(const MigSlice::After& a) {
   int64_t k = a.waste;
   k = k * 16 + a.gpu_free;
+  k = k * 16 + (15 - std::min(a.fits, 15));
   k = k * 16 + a.stranded;
-  k = k * 16 + (kSlices - a.largest);
   return k * 1024 + std::min(a.node_free, 1023);
 }
 
 // Whole GPUs (or CPU, or an offering) for a MIG-capable job: worse than any slice.
-constexpr MigSlice::After kWhole{9, 15, 15, 0, 1023};
+constexpr MigSlice::After kWhole{9, 15, 0, 0, 15, 1023};
 
 std::string Slices(MigShape s) {
   return s.span == 1 ? "slice " + std::to_string(s.start)
@@ -71,17 +71,21 @@ MigSlice::After MigSlice::Evaluate(const CycleContext& ctx, NodeId node, int gpu
     for (const catalog::MigProfile& p : profiles_[n.gpu_model.index()]) {
       catalog::MigSliceSet starts = catalog::FreeMigStarts(p, catalog::MigSliceSet::FromBits(used));
       if (starts.empty()) continue;
+      ++a.fits;
       a.largest = std::max(a.largest, p.placement_span);
       for (int s = 0; s < kSlices; ++s) {
         if (starts.Contains(s)) covered |= catalog::OccupiedSlices(p, s).bits();
       }
     }
   } else {
+    uint64_t profiles = 0;
     for (const MigInstance& inst : n.mig) {
       if ((inst.shape.mask() & used) != 0) continue;
       covered |= inst.shape.mask();
+      profiles |= uint64_t{1} << (inst.profile & 63);
       a.largest = std::max<int>(a.largest, inst.shape.span);
     }
+    a.fits = std::popcount(profiles);
   }
   const uint8_t free = static_cast<uint8_t>(~used);
   a.gpu_free = std::popcount(free);
@@ -187,8 +191,9 @@ std::string MigSlice::ExplainScore(const CycleContext& ctx, const Candidate& c, 
   const auto& gpu = ctx.catalog().gpus()[ctx.fleet().node(c.node).gpu_model.index()];
   return gpu.mig_profiles[c.mig_profile].name + " on GPU " + std::to_string(c.mig_gpu) + " " +
          Slices(c.mig_shape) + ": waste " + std::to_string(a->waste) + " slice(s); after: " +
-         std::to_string(a->gpu_free) + " slice(s) free on the GPU, largest placeable instance " +
-         std::to_string(a->largest) + " slice(s), fragmentation " + std::to_string(a->stranded) +
+         std::to_string(a->gpu_free) + " slice(s) free on the GPU, " + std::to_string(a->fits) +
+         " profile(s) still fit (largest " + std::to_string(a->largest) +
+         " slice(s)), fragmentation " + std::to_string(a->stranded) +
          " free slice(s) unallocatable; " + std::to_string(a->node_free) +
          " MIG slice(s) free on the node";
 }

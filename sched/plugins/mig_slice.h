@@ -17,12 +17,14 @@
 //      a whole GPU for a MIG-capable job counts as more waste than any slice
 //   2. best fit: free memory slices left on that GPU (fewer first: a GPU
 //      already partly used before an empty one)
-//   3. fragmentation: free slices of that GPU that no instance could use any
-//      more (catalog::FreeMigStarts over every profile on a repartitionable
-//      node, the free instances of the layout otherwise) (fewer first)
-//   4. the largest instance still placeable on that GPU (larger first)
+//   3. allocatable capacity: how many of the model's MIG profiles still have
+//      a free placement on that GPU (catalog::FreeMigStarts over every profile
+//      on a repartitionable node; the free instances of the layout otherwise)
+//      (more first)
+//   4. fragmentation: free slices of that GPU that no placeable instance
+//      covers, unallocatable until a neighbour frees (fewer first)
 //   5. free MIG slices left on the node (fewer first: pack nodes)
-//   raw = -((((waste x 16 + gpu_free) x 16 + stranded) x 16 + (8 - largest)) x 1024 + node_free)
+//   raw = -((((waste x 16 + gpu_free) x 16 + (15 - fits)) x 16 + stranded) x 1024 + node_free)
 // normalized min-max. Jobs without a MIG profile score 0 everywhere (neutral).
 // The explanation names the slice, the waste and the fragmentation figure.
 // Geometry only: the compute-slice limit (7) is left to the ledger's layout
@@ -55,8 +57,9 @@ class MigSlice final : public Plugin,
   struct After {
     int waste = 0;     // slices held beyond the need
     int gpu_free = 0;  // free memory slices left on the GPU
-    int stranded = 0;  // free slices no instance can use (fragmentation)
+    int fits = 0;      // profiles that still have a free placement on the GPU
     int largest = 0;   // span of the largest instance still placeable
+    int stranded = 0;  // free slices no instance can use (fragmentation)
     int node_free = 0; // free MIG slices left on the node
   };
   static constexpr std::string_view kName = "mig_slice";
