@@ -14,6 +14,7 @@
 #include "sched/plugins/first_fit.h"
 #include "sched/plugins/flavor_order.h"
 #include "sched/plugins/home_region.h"
+#include "sched/plugins/list_price.h"
 #include "sched/plugins/quota.h"
 #include "sched/plugins/single_node.h"
 #include "sched/plugins/gpu_fit.h"
@@ -37,6 +38,7 @@ constexpr PluginEntry kPlugins[] = {
     {SingleNode::kName, &SingleNode::Create, "Filter: a job that fits one node runs on one node"},
     {FlavorOrder::kName, &FlavorOrder::Create, "Filter+Score: Kueue-style ordered flavors (reserved, owned, on-demand, spot)"},
     {Quota::kName, &Quota::Create, "Filter+Reserve: GPU quota per tenant"},
+    {ListPrice::kName, &ListPrice::Create, "Score: run cost at list price, spot without rework (SkyPilot)"},
     {MigSlice::kName, &MigSlice::Create,
      "Filter+AddCandidates+Score: smallest free MIG slice, least fragmentation"},
     {Residency::kName, &Residency::Create, "PreFilter+Filter: data residency (allowed regions)"},
