@@ -95,6 +95,8 @@ struct Allocation {
   Priority priority = Priority::kNormal;
   bool preemptible = false;
   TenantId tenant;
+  int64_t checkpoint_interval_s = 0;  // the holder's checkpoint.interval; 0: not stated
+  int64_t restart_overhead_s = 0;     // its checkpoint.restart_overhead; 0: not stated
   friend bool operator==(const Allocation&, const Allocation&) = default;
 };
 

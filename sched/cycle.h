@@ -28,6 +28,7 @@ struct PluginSlot {
   const PermitPlugin* permit = nullptr;
   ReservePlugin* reserve = nullptr;
   BindPlugin* bind = nullptr;
+  CyclePlugin* cycle = nullptr;
 };
 
 // Scratch reused by every decision, so the hot path does not allocate once
@@ -67,7 +68,7 @@ struct Scheduler::Impl {
   ExplainLevel explain = ExplainLevel::kFull;
   std::vector<PluginSlot> slots;
   std::vector<PluginSlot*> sorts, pre_filters, adds, filters, post_filters, scores, permits,
-      reserves, binds;
+      reserves, binds, cycles;
   Ledger empty;  // the fleet with nothing allocated: the "ever" pass's capacity
   Workspace ws;
 };
@@ -88,6 +89,7 @@ size_t RunFilters(Scheduler::Impl& s, const CycleContext& ctx, size_t from);
 struct EarliestStart {
   UnixSeconds at = 0;
   std::string why;
+  std::vector<NodeId> nodes;  // the node, or a gang's nodes, that have room at `at`
 };
 std::optional<EarliestStart> FindEarliestStart(Scheduler::Impl& s, const CycleContext& ctx,
                                                const Ledger& live);

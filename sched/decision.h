@@ -59,6 +59,7 @@ struct Decision {
   std::vector<JobId> victims;             // kPreempt
   UnixSeconds start = 0;
   std::string start_reason;
+  std::vector<NodeId> start_nodes;        // kWait: the node(s) of the earliest start
   std::optional<PricingModel> pricing;    // elastic capacity; nullopt on the fleet
   std::string pricing_reason;
   std::optional<ScoredCandidate> chosen;

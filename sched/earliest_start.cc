@@ -68,6 +68,7 @@ std::optional<EarliestStart> FindEarliestStart(Scheduler::Impl& s, const CycleCo
   const QueuedJob& job = ctx.job();
   std::optional<NodeTime> best;
   NodeId best_node;
+  std::vector<NodeId> best_nodes;
   for (const Candidate& c : s.ws.feasible) {
     if (!c.on_fleet()) continue;
     const NodeGroupInfo* g = GroupOf(fleet, c.node);
@@ -98,11 +99,14 @@ std::optional<EarliestStart> FindEarliestStart(Scheduler::Impl& s, const CycleCo
     if (!best || t.first.at < best->at) {
       best = t.first;
       best_node = t.second;
+      best_nodes.clear();
+      for (int k = 0; k < nodes_needed; ++k) best_nodes.push_back(times[static_cast<size_t>(k)].second);
     }
   }
   if (!best) return std::nullopt;
   EarliestStart e;
   e.at = best->at;
+  e.nodes = std::move(best_nodes);
   if (ctx.explain() == ExplainLevel::kFull) {
     e.why = "earliest start " + FormatRfc3339(best->at) + ": " + fleet.node(best_node).name +
             " has room" +

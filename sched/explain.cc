@@ -53,6 +53,10 @@ Allocation AllocationFor(const CycleContext& ctx, const Candidate& c, const Ledg
   a.priority = job.tier;
   a.preemptible = job.preemptible;
   a.tenant = job.tenant;
+  if (job.spec) {
+    a.checkpoint_interval_s = job.spec->checkpoint.interval_s.value_or(0);
+    a.restart_overhead_s = job.spec->checkpoint.restart_overhead_s.value_or(0);
+  }
   if (c.kind == CandidateKind::kElastic) {
     Money price = ctx.market().PricePerHour(c.offering, c.pricing, ctx.now()).value_or(Money());
     a.elastic = ElasticLease{c.offering, c.instances, c.pricing, price.Times(c.instances)};

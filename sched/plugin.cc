@@ -26,7 +26,10 @@ std::span<const NodeId> CycleContext::members(const Candidate& c) const {
 
 double CycleContext::RunHours(const Candidate& c) const {
   if (c.kind == CandidateKind::kCpuNode) {
-    double h = job_->demands.empty() ? 1.0 : job_->demands.front().run_hours;
+    // cpu_fallback.slowdown is against one GPU: the run's GPU-hours, times it.
+    double h = job_->demands.empty()
+                   ? 1.0
+                   : job_->demands.front().run_hours * job_->demands.front().gpus;
     return h * std::max(1.0, job_->cpu_fallback_slowdown);
   }
   const ModelDemand& d = job_->demands[c.demand];

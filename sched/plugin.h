@@ -317,6 +317,18 @@ class PermitPlugin {
   virtual Status Permit(const CycleContext& ctx, const Candidate& c) const = 0;
 };
 
+// Queue-level state across the decisions of one Scheduler::RunCycle (backfill
+// reservations). RunCycle calls BeginCycle before its first decision, Decided
+// after each (after its commit), EndCycle after the last; a lone Decide calls
+// none of them. Like Reserve, these may change the plugin's own state.
+class CyclePlugin {
+ public:
+  virtual ~CyclePlugin() = default;
+  virtual void BeginCycle(const Snapshot& snap) = 0;
+  virtual void Decided(const Snapshot& snap, const QueuedJob& job, const Decision& d) = 0;
+  virtual void EndCycle() = 0;
+};
+
 // What the commit step tells Reserve/Bind plugins.
 struct CommitContext {
   const Snapshot& snapshot;

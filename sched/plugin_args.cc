@@ -158,6 +158,17 @@ std::vector<std::string> PluginArgs::Strings(std::string_view key) {
   return out;
 }
 
+std::string PluginArgs::String(std::string_view key, std::string def) {
+  read_.emplace(key);
+  if (!Has(key)) return def;
+  YAML::Node v = (*node_)[std::string(key)];
+  if (!v.IsScalar() || v.Scalar().empty()) {
+    Error(key, Show(key) + " must be a non-empty string");
+    return def;
+  }
+  return v.Scalar();
+}
+
 int64_t PluginArgs::Duration(std::string_view key, int64_t def) {
   read_.emplace(key);
   if (!Has(key)) return def;
@@ -177,6 +188,30 @@ int64_t PluginArgs::Duration(std::string_view key, int64_t def) {
 Money PluginArgs::Dollars(std::string_view key, Money def) {
   double d = Number(key, def.dollars(), 0, std::numeric_limits<double>::max());
   return Money::FromDollars(d);
+}
+
+PluginArgs PluginArgs::Map(std::string_view key) {
+  read_.emplace(key);
+  const std::string sub = path_ + "." + std::string(key);
+  if (!Has(key)) return PluginArgs(YAML::Node(), source_, sub);
+  YAML::Node v = (*node_)[std::string(key)];
+  if (!v.IsMap()) {
+    Error(key, Show(key) + " must be a map");
+    return PluginArgs(YAML::Node(), source_, sub);
+  }
+  return PluginArgs(v, source_, sub);
+}
+
+std::vector<std::string> PluginArgs::Keys() const {
+  std::vector<std::string> out;
+  if (!node_->IsMap()) return out;
+  for (auto it = node_->begin(); it != node_->end(); ++it) out.push_back(it->first.Scalar());
+  return out;
+}
+
+void PluginArgs::Adopt(PluginArgs& child) {
+  Status st = child.Finish();
+  if (!st.ok()) errors_.push_back(st.message());
 }
 
 Status PluginArgs::Finish() {

@@ -43,10 +43,20 @@ class PluginArgs {
   // One of `allowed`.
   std::string Choice(std::string_view key, std::string def, const std::vector<std::string>& allowed);
   std::vector<std::string> Strings(std::string_view key);
+  // A non-empty string (the caller checks its form and calls Error).
+  std::string String(std::string_view key, std::string def);
   // A duration ("90m", "36h", seconds) in seconds, >= 0.
   int64_t Duration(std::string_view key, int64_t def);
   // US dollars (a number), >= 0.
   Money Dollars(std::string_view key, Money def);
+
+  // A map of user-named entries (tenants, weights): the map under `key` as
+  // arguments of its own, path "<path>.<key>"; absent: empty. Read its
+  // entries, then Adopt it so its errors (unknown keys too) become this one's.
+  PluginArgs Map(std::string_view key);
+  // The keys of this map, in file order.
+  std::vector<std::string> Keys() const;
+  void Adopt(PluginArgs& child);
 
   // Records a custom error on `key` ("must be below max_x") naming its position.
   void Error(std::string_view key, const std::string& message);

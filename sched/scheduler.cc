@@ -4,6 +4,7 @@
 
 #include "sched/cycle.h"
 #include "sched/registry.h"
+#include "sched/tenant_usage.h"
 
 namespace meridian::sched {
 
@@ -27,6 +28,7 @@ Result<PluginSlot> BuildSlot(const PluginConfig& cfg, uint16_t index) {
   s.permit = dynamic_cast<const PermitPlugin*>(p);
   s.reserve = dynamic_cast<ReservePlugin*>(p);
   s.bind = dynamic_cast<BindPlugin*>(p);
+  s.cycle = dynamic_cast<CyclePlugin*>(p);
   if (cfg.weight_given && !s.score) {
     return Status::Invalid(cfg.weight_where + ": \"" + cfg.name +
                            "\" is not a score plugin; only score plugins take a weight");
@@ -91,6 +93,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& profile,
     if (s.permit) impl->permits.push_back(&s);
     if (s.reserve) impl->reserves.push_back(&s);
     if (s.bind) impl->binds.push_back(&s);
+    if (s.cycle) impl->cycles.push_back(&s);
   }
   impl->ws.rejections.resize(impl->filters.size() + 1);
   Result<Ledger> empty = fleet->NewLedger();
@@ -306,6 +309,7 @@ Decision Scheduler::Decide(const QueuedJob& job, const Snapshot& snap) {
   if (std::optional<EarliestStart> e = FindEarliestStart(s, ever, *snap.ledger)) {
     d.start = e->at;
     d.start_reason = std::move(e->why);
+    d.start_nodes = std::move(e->nodes);
   } else if (full) {
     d.start_reason = "no running allocation's end frees room on a node it could use; "
                      "it may fit after preemption or when the fleet changes";
@@ -366,9 +370,16 @@ std::vector<const QueuedJob*> Scheduler::SortQueue(const Snapshot& snap,
                                                    std::span<const QueuedJob* const> jobs) const {
   std::vector<const QueuedJob*> out(jobs.begin(), jobs.end());
   const auto& sorts = impl_->sorts;
+  // Fair-share plugins read per-tenant usage; build it once for this sort.
+  Snapshot with_usage = snap;
+  TenantUsage usage;
+  if (!snap.tenants && snap.ledger && !sorts.empty()) {
+    usage = TenantUsage::Build(*impl_->fleet, *snap.ledger, jobs);
+    with_usage.tenants = &usage;
+  }
   std::stable_sort(out.begin(), out.end(), [&](const QueuedJob* a, const QueuedJob* b) {
     for (const PluginSlot* p : sorts) {
-      std::weak_ordering o = p->sort->Compare(snap, *a, *b);
+      std::weak_ordering o = p->sort->Compare(with_usage, *a, *b);
       if (o != 0) return o < 0;
     }
     if (a->submitted != b->submitted) return a->submitted < b->submitted;
@@ -385,6 +396,7 @@ std::vector<Decision> Scheduler::RunCycle(const Snapshot& snap,
   Snapshot live = snap;
   live.ledger = ledger;
   live.queue = order;
+  for (PluginSlot* p : impl_->cycles) p->cycle->BeginCycle(live);
   for (const QueuedJob* j : order) {
     Decision d = Decide(*j, live);
     if (d.allocation) {
@@ -395,10 +407,12 @@ std::vector<Decision> Scheduler::RunCycle(const Snapshot& snap,
         d.allocation.reset();
       }
     }
+    for (PluginSlot* p : impl_->cycles) p->cycle->Decided(live, *j, d);
     bool waits = d.kind == DecisionKind::kWait || d.kind == DecisionKind::kError;
     out.push_back(std::move(d));
     if (waits && impl_->profile.options.head_of_line_blocking) break;
   }
+  for (PluginSlot* p : impl_->cycles) p->cycle->EndCycle();
   return out;
 }
 

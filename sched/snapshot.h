@@ -16,6 +16,8 @@
 
 namespace meridian::sched {
 
+class TenantUsage;
+
 struct Snapshot {
   UnixSeconds now = 0;
   const Fleet* fleet = nullptr;
@@ -23,6 +25,9 @@ struct Snapshot {
   const MarketView* market = nullptr;
   const ElasticIndex* elastic = nullptr;  // nullptr: no elastic capacity
   std::span<const QueuedJob* const> queue;  // waiting jobs, in queue order where sorted
+  // Per-tenant usage for fair-share ordering (sched/tenant_usage.h); nullptr:
+  // Scheduler::SortQueue builds it from the ledger and the jobs it sorts.
+  const TenantUsage* tenants = nullptr;
 };
 
 }  // namespace meridian::sched

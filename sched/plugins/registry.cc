@@ -22,6 +22,12 @@
 #include "sched/plugins/pricing_model.h"
 #include "sched/plugins/realtime_replicas.h"
 #include "sched/plugins/tier_sort.h"
+#include "sched/plugins/drf_fair_share.h"
+#include "sched/plugins/follow_the_sun.h"
+#include "sched/plugins/deadline_urgency.h"
+#include "sched/plugins/preemption.h"
+#include "sched/plugins/backfill.h"
+#include "sched/plugins/cpu_fallback.h"
 #include "sched/plugins/time_shift.h"
 
 namespace meridian::sched {
@@ -30,6 +36,12 @@ namespace {
 
 constexpr PluginEntry kPlugins[] = {
     {TierSort::kName, &TierSort::Create, "QueueSort: critical > high > normal > low"},
+    {DrfFairShare::kName, &DrfFairShare::Create, "QueueSort: lower weighted dominant share (DRF) first"},
+    {FollowTheSun::kName, &FollowTheSun::Create, "QueueSort: DRF, weights rise in tenants' working hours"},
+    {DeadlineUrgency::kName, &DeadlineUrgency::Create, "QueueSort: earlier latest start first"},
+    {Preemption::kName, &Preemption::Create, "PostFilter: lower tiers give way when it gains more than it costs"},
+    {Backfill::kName, &Backfill::Create, "Permit: EASY backfill around the queue head's reservation"},
+    {CpuFallback::kName, &CpuFallback::Create, "AddCandidates: CPU nodes when cheaper or no GPU frees in time"},
     {GpuFit::kName, &GpuFit::Create,
      "PreFilter+Filter: allowed model, precision, VRAM, GPUs per node, gangs"},
     {CheapestPrice::kName, &CheapestPrice::Create, "Score: lower $ for the run scores higher"},

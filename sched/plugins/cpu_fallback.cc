@@ -1,0 +1,103 @@
+#include "sched/plugins/cpu_fallback.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "sched/cost.h"
+#include "sched/registry.h"
+
+namespace meridian::sched {
+
+Result<std::unique_ptr<Plugin>> CpuFallback::Create(PluginArgs& args) {
+  Options o;
+  o.vcpu_hour = args.Dollars("vcpu_hour_usd", o.vcpu_hour);
+  o.ram_gib_hour = args.Dollars("ram_gib_hour_usd", o.ram_gib_hour);
+  o.max_nodes = static_cast<int>(args.Integer("max_nodes", o.max_nodes, 1, 64));
+  o.scan_ends = static_cast<int>(args.Integer("scan_ends", o.scan_ends, 1, 4096));
+  return FinishPlugin<CpuFallback>(args, o);
+}
+
+namespace {
+
+Candidate CpuCandidate(const CycleContext& ctx) {
+  Candidate c;
+  c.kind = CandidateKind::kCpuNode;
+  c.start = ctx.now();
+  return c;
+}
+
+}  // namespace
+
+
+Money CpuFallback::CpuCost(const CycleContext& ctx) const {
+  const QueuedJob& job = ctx.job();
+  const double hours = ctx.RunHours(CpuCandidate(ctx));
+  const double vcpus = std::max(job.vcpus, 1);
+  const double ram_gib = static_cast<double>(job.ram_mib) / 1024.0;
+  return options_.vcpu_hour.Times(vcpus * hours) + options_.ram_gib_hour.Times(ram_gib * hours);
+}
+
+std::optional<UnixSeconds> CpuFallback::EarliestGpu(const CycleContext& ctx) const {
+  const Ledger& l = ctx.ledger();
+  const QueuedJob& job = ctx.job();
+  int read = 0;
+  for (const auto& [end, id] : l.by_end()) {
+    if (read++ >= options_.scan_ends) break;
+    const Allocation* a = l.Find(id);
+    if (!a) continue;
+    for (const NodeShare& s : a->nodes) {
+      const Node& n = ctx.fleet().node(s.node);
+      if (!n.gpu_model.valid() || !job.allowed_regions.test(n.region.index())) continue;
+      const ModelDemand* d = job.DemandFor(n.gpu_model);
+      if (!d || n.mig_gpus != 0) continue;
+      if (l.free_gpu_count(s.node) + std::popcount(s.gpus) >= std::min<int>(d->gpus, n.gpus)) {
+        return std::max(end, ctx.now());
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+const char* CpuFallback::Reason(const CycleContext& ctx, std::span<const Candidate> generated) const {
+  const QueuedJob& job = ctx.job();
+  if (job.demands.empty()) return "no GPU model fits";
+  std::optional<Money> cheapest_gpu;
+  for (const Candidate& c : generated) {
+    if (c.kind == CandidateKind::kCpuNode) continue;
+    Money m = RunCost(ctx, c);
+    if (!cheapest_gpu || m < *cheapest_gpu) cheapest_gpu = m;
+  }
+  if (cheapest_gpu) return CpuCost(ctx) < *cheapest_gpu ? "cheaper" : nullptr;
+  if (!job.deadline) return nullptr;  // unbounded slack: wait for a GPU
+  double gpu_hours = job.demands.front().run_hours;
+  for (const ModelDemand& d : job.demands) gpu_hours = std::min<double>(gpu_hours, d.run_hours);
+  const UnixSeconds latest = *job.deadline - static_cast<UnixSeconds>(gpu_hours * 3600.0);
+  std::optional<UnixSeconds> gpu = EarliestGpu(ctx);
+  return !gpu || *gpu > latest ? "scarce" : nullptr;
+}
+
+void CpuFallback::AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,
+                                CandidateSink& sink) const {
+  const QueuedJob& job = ctx.job();
+  if (job.cpu_fallback_slowdown <= 0) return;
+  const PoolId pool = ctx.fleet().CpuPool();
+  if (!pool.valid()) return;
+  if (!ctx.ever_pass() && !Reason(ctx, generated)) return;
+  const Ledger& l = ctx.ledger();
+  const int vcpus = std::max(job.vcpus, 1);
+  const std::vector<NodeId>& members = l.pool_members(pool);
+  int added = 0;
+  for (int64_t pos = l.NextWithFreeVcpus(pool, 0, vcpus); pos >= 0 && added < options_.max_nodes;
+       pos = l.NextWithFreeVcpus(pool, static_cast<size_t>(pos) + 1, vcpus)) {
+    NodeId n = members[static_cast<size_t>(pos)];
+    const Node& node = ctx.fleet().node(n);
+    if (l.free_ram_mib(n) < job.ram_mib || !job.allowed_regions.test(node.region.index())) continue;
+    Candidate c = CpuCandidate(ctx);
+    c.node = n;
+    c.region = node.region;
+    if (!sink.Add(c)) return;
+    ++added;
+  }
+}
+
+}  // namespace meridian::sched

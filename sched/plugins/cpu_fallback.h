@@ -1,0 +1,70 @@
+// cpu_fallback (AddCandidates): CPU nodes of the fleet (node groups without
+// GPUs) as candidates for a job with resources.cpu_fallback, when CPU is the
+// better way to run it:
+//   cheaper   CPU cost per unit of work below the cheapest GPU candidate's:
+//             CPU run hours = the run's GPU-hours on one GPU x slowdown
+//             (CycleContext::RunHours), CPU cost = (vCPUs x vcpu_hour_usd +
+//             RAM GiB x ram_gib_hour_usd) x CPU run hours, against RunCost of
+//             every GPU candidate generated so far (fleet and elastic)
+//   scarce    no GPU candidate now, and no GPU frees up within the job's
+//             slack: the earliest expected end (from the ledger's by_end,
+//             first `scan_ends` allocations) that leaves a node of an allowed
+//             model with room comes after its latest start (deadline - GPU
+//             run hours), or none does; a job without a deadline waits for a
+//             GPU instead; a job no GPU model fits always falls back
+// In the "ever" pass CPU nodes are always offered, so a job that could run on
+// CPU is never rejected as unable to run.
+//
+// The decision is re-taken at every checkpoint: the simulator and the daemon
+// call Decide again for a running job when it checkpoints, and this plugin
+// keeps no state between decisions, so a job on CPU moves to a GPU that has
+// freed up (and back) at its next checkpoint.
+//
+// vCPUs: resources.vcpus (at least 1). Candidates: up to `max_nodes` CPU
+// nodes with the vCPUs and RAM free, in fleet order, in allowed regions.
+//
+// Arguments (defaults: GCP N2 on-demand list rates in us-central1, $0.031611
+// per vCPU-hour and $0.004237 per GiB-hour, standing in for what owned CPU
+// capacity costs; the fleet file prices GPUs only):
+//   vcpu_hour_usd: 0.031611
+//   ram_gib_hour_usd: 0.004237
+//   max_nodes: 8      CPU candidates added (1..64)
+//   scan_ends: 64     allocations' ends read for the earliest GPU (1..4096)
+#pragma once
+
+#include <optional>
+
+#include "core/units.h"
+#include "sched/plugin.h"
+#include "sched/plugin_args.h"
+
+namespace meridian::sched {
+
+class CpuFallback final : public Plugin, public AddCandidatesPlugin {
+ public:
+  struct Options {
+    Money vcpu_hour = Money::FromDollars(0.031611);
+    Money ram_gib_hour = Money::FromDollars(0.004237);
+    int max_nodes = 8;
+    int scan_ends = 64;
+  };
+  static constexpr std::string_view kName = "cpu_fallback";
+  static Result<std::unique_ptr<Plugin>> Create(PluginArgs& args);
+  explicit CpuFallback(Options o) : options_(o) {}
+
+  std::string_view name() const override { return kName; }
+  void AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,
+                     CandidateSink& sink) const override;
+
+  // What running the job on CPU costs (vCPUs and RAM over the CPU run hours).
+  Money CpuCost(const CycleContext& ctx) const;
+  // Why CPU now ("cheaper", "scarce"), or nullptr: stay on GPUs.
+  const char* Reason(const CycleContext& ctx, std::span<const Candidate> generated) const;
+  // The earliest expected end that leaves room on a node of an allowed model.
+  std::optional<UnixSeconds> EarliestGpu(const CycleContext& ctx) const;
+
+ private:
+  Options options_;
+};
+
+}  // namespace meridian::sched

@@ -1,0 +1,133 @@
+#include "sched/plugins/cpu_fallback.h"
+
+#include <gtest/gtest.h>
+
+#include "sched/cost.h"
+#include "sched/test_world.h"
+
+namespace meridian::sched {
+namespace {
+
+using testing::kNow;
+using testing::MakeWorld;
+using testing::Queue;
+using testing::TwoHourJob;
+
+// One H100 x8 node (node 0) at `gpu_hour` and two CPU nodes (1, 2: 64 vCPUs, 256 GiB).
+FleetSpec CpuFleet(double gpu_hour) {
+  FleetSpec f;
+  ClusterSpec a;
+  a.name = "onprem-a";
+  a.region = "gcp:us-central1";
+  a.gpu_hour = Money::FromDollars(gpu_hour);
+  a.nodes.push_back({1, "H100-80GB", 8, 64, 512, {}, ""});
+  a.nodes.push_back({2, "", 0, 64, 256, {}, ""});
+  f.clusters = {a};
+  return f;
+}
+
+QueuedJob FallbackJob(const testing::World& w, std::optional<int64_t> deadline_after_s = {}) {
+  JobSpec spec = TwoHourJob("f", 1, 40);
+  spec.resources.gpu_models = {"H100-80GB"};
+  spec.resources.cpu_fallback = meridian::CpuFallback{4};
+  spec.resources.vcpus = 16;
+  spec.resources.ram_gib = 64;
+  if (deadline_after_s) spec.deadline.after_submit_s = *deadline_after_s;
+  return Queue(w, spec, 1);
+}
+
+Candidate GpuNode() {
+  Candidate c;
+  c.node = NodeId(0);
+  c.gpus_per_node = 1;
+  c.start = kNow;
+  return c;
+}
+
+TEST(CpuFallbackTest, CheaperPerUnitOfWork) {
+  // CPU: 2 h on 1 GPU x slowdown 4 = 8 h; (16 vCPUs x 0.031611 + 64 GiB x 0.004237) $/h
+  //      = 0.776944 $/h x 8 h = 6.215552 $
+  struct Case {
+    double gpu_hour;
+    const char* want;  // nullptr: stays on GPUs
+  } cases[] = {
+      {1.10, nullptr},    // GPU: 1 x 1.10 x 2 h = 2.20 $ < 6.22 $
+      {5.00, "cheaper"},  // GPU: 1 x 5.00 x 2 h = 10.00 $ > 6.22 $
+  };
+  for (const Case& c : cases) {
+    testing::World w = MakeWorld(CpuFleet(c.gpu_hour), false);
+    QueuedJob job = FallbackJob(w);
+    testing::Cycle cy(w, job);
+    CpuFallback p({});
+    EXPECT_NEAR(p.CpuCost(cy.ctx).dollars(), 6.215552, 1e-6);
+    Candidate gpu = GpuNode();
+    const char* why = p.Reason(cy.ctx, std::span<const Candidate>(&gpu, 1));
+    EXPECT_EQ(why == nullptr, c.want == nullptr) << c.gpu_hour;
+    if (why && c.want) {
+      EXPECT_STREQ(why, c.want);
+    }
+  }
+}
+
+TEST(CpuFallbackTest, ScarceWhenNoGpuFreesWithinTheSlack) {
+  testing::World w = MakeWorld(CpuFleet(1.10), false);
+  Allocation a;  // the GPU node is full until now + 10 h
+  a.job = JobId(50);
+  a.start = kNow;
+  a.end = kNow + 10 * 3600;
+  a.nodes.push_back({NodeId(0), 0xff, std::nullopt, 0, 0});
+  ASSERT_TRUE(w.ledger.Reserve(a).ok());
+  CpuFallback p({});
+  struct Case {
+    const char* name;
+    std::optional<int64_t> deadline;
+    bool cpu;
+  } cases[] = {
+      // latest GPU start = +6 h - 2 h = +4 h < the GPU frees at +10 h: CPU
+      {"deadline in 6 h", 6 * 3600, true},
+      // latest GPU start = +12 h - 2 h = +10 h: the GPU frees in time, wait for it
+      {"deadline in 12 h", 12 * 3600, false},
+      {"no deadline: wait for a GPU", std::nullopt, false},
+  };
+  for (const Case& c : cases) {
+    QueuedJob job = FallbackJob(w, c.deadline);
+    testing::Cycle cy(w, job);
+    EXPECT_EQ(p.EarliestGpu(cy.ctx), kNow + 10 * 3600);
+    EXPECT_EQ(p.Reason(cy.ctx, {}) != nullptr, c.cpu) << c.name;
+    std::vector<Candidate> out;
+    std::vector<NodeId> members;
+    CandidateSink sink(&out, &members, 64, 3);
+    p.AddCandidates(cy.ctx, {}, sink);
+    // Both CPU nodes (1, 2) have 16 vCPUs and 64 GiB free.
+    EXPECT_EQ(out.size(), c.cpu ? 2u : 0u) << c.name;
+    if (c.cpu) {
+      EXPECT_EQ(out[0].kind, CandidateKind::kCpuNode);
+      EXPECT_EQ(out[0].node, NodeId(1));
+      EXPECT_EQ(out[1].node, NodeId(2));
+      EXPECT_DOUBLE_EQ(cy.ctx.RunHours(out[0]), 8.0);  // 2 h x 1 GPU x 4
+    }
+  }
+}
+
+TEST(CpuFallbackTest, OnlyJobsWithFallback) {
+  testing::World w = MakeWorld(CpuFleet(5.00), false);
+  QueuedJob job = Queue(w, TwoHourJob("plain", 1, 40), 1);
+  testing::Cycle cy(w, job);
+  std::vector<Candidate> out;
+  std::vector<NodeId> members;
+  CandidateSink sink(&out, &members, 64, 3);
+  CpuFallback({}).AddCandidates(cy.ctx, {}, sink);
+  EXPECT_TRUE(out.empty());
+
+  auto args = PluginArgs::FromYaml("{vcpu_hour_usd: -1, max_nodes: 100}", "p.yaml", "plugins[5].args");
+  ASSERT_TRUE(args.ok());
+  auto made = CpuFallback::Create(*args);
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.status().message().find("plugins[5].args.vcpu_hour_usd: \"-1\" must be >= 0"),
+            std::string::npos) << made.status().message();
+  EXPECT_NE(made.status().message().find("plugins[5].args.max_nodes: \"100\" must be <= 64"),
+            std::string::npos) << made.status().message();
+}
+
+}  // namespace
+}  // namespace meridian::sched

@@ -1,0 +1,79 @@
+#include "sched/tenant_usage.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "sched/fleet.h"
+#include "sched/queued_job.h"
+
+namespace meridian::sched {
+
+ResourceAmounts TenantUsage::Of(const Fleet& fleet, const Allocation& a) {
+  ResourceAmounts r;
+  for (const NodeShare& s : a.nodes) {
+    const Node& n = fleet.node(s.node);
+    int64_t eighths = static_cast<int64_t>(std::popcount(s.gpus)) * kMigMemorySlices;
+    if (s.mig) eighths += s.mig->shape.span;
+    r.v[ResourceAmounts::kGpus] += eighths;
+    r.v[ResourceAmounts::kVcpus] += s.vcpus;
+    r.v[ResourceAmounts::kRam] += s.ram_mib;
+    r.v[ResourceAmounts::kCost] += fleet.cluster(n.cluster).gpu_hour.micros() * eighths / kMigMemorySlices;
+  }
+  if (a.elastic) r.v[ResourceAmounts::kCost] += a.elastic->price_per_hour.micros();
+  return r;
+}
+
+ResourceAmounts TenantUsage::Demand(const QueuedJob& job) {
+  ResourceAmounts r;
+  int gpus = 0;
+  for (const ModelDemand& d : job.demands) gpus = gpus == 0 ? d.gpus : std::min<int>(gpus, d.gpus);
+  r.v[ResourceAmounts::kGpus] = static_cast<int64_t>(gpus) * kMigMemorySlices;
+  r.v[ResourceAmounts::kVcpus] = job.vcpus;
+  r.v[ResourceAmounts::kRam] = job.ram_mib;
+  return r;
+}
+
+TenantUsage TenantUsage::Build(const Fleet& fleet, const Ledger& ledger,
+                               std::span<const QueuedJob* const> queue) {
+  TenantUsage u;
+  for (const Node& n : fleet.nodes()) {
+    u.capacity_.v[ResourceAmounts::kGpus] += static_cast<int64_t>(n.gpus) * kMigMemorySlices;
+    u.capacity_.v[ResourceAmounts::kVcpus] += n.vcpus;
+    u.capacity_.v[ResourceAmounts::kRam] += n.ram_mib;
+    u.capacity_.v[ResourceAmounts::kCost] += fleet.cluster(n.cluster).gpu_hour.micros() * n.gpus;
+  }
+  for (const auto& [job, a] : ledger.allocations()) {
+    if (!a.tenant.valid()) continue;
+    if (a.tenant.index() >= u.held_.size()) u.held_.resize(a.tenant.index() + 1);
+    u.held_[a.tenant.index()] += Of(fleet, a);
+  }
+  // Progressive filling: each tenant's queued jobs in the order they would be
+  // granted (tier, submission, sequence, id), with running sums.
+  std::vector<const QueuedJob*> order(queue.begin(), queue.end());
+  std::sort(order.begin(), order.end(), [](const QueuedJob* a, const QueuedJob* b) {
+    if (a->tenant != b->tenant) return a->tenant < b->tenant;
+    if (a->tier != b->tier) return a->tier < b->tier;
+    if (a->submitted != b->submitted) return a->submitted < b->submitted;
+    if (a->sequence != b->sequence) return a->sequence < b->sequence;
+    return a->id < b->id;
+  });
+  u.before_.reserve(order.size());
+  ResourceAmounts running;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || order[i]->tenant != order[i - 1]->tenant) running = u.Held(order[i]->tenant);
+    u.before_.emplace(order[i]->id, running);
+    running += Demand(*order[i]);
+  }
+  return u;
+}
+
+ResourceAmounts TenantUsage::Held(TenantId t) const {
+  return t.valid() && t.index() < held_.size() ? held_[t.index()] : ResourceAmounts{};
+}
+
+ResourceAmounts TenantUsage::Before(const QueuedJob& job) const {
+  auto it = before_.find(job.id);
+  return it == before_.end() ? Held(job.tenant) : it->second;
+}
+
+}  // namespace meridian::sched
