@@ -169,6 +169,8 @@ std::string PricingModelChoice::Why(const CycleContext& ctx, const Candidate& c,
   }
   if (!job.flex_refusal.empty()) {
     parts.push_back("no flex-start (" + job.flex_refusal + ")");
+  } else if (!ctx.market().PricePerHour(c.offering, PricingModel::kFlexStart, ctx.now())) {
+    parts.push_back("no flex-start sold here");
   } else if (v.has_deadline) {
     double wait = options_.flex_wait_margin * ctx.market().FlexStartWaitHours(c.offering, ctx.now());
     parts.push_back(slack + (v.slack_h < wait ? " < " : " >= ") + "flex wait " + Fixed(wait, 1) +

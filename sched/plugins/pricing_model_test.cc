@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "sched/cost.h"
+#include "sched/explain.h"
+#include "sched/profile.h"
+#include "sched/scheduler.h"
 #include "sched/test_world.h"
 
 namespace meridian::sched {
@@ -186,6 +189,48 @@ TEST(PricingModelTest, ArgumentsAreValidated) {
   auto made = PricingModelChoice::Create(*args);
   ASSERT_FALSE(made.ok());
   EXPECT_NE(made.status().message().find("flex_wait_margin"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meridian::sched
+
+namespace meridian::sched {
+namespace {
+
+// Through the scheduler with the shipped default profile: an L4 job (the
+// fleet has no L4, so only offerings compete): g2-standard-4 in us-central1,
+// on-demand 0.70683 $/h, spot 0.29598 $/h, flex-start 0.70683 x 0.47 =
+// 0.33221 $/h after a 2 h wait. 2 h run; spot 2.3715 h.
+TEST(PricingModelTest, DefaultProfileTakesRiskOnlyWithSlack) {
+  testing::World w = MakeWorld();
+  auto profile = EmbeddedProfile("default");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  auto s = Scheduler::Create(*profile, w.fleet);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  struct Case {
+    const char* name;
+    int64_t deadline_h;
+    PricingModel want;
+    DecisionKind kind;
+  } cases[] = {
+      // slack 45.9 h: flex-start 0.66 $ < spot 0.70 $ < on-demand 1.41 $; a deferral of 2 h
+      {"48 h", 48, PricingModel::kFlexStart, DecisionKind::kDefer},
+      // slack 1.92 h < 2 h wait, >= 1.54 h loss bound: spot
+      {"4 h", 4, PricingModel::kSpot, DecisionKind::kPlace},
+      // slack 0.92 h: on-demand
+      {"3 h", 3, PricingModel::kOnDemand, DecisionKind::kPlace},
+  };
+  for (const auto& c : cases) {
+    JobSpec spec = TwoHourJob("l4", 1, 20);
+    spec.resources.gpu_models = {"L4"};
+    spec.preemptible = true;
+    spec.deadline.after_submit_s = c.deadline_h * kHour;
+    QueuedJob job = Queue(w, spec, 1);
+    Decision d = (*s)->Decide(job, w.At());
+    ASSERT_TRUE(d.pricing.has_value()) << c.name << "\n" << FormatDecision(d);
+    EXPECT_EQ(*d.pricing, c.want) << c.name << "\n" << FormatDecision(d);
+    EXPECT_EQ(d.kind, c.kind) << c.name;
+  }
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "sched/explain.h"
 #include "sched/plugins/gpu_fit.h"
+#include "sched/profile.h"
+#include "sched/scheduler.h"
 #include "sched/test_world.h"
 
 namespace meridian::sched {
@@ -175,6 +178,32 @@ TEST(RealtimeReplicasTest, ArgumentsAreValidated) {
   auto made = RealtimeReplicas::Create(*args);
   ASSERT_FALSE(made.ok());
   EXPECT_NE(made.status().message().find("availability_target"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meridian::sched
+
+namespace meridian::sched {
+namespace {
+
+// Through the scheduler with the default profile: the service takes the
+// cheapest replica set, the gang over onprem-a and onprem-c (2 x 1 GPU x
+// 1.10 $/GPU-h x 2 h = 4.40 $; g6e.xlarge x2 would be 2 x 1.861 x 2 = 7.44 $),
+// placed now, and commits as one allocation over both nodes.
+TEST(RealtimeReplicasTest, DefaultProfilePlacesAReplicaSet) {
+  testing::World w = TwoClusterWorld();
+  auto profile = EmbeddedProfile("default");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  auto s = Scheduler::Create(*profile, w.fleet);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  QueuedJob job = Queue(w, Service(), 1);
+  Decision d = (*s)->Decide(job, w.At());
+  ASSERT_EQ(d.kind, DecisionKind::kPlace) << FormatDecision(d);
+  ASSERT_TRUE(d.allocation.has_value());
+  ASSERT_EQ(d.allocation->nodes.size(), 2u) << FormatDecision(d);
+  EXPECT_EQ(d.allocation->nodes[0].node, NodeId(0));
+  EXPECT_EQ(d.allocation->nodes[1].node, NodeId(7));
+  EXPECT_TRUE((*s)->Commit(d, w.At(), &w.ledger).ok());
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "sched/explain.h"
+#include "sched/profile.h"
+#include "sched/scheduler.h"
 #include "sched/test_world.h"
 
 namespace meridian::sched {
@@ -154,6 +157,47 @@ TEST(TimeShiftTest, ArgumentsAreValidated) {
   auto made = TimeShift::Create(*args);
   ASSERT_FALSE(made.ok());
   EXPECT_NE(made.status().message().find("max_hours"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meridian::sched
+
+namespace meridian::sched {
+namespace {
+
+// Through the scheduler with the default profile: an L40S job (only the
+// g6e.xlarge offering in aws:us-east-1 sells it; no spot, no flex-start) at
+// noon, when that region's series is at 500 g/kWh until midnight, then 300.
+// Starting at midnight costs the same 3.722 $, so carbon breaks the tie: a
+// kDefer to 00:00. A job whose deadline leaves no room starts now.
+TEST(TimeShiftTest, DefaultProfileDefersToGreenerHours) {
+  testing::World w = MakeWorld();
+  auto profile = EmbeddedProfile("default");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  auto s = Scheduler::Create(*profile, w.fleet);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const UnixSeconds noon = kNow + 12 * kHour;
+  struct Case {
+    const char* name;
+    std::optional<int64_t> deadline_h;
+    DecisionKind kind;
+    UnixSeconds start;
+  } cases[] = {
+      {"no deadline", std::nullopt, DecisionKind::kDefer, noon + 12 * kHour},
+      // slack 20 - 2 - 0.08 = 17.9 h: midnight (+12 h) fits
+      {"20 h deadline", 20, DecisionKind::kDefer, noon + 12 * kHour},
+      // slack 5.9 h: every start within it is at 500 g/kWh: now
+      {"8 h deadline", 8, DecisionKind::kPlace, noon},
+  };
+  for (const auto& c : cases) {
+    JobSpec spec = TwoHourJob("render", 1, 40);
+    spec.resources.gpu_models = {"L40S"};
+    if (c.deadline_h) spec.deadline.after_submit_s = *c.deadline_h * kHour;
+    QueuedJob job = Queue(w, spec, 1, noon);
+    Decision d = (*s)->Decide(job, w.At(noon));
+    EXPECT_EQ(d.kind, c.kind) << c.name << "\n" << FormatDecision(d);
+    EXPECT_EQ(d.start, c.start) << c.name;
+  }
 }
 
 }  // namespace
