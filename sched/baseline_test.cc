@@ -52,7 +52,8 @@ Where PlacedAt(const testing::World& w, const Allocation& a) {
 TEST(BaselineTest, EveryShippedProfileBuilds) {
   testing::World w = MakeWorld();
   std::vector<std::string> names = EmbeddedProfileNames();
-  for (const char* want : {"default", "fifo-strict", "fifo-greedy", "kueue-like", "skypilot-like"}) {
+  for (const char* want :
+       {"default", "fifo-strict", "fifo-greedy", "fifo-backfill", "kueue-like", "skypilot-like"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   }
   for (const std::string& n : names) {
@@ -72,7 +73,8 @@ TEST(BaselineTest, EveryBaselineHonoursHardConstraints) {
   JobSpec on_demand = Only(TwoHourJob("not-preemptible", 8, 40), {"H100-80GB"});
   on_demand.preemptible = false;
   JobSpec a100 = Only(TwoHourJob("a100-only", 2, 40), {"A100-80GB"});
-  for (const std::string name : {"fifo-strict", "fifo-greedy", "kueue-like", "skypilot-like"}) {
+  for (const std::string name :
+       {"fifo-strict", "fifo-greedy", "fifo-backfill", "kueue-like", "skypilot-like"}) {
     SCOPED_TRACE(name);
     testing::World w = MakeWorld();
     // Fill the H100 nodes so the 8-GPU job must go to the cloud.
@@ -170,6 +172,46 @@ TEST(BaselineTest, FifoRunsInTheHomeRegion) {
   ASSERT_TRUE(t.allocation->elastic);
   EXPECT_EQ(PlacedAt(w, *t.allocation).region, "gcp:asia-northeast1");
   EXPECT_EQ(t.pricing, PricingModel::kOnDemand);
+}
+
+// fifo-backfill: the waiting head reserves node 0 from when it frees (+2 h);
+// a later job that would still run then is refused there, a short one fills
+// in before it. fifo-greedy lets the long one delay the head.
+TEST(BaselineTest, FifoBackfillFillsAroundTheHeadsReservation) {
+  for (const char* name : {"fifo-backfill", "fifo-greedy"}) {
+    SCOPED_TRACE(name);
+    testing::World w = MakeWorld(testing::SmallFleetSpec(), false);
+    auto hold = [&](uint32_t job, uint32_t node, uint64_t gpus, UnixSeconds end) {
+      Allocation a;
+      a.job = JobId(job);
+      a.nodes.push_back({NodeId(node), gpus, std::nullopt, 0, 0});
+      a.end = end;
+      ASSERT_TRUE(w.ledger.Reserve(a).ok());
+    };
+    hold(100, 0, 0x0f, kNow + 2 * 3600);  // node 0: 4 of 8 busy for 2 h
+    hold(101, 1, 0xff, kNow + 4 * 3600);  // node 1: full for 4 h
+    auto s = Shipped(w, name);
+    JobSpec head = Only(TwoHourJob("head", 8, 40), {"H100-80GB"});
+    JobSpec longer = Only(TwoHourJob("three-hours", 2, 40), {"H100-80GB"});
+    longer.work.duration_s = 3 * 3600;
+    JobSpec shorter = Only(TwoHourJob("one-hour", 2, 40), {"H100-80GB"});
+    shorter.work.duration_s = 3600;
+    std::vector<QueuedJob> jobs = {Queue(w, head, 1), Queue(w, longer, 2), Queue(w, shorter, 3)};
+    std::vector<Decision> ds = s->RunCycle(w.At(), Ptrs(jobs), &w.ledger);
+    ASSERT_EQ(ds.size(), 3u);
+    EXPECT_EQ(ds[0].kind, DecisionKind::kWait) << FormatDecision(ds[0]);
+    EXPECT_EQ(ds[0].start, kNow + 2 * 3600);  // node 0 frees whole at +2 h
+    if (std::string(name) == "fifo-backfill") {
+      // 3 h on node 0 would run past +2 h: refused; nothing else has 2 H100s.
+      EXPECT_EQ(ds[1].kind, DecisionKind::kWait) << FormatDecision(ds[1]);
+      // 1 h ends before +2 h: it backfills on node 0.
+      ASSERT_EQ(ds[2].kind, DecisionKind::kPlace) << FormatDecision(ds[2]);
+      EXPECT_EQ(ds[2].allocation->nodes[0].node, NodeId(0));
+    } else {
+      ASSERT_EQ(ds[1].kind, DecisionKind::kPlace) << FormatDecision(ds[1]);
+      EXPECT_EQ(ds[1].allocation->nodes[0].node, NodeId(0));
+    }
+  }
 }
 
 // small: 4 A100 nodes x 4 GPUs (nodes 0-3), then big: 2 A100 nodes x 8 (4-5).
