@@ -32,6 +32,7 @@ struct NodeGroup {
   // ("3g.40gb", "2g.20gb", "2g.20gb"); empty = whole GPUs.
   std::vector<std::string> mig;
   std::string name_prefix;  // node names are <cluster>-<prefix><index>; default from gpu
+  DriverPin driver;         // the nodes' GPU driver / CUDA stack, where declared
 };
 
 struct ClusterSpec {

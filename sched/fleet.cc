@@ -227,7 +227,7 @@ class FleetBuilder {
       uint32_t gi_index = static_cast<uint32_t>(fleet_->groups_.size());
       fleet_->groups_.push_back({c.id, cpool, model,
                                  NodeId(static_cast<uint32_t>(fleet_->nodes_.size())),
-                                 static_cast<uint32_t>(g.count)});
+                                 static_cast<uint32_t>(g.count), g.driver});
       fleet_->groups_of_[model.valid() ? model.index() : cat.gpus().size()].push_back(gi_index);
     }
     for (int k = 0; k < g.count; ++k) {

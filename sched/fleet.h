@@ -79,6 +79,7 @@ struct NodeGroupInfo {
   GpuModelId gpu_model;
   NodeId first;
   uint32_t count = 0;
+  DriverPin driver;  // the group's declared driver / CUDA stack (empty: undeclared)
 };
 
 // A pool: nodes of one GPU model, in the whole fleet or in one cluster.

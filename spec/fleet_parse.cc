@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/enums.h"
+#include "spec/blocks.h"
 #include "spec/fleet.h"
 #include "spec/reader.h"
 
@@ -21,8 +22,8 @@ const std::vector<std::string> kFleetKeys = {"clusters", "elastic"};
 const std::vector<std::string> kClusterKeys = {
     "name",    "region",          "pricing", "gpu_hour_usd", "instance_type",
     "backend", "repartitionable", "nodes"};
-const std::vector<std::string> kNodeKeys = {"count",   "gpu", "gpus",       "vcpus",
-                                            "ram_gib", "mig", "name_prefix"};
+const std::vector<std::string> kNodeKeys = {"count",   "gpu", "gpus",        "vcpus",
+                                            "ram_gib", "mig", "name_prefix", "driver"};
 const std::vector<std::string> kBackends = {"local", "slurm", "kubernetes"};
 
 std::string Lower(std::string s) {
@@ -60,6 +61,8 @@ void ReadNodeKey(SpecReader& r, const std::string& key, const YAML::Node& v,
     out.mig = r.StringList(v, p, "[3g.40gb, 2g.20gb, 2g.20gb]");
   } else if (key == "name_prefix") {
     out.name_prefix = r.Name(v, p).value_or("");
+  } else if (key == "driver") {
+    ReadDriver(r, v, p, out.driver);
   }
 }
 

@@ -70,6 +70,24 @@ TEST(ParseFleet, EveryKeyReadsIntoItsField) {
             "f.yaml:10:25: clusters[0].nodes[0].mig[1]");
 }
 
+// A node group may declare its driver / CUDA stack (for jobs that pin one);
+// the versions read like a job's `driver:`.
+TEST(ParseFleet, NodeGroupDriverStack) {
+  FleetSpec f = Parse(One("", ", driver: {version: \"550.54.15\", cuda: \"12.4\"}"));
+  const NodeGroup& g = f.clusters.at(0).nodes.at(0);
+  EXPECT_EQ(g.driver.version, "550.54.15");
+  EXPECT_EQ(g.driver.cuda, "12.4");
+  EXPECT_FALSE(Parse(One("", "")).clusters.at(0).nodes.at(0).driver.set());
+
+  auto bad = ParseFleet(One("", ", driver: {cuda: twelve, kernel: 6}"), "f.yaml");
+  ASSERT_FALSE(bad.ok());
+  const std::string& m = bad.status().message();
+  EXPECT_NE(m.find("clusters[0].nodes[0].driver.cuda: \"twelve\" is not a version"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("clusters[0].nodes[0].driver.kernel"), std::string::npos) << m;
+}
+
 TEST(ParseFleet, DefaultsForWhatIsLeftOut) {
   FleetSpec f = Parse(One("", ""));
   EXPECT_TRUE(f.elastic);  // elastic: true unless said otherwise

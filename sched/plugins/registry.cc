@@ -6,6 +6,7 @@
 #include "sched/plugins/carbon.h"
 #include "sched/plugins/cheapest_price.h"
 #include "sched/plugins/cpu_ram.h"
+#include "sched/plugins/driver_pin.h"
 #include "sched/plugins/gang_permit.h"
 #include "sched/plugins/mig_slice.h"
 #include "sched/plugins/residency.h"
@@ -58,6 +59,8 @@ constexpr PluginEntry kPlugins[] = {
     {GangPermit::kName, &GangPermit::Create, "Permit: a gang is placed whole or not at all"},
     {Binpack::kName, &Binpack::Create, "Score: least free capacity left on the nodes used"},
     {Spread::kName, &Spread::Create, "Score: most free capacity left on the nodes used"},
+    {DriverStack::kName, &DriverStack::Create,
+     "Filter+Score: pinned driver/CUDA on declared nodes, custom image on offerings"},
     {Carbon::kName, &Carbon::Create, "Score: grams of CO2 at the hours the run would take"},
     {EgressLocality::kName, &EgressLocality::Create,
      "Score (+Filter with max_usd): run cost plus egress of the job's data"},
