@@ -44,20 +44,22 @@ Result<std::unique_ptr<Plugin>> Carbon::Create(PluginArgs& args) {
 
 double Carbon::MeanFor(const CycleContext& ctx, RegionId r, UnixSeconds start,
                        double hours) const {
-  if (cache_job_ != ctx.job().id || cache_now_ != ctx.now() || cache_market_ != &ctx.market()) {
-    for (CacheEntry& e : cache_) e.samples = -1;
-    cache_job_ = ctx.job().id;
+  if (generation_ == 0 || cache_now_ != ctx.now() || cache_market_ != &ctx.market()) {
+    ++generation_;
     cache_now_ = ctx.now();
     cache_market_ = &ctx.market();
   }
   const int32_t samples = SamplesFor(hours);
-  for (const CacheEntry& e : cache_) {
-    if (e.samples == samples && e.region == r && e.start == start) return e.mean;
+  const uint64_t key = static_cast<uint64_t>(r.value()) * 0x9e3779b97f4a7c15ull ^
+                       static_cast<uint64_t>(start) * 0xc2b2ae3d27d4eb4full ^
+                       static_cast<uint64_t>(samples);
+  CacheEntry& e = cache_[(key ^ (key >> 29)) % cache_.size()];
+  if (e.generation == generation_ && e.samples == samples && e.region == r && e.start == start) {
+    return e.mean;
   }
-  double mean = MeanCarbonGPerKwh(ctx.market(), r, start, hours, options_.max_samples);
-  cache_[cache_next_] = {r, start, samples, mean};
-  cache_next_ = (cache_next_ + 1) % cache_.size();
-  return mean;
+  e = {generation_, r, start, samples,
+       MeanCarbonGPerKwh(ctx.market(), r, start, hours, options_.max_samples)};
+  return e.mean;
 }
 
 Carbon::Emission Carbon::EmissionOf(const CycleContext& ctx, const Candidate& c) const {

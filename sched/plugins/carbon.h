@@ -18,7 +18,8 @@
 //   cpu_watts_per_vcpu: 0    power of one vCPU on CPU nodes (0: no figure)
 //
 // Hot path: the mean for one (region, start, hours) is computed once per
-// decision and kept in a small fixed cache (no allocation).
+// snapshot time and market and kept in a small direct-mapped cache (no
+// allocation), so the decisions of one cycle share it.
 #pragma once
 
 #include <array>
@@ -67,16 +68,18 @@ class Carbon final : public Plugin, public ScorePlugin {
   double MeanFor(const CycleContext& ctx, RegionId r, UnixSeconds start, double hours) const;
 
   struct CacheEntry {
+    uint64_t generation = 0;  // the decision it belongs to; older ones are empty
     RegionId region;
     UnixSeconds start = 0;
     int32_t samples = -1;
     double mean = 0;
   };
   Options options_;
-  // Per-decision memo, keyed by (job, now, market); a Scheduler is single-threaded.
-  mutable std::array<CacheEntry, 16> cache_{};
-  mutable size_t cache_next_ = 0;
-  mutable JobId cache_job_;
+  // Memo of means, direct-mapped on (region, start, samples), valid while the
+  // snapshot's time and market stay the same (a market is deterministic for a
+  // given t): the decisions of one cycle share it. A Scheduler is single-threaded.
+  mutable std::array<CacheEntry, 64> cache_{};
+  mutable uint64_t generation_ = 0;
   mutable UnixSeconds cache_now_ = 0;
   mutable const MarketView* cache_market_ = nullptr;
 };

@@ -31,7 +31,38 @@ Result<std::unique_ptr<Plugin>> TimeShift::Create(PluginArgs& args) {
 }
 
 TimeShift::TimeShift(Options o) : options_(o) {
-  hourly_.reserve(static_cast<size_t>(o.max_hours + o.max_run_samples));
+  hourly_.reserve(kMaxSamples);
+  cached_.assign(kCachedRegions * kMaxSamples, 0);
+}
+
+std::span<const double> TimeShift::Hourly(const CycleContext& ctx, RegionId r, int hours) const {
+  const MarketView& market = ctx.market();
+  const UnixSeconds now = ctx.now();
+  if (cached_now_ != now || cached_market_ != &market) {
+    cached_count_ = 0;
+    cached_now_ = now;
+    cached_market_ = &market;
+  }
+  const size_t n = static_cast<size_t>(hours);
+  size_t slot = 0;
+  while (slot < cached_count_ && cached_region_[slot] != r) ++slot;
+  double* out = nullptr;
+  if (slot < cached_count_) {
+    if (cached_hours_[slot] >= hours) return {cached_.data() + slot * kMaxSamples, n};
+    out = cached_.data() + slot * kMaxSamples;
+  } else if (cached_count_ < kCachedRegions) {
+    slot = cached_count_++;
+    cached_region_[slot] = r;
+    out = cached_.data() + slot * kMaxSamples;
+  } else {
+    hourly_.resize(n);
+    out = hourly_.data();
+  }
+  for (size_t h = 0; h < n; ++h) {
+    out[h] = market.CarbonGPerKwh(r, now + static_cast<UnixSeconds>(h) * kHour);
+  }
+  if (out != hourly_.data()) cached_hours_[slot] = hours;
+  return {out, n};
 }
 
 int TimeShift::GreenestShift(std::span<const double> hourly, int run, int max_shift,
@@ -77,8 +108,7 @@ void TimeShift::ShiftOne(const CycleContext& ctx, const Candidate& c, RegionId r
   const double run_hours = ctx.RunHours(c);
   const int run = std::clamp(static_cast<int>(std::ceil(run_hours - 1e-9)), 1,
                              options_.max_run_samples);
-  hourly_.clear();
-  for (int h = 0; h < window + run; ++h) hourly_.push_back(market.CarbonGPerKwh(r, now + h * kHour));
+  std::span<const double> hourly = Hourly(ctx, r, window + run);
   const bool elastic = c.kind == CandidateKind::kElastic;
   auto price_at = [&](int k) -> std::optional<Money> {
     if (!elastic) return Money();
@@ -88,7 +118,7 @@ void TimeShift::ShiftOne(const CycleContext& ctx, const Candidate& c, RegionId r
   };
   const std::optional<Money> price_now = price_at(0);
   if (!price_now) return;
-  const int green = GreenestShift(hourly_, run, window, options_.min_gain);
+  const int green = GreenestShift(hourly, run, window, options_.min_gain);
   if (green > 0) {
     std::optional<Money> p = price_at(green);
     if (p && *p <= *price_now) {

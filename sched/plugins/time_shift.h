@@ -20,8 +20,9 @@
 // elastic capacity (bought when it starts) is deferred.
 //
 // Bounded work: at most max_regions x (max_hours + max_run_samples) carbon
-// reads and max_regions x max_hours price reads per decision; no allocation
-// (scratch reused).
+// reads and max_regions x max_hours price reads per decision, the carbon read
+// once per region while the snapshot's time and market stay the same; no
+// allocation (scratch reused).
 //
 // Arguments:
 //   max_hours: 24            how far ahead to look, in hours, 1..48
@@ -31,6 +32,7 @@
 //   defer_fleet: false       also defer fleet candidates
 #pragma once
 
+#include <array>
 #include <span>
 #include <vector>
 
@@ -67,8 +69,21 @@ class TimeShift final : public Plugin, public AddCandidatesPlugin {
 
  private:
   void ShiftOne(const CycleContext& ctx, const Candidate& c, RegionId r, CandidateSink& sink) const;
+  // Hourly carbon of `r` from now, `hours` samples: memoized while the
+  // snapshot's time and market stay the same (a market is deterministic for a
+  // given t), so the decisions of one cycle read each region once.
+  std::span<const double> Hourly(const CycleContext& ctx, RegionId r, int hours) const;
+
+  static constexpr size_t kCachedRegions = 16;
+  static constexpr size_t kMaxSamples = 96;  // max_hours + max_run_samples
   Options options_;
-  mutable std::vector<double> hourly_;  // carbon samples, reused
+  mutable std::array<RegionId, kCachedRegions> cached_region_{};
+  mutable std::array<int, kCachedRegions> cached_hours_{};
+  mutable std::vector<double> cached_;  // kCachedRegions x kMaxSamples
+  mutable size_t cached_count_ = 0;
+  mutable UnixSeconds cached_now_ = 0;
+  mutable const MarketView* cached_market_ = nullptr;
+  mutable std::vector<double> hourly_;  // scratch when the cache is full
 };
 
 }  // namespace meridian::sched
