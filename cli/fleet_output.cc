@@ -159,9 +159,11 @@ void PrintScores(const Decision& d, std::ostream& out) {
               std::to_string(l.normalized), std::to_string(l.weighted()), ru, l.note});
   }
   t.Print(out, "    ");
-  if (r) {
-    for (const sched::ScoreLine& l : r->scores) {
-      if (!l.note.empty()) out << "    runner-up " << l.plugin << ": " << l.note << "\n";
+  if (r) {  // the runner-up's arithmetic where it differs from the chosen's
+    for (size_t i = 0; i < r->scores.size(); ++i) {
+      const sched::ScoreLine& l = r->scores[i];
+      if (l.note.empty() || (i < c.scores.size() && c.scores[i].note == l.note)) continue;
+      out << "    runner-up " << l.plugin << ": " << l.note << "\n";
     }
   }
 }
@@ -229,7 +231,8 @@ json FleetRunToJson(const FleetRun& run) {
 
 void PrintFleetRun(const FleetRun& run, std::ostream& out) {
   out << "Fleet " << run.fleet_path << " (" << run.fleet->nodes().size() << " nodes, "
-      << run.fleet->clusters().size() << " clusters), profile " << run.profile << ", at "
+      << run.fleet->clusters().size() << (run.fleet->clusters().size() == 1 ? " cluster" : " clusters")
+      << "), profile " << run.profile << ", at "
       << FormatRfc3339(run.at) << "\n\n";
   for (size_t i = 0; i < run.decisions.size(); ++i) {
     if (i > 0) out << "\n";
