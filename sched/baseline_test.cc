@@ -66,8 +66,14 @@ TEST(BaselineTest, EveryShippedProfileBuilds) {
   }
 }
 
-// GPU model, residency and `preemptible: false` hold under every baseline.
+// GPU model, residency, `preemptible: false` and the driver pin hold under
+// every baseline.
 TEST(BaselineTest, EveryBaselineHonoursHardConstraints) {
+  // Nodes 0 and 1 declare driver 535.104.05; the pinned job must go elsewhere.
+  FleetSpec fleet = testing::SmallFleetSpec();
+  fleet.clusters[0].nodes[0].driver = {"535.104.05", "12.2"};
+  JobSpec pinned = Only(TwoHourJob("pinned", 1, 40), {"H100-80GB"});
+  pinned.driver = {"550.54.15", "12.4"};
   JobSpec eu = TwoHourJob("eu-only", 1, 40);
   eu.residency = {"eu"};
   JobSpec on_demand = Only(TwoHourJob("not-preemptible", 8, 40), {"H100-80GB"});
@@ -76,7 +82,7 @@ TEST(BaselineTest, EveryBaselineHonoursHardConstraints) {
   for (const std::string name :
        {"fifo-strict", "fifo-greedy", "fifo-backfill", "kueue-like", "skypilot-like"}) {
     SCOPED_TRACE(name);
-    testing::World w = MakeWorld();
+    testing::World w = MakeWorld(fleet);
     // Fill the H100 nodes so the 8-GPU job must go to the cloud.
     for (uint32_t n = 0; n < 2; ++n) {
       Allocation a;
@@ -87,6 +93,14 @@ TEST(BaselineTest, EveryBaselineHonoursHardConstraints) {
     }
     auto s = Shipped(w, name.c_str());
     std::vector<QueuedJob> jobs = {Queue(w, eu, 1), Queue(w, on_demand, 2), Queue(w, a100, 3)};
+    // The pinned job on an empty ledger: nodes 0 and 1 are free but run 535.
+    {
+      testing::World empty = MakeWorld(fleet);
+      auto se = Shipped(empty, name.c_str());
+      Decision d = se->Decide(Queue(empty, pinned, 4), empty.At());
+      ASSERT_TRUE(d.allocation) << FormatDecision(d);
+      EXPECT_TRUE(d.allocation->elastic) << FormatDecision(d);  // an image with 550 on a cloud
+    }
     for (const QueuedJob& j : jobs) {
       Decision d = s->Decide(j, w.At());
       ASSERT_NE(d.kind, DecisionKind::kError) << FormatDecision(d);
@@ -218,9 +232,9 @@ TEST(BaselineTest, FifoBackfillFillsAroundTheHeadsReservation) {
 TEST(BaselineTest, FifoPutsAJobThatFitsOneNodeOnOneNode) {
   FleetSpec f;
   ClusterSpec small{"small", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}};
-  small.nodes.push_back({4, "A100-80GB", 4, 32, 256, {}, ""});
+  small.nodes.push_back({4, "A100-80GB", 4, 32, 256, {}, "", {}});
   ClusterSpec big{"big", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}};
-  big.nodes.push_back({2, "A100-80GB", 8, 64, 512, {}, ""});
+  big.nodes.push_back({2, "A100-80GB", 8, 64, 512, {}, "", {}});
   f.clusters = {small, big};
   testing::World w = MakeWorld(f, false);
   auto s = Shipped(w, "fifo-greedy");
@@ -261,9 +275,9 @@ class OutOf final : public MarketView {
 TEST(BaselineTest, KueueLikeFollowsItsFlavorOrder) {
   FleetSpec f;
   ClusterSpec res{"res", "gcp:us-central1", CapacityPricing::kReserved, std::nullopt, "a2-ultragpu-1g", "local", false, {}};
-  res.nodes.push_back({1, "A100-80GB", 1, 12, 170, {}, ""});
+  res.nodes.push_back({1, "A100-80GB", 1, 12, 170, {}, "", {}});
   ClusterSpec own{"own", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(5), "", "local", false, {}};
-  own.nodes.push_back({1, "A100-80GB", 1, 12, 170, {}, ""});
+  own.nodes.push_back({1, "A100-80GB", 1, 12, 170, {}, "", {}});
   f.clusters = {own, res};  // file order puts owned first; the flavor order wins
   testing::World w = MakeWorld(f);
   auto s = Shipped(w, "kueue-like");
@@ -337,7 +351,7 @@ plugins:
 TEST(BaselineTest, SkypilotLikePicksTheCheapestRegionAndSpot) {
   FleetSpec f;
   ClusterSpec lab{"lab", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}};
-  lab.nodes.push_back({1, "V100-32GB", 8, 32, 256, {}, ""});
+  lab.nodes.push_back({1, "V100-32GB", 8, 32, 256, {}, "", {}});
   f.clusters = {lab};
   testing::World w = MakeWorld(f);
   auto s = Shipped(w, "skypilot-like");
