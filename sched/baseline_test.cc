@@ -320,7 +320,7 @@ options: {elastic: false}
 plugins:
   - name: gpu_fit
   - name: quota
-    args: {tenants: [research=8]}
+    args: {tenants: {research: 8}}
   - name: flavor_order
     weight: 10
   - name: first_fit

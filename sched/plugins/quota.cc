@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <cmath>
-#include <cstdlib>
 
 #include "sched/registry.h"
 
@@ -12,38 +11,18 @@ namespace {
 
 constexpr int64_t kEighths = 8;
 
-// "name=GPUs" -> (name, eighths); nullopt when malformed.
-std::optional<std::pair<std::string, int64_t>> ParseEntry(const std::string& s) {
-  size_t eq = s.rfind('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 >= s.size()) return std::nullopt;
-  const std::string num = s.substr(eq + 1);
-  char* end = nullptr;
-  double gpus = std::strtod(num.c_str(), &end);
-  if (end != num.c_str() + num.size() || !std::isfinite(gpus) || gpus < 0 || gpus > 1e7) {
-    return std::nullopt;
-  }
-  return std::make_pair(s.substr(0, eq), static_cast<int64_t>(std::floor(gpus * kEighths)));
-}
+int64_t ToEighths(double gpus) { return static_cast<int64_t>(std::floor(gpus * kEighths)); }
 
 }  // namespace
 
 Result<std::unique_ptr<Plugin>> Quota::Create(PluginArgs& args) {
   Options o;
-  for (const std::string& e : args.Strings("tenants")) {
-    auto parsed = ParseEntry(e);
-    if (!parsed) {
-      args.Error("tenants", "\"" + e + "\" must be name=GPUs with GPUs >= 0 (research=16)");
-      continue;
-    }
-    for (const auto& [name, q] : o.tenants) {
-      if (name == parsed->first) args.Error("tenants", "tenant \"" + name + "\" is listed twice");
-    }
-    o.tenants.push_back(*parsed);
+  PluginArgs tenants = args.Map("tenants");
+  for (const std::string& name : tenants.Keys()) {
+    o.tenants.emplace_back(name, ToEighths(tenants.Number(name, 0, 0, 1e7)));
   }
-  if (args.Has("default_gpus")) {
-    o.default_eighths =
-        static_cast<int64_t>(std::floor(args.Number("default_gpus", 0, 0, 1e7) * kEighths));
-  }
+  args.Adopt(tenants);
+  if (args.Has("default_gpus")) o.default_eighths = ToEighths(args.Number("default_gpus", 0, 0, 1e7));
   return FinishPlugin<Quota>(args, std::move(o));
 }
 

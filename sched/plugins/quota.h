@@ -11,7 +11,7 @@
 // larger than its tenant's whole quota is Unresolvable.
 //
 // Arguments:
-//   tenants: []           "name=GPUs" entries ("research=16", "prod=2.5"), GPUs >= 0
+//   tenants: {}           tenant name: GPUs, >= 0 ({research: 16, prod: 2.5})
 //   default_gpus: (none)  quota of tenants not listed; absent: unlimited
 #pragma once
 

@@ -58,7 +58,7 @@ TEST(QuotaTest, CountsEighthsOfAGpu) {
 
 TEST(QuotaTest, RejectsWhatWouldExceedTheTenantsQuota) {
   testing::World w = MakeWorld();
-  auto quota = Make("{tenants: [research=8, prod=2.5], default_gpus: 1}");
+  auto quota = Make("{tenants: {research: 8, prod: 2.5}, default_gpus: 1}");
   // research holds 6 GPUs (job 10 committed): 6 x 8 = 48 of 64 eighths.
   Allocation held;
   held.job = JobId(10);
@@ -105,7 +105,7 @@ TEST(QuotaTest, RejectsWhatWouldExceedTheTenantsQuota) {
 
 TEST(QuotaTest, TheEverPassJudgesTheWholeQuota) {
   testing::World w = MakeWorld();
-  auto quota = Make("{tenants: [research=4]}");
+  auto quota = Make("{tenants: {research: 4}}");
   QueuedJob job = JobOf(w, "research", 1, 8, 0);
   Snapshot snap = w.At();
   CycleState state;
@@ -129,9 +129,10 @@ TEST(QuotaTest, ArgumentsAreValidated) {
     const char* yaml;
     const char* want;
   } cases[] = {
-      {"{tenants: [research]}", "plugins[1].args.tenants: \"research\" must be name=GPUs"},
-      {"{tenants: [research=-1]}", "\"research=-1\" must be name=GPUs"},
-      {"{tenants: [a=1, a=2]}", "tenant \"a\" is listed twice"},
+      {"{tenants: {research: many}}", "plugins[1].args.tenants.research: \"many\" must be a number"},
+      {"{tenants: {research: -1}}", "plugins[1].args.tenants.research: \"-1\" must be >= 0"},
+      {"{tenants: [research]}", "plugins[1].args.tenants"},
+      {"{tenants: {research: 1}, quotas: 2}", "plugins[1].args.quotas: unknown argument"},
       {"{default_gpus: -2}", "plugins[1].args.default_gpus: \"-2\" must be >= 0"},
   };
   for (const auto& c : cases) {
