@@ -33,13 +33,18 @@ Status GangPermit::Permit(const CycleContext& ctx, const Candidate& c) const {
   }
   const Fleet& fleet = ctx.fleet();
   const Node& first = fleet.node(nodes[0]);
+  // A real-time service's replica set (every member holds the whole demand,
+  // realtime_replicas) spans clusters on purpose: they are its failure domains.
+  const bool replica_set = ctx.job().kind == WorkloadKind::kRealtimeInference &&
+                           c.gpus_per_node >= ctx.demand(c).gpus;
   for (size_t i = 1; i < nodes.size(); ++i) {
     const Node& m = fleet.node(nodes[i]);
-    if (m.cluster != first.cluster) {
+    if (replica_set) {
+      // Placement rules do not apply; distinct nodes and capacity still do.
+    } else if (m.cluster != first.cluster) {
       return Status::Unresolvable("gang members " + first.name + " and " + m.name +
                                   " are in different clusters");
-    }
-    if (options_.topology == Topology::kGroup && m.group != first.group) {
+    } else if (options_.topology == Topology::kGroup && m.group != first.group) {
       return Status::Unresolvable("gang members " + first.name + " and " + m.name +
                                   " are in different node groups (topology: group)");
     }

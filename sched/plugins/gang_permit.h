@@ -3,9 +3,12 @@
 //   size      the gang spans at most `max_gang_size` nodes (an elastic choice:
 //             instances)
 //   members   distinct nodes of one cluster (with `topology: group`, also of
-//             one node group: the same hardware and network block)
-//   capacity  the ledger can reserve every member's share at once
-//             (Ledger::CanReserve on the whole allocation): GPUs, vCPUs, RAM
+//             one node group: the same hardware and network block); a
+//             real-time service's replica set (every member holds the whole
+//             demand, realtime_replicas) may span clusters, its failure domains
+//   capacity  every member has the gang's GPUs per node free, and the ledger
+//             can reserve every member's share at once (Ledger::CanReserve on
+//             the whole allocation): GPUs, vCPUs, RAM
 // A rejected gang is not placed in part: the next best candidate is tried.
 // Single-node candidates pass (the framework's own CanReserve covers them).
 // Elastic choices are one offering in one location, so they are one zone.

@@ -74,6 +74,18 @@ TEST(GangPermitTest, WholeGangOrNothing) {
     Status st = GangPermit(c.options).Permit(cy.ctx, g);
     EXPECT_EQ(st.code(), c.want) << c.name << ": " << st.ToString();
   }
+  // A real-time service's replica set (each member holds the whole demand)
+  // may span clusters: they are its failure domains (realtime_replicas).
+  JobSpec svc = TwoHourJob("svc", 1, 40);
+  svc.kind = WorkloadKind::kRealtimeInference;
+  QueuedJob service = Queue(w, svc, 2);
+  {
+    testing::Cycle rc(w, service);
+    rc.members = {NodeId(0), NodeId(3)};
+    Candidate replicas = Gang(0, 2, 1);
+    replicas.node = NodeId(0);
+    EXPECT_TRUE(GangPermit(cluster).Permit(rc.ctx, replicas).ok());
+  }
   // A single node is the framework's own check.
   testing::Cycle cy(w, job);
   Candidate one;
