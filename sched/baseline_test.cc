@@ -67,8 +67,8 @@ TEST(BaselineTest, EveryShippedProfileBuilds) {
 }
 
 // GPU model, residency, `preemptible: false` and the driver pin hold under
-// every baseline.
-TEST(BaselineTest, EveryBaselineHonoursHardConstraints) {
+// every shipped profile.
+TEST(BaselineTest, EveryProfileHonoursHardConstraints) {
   // Nodes 0 and 1 declare driver 535.104.05; the pinned job must go elsewhere.
   FleetSpec fleet = testing::SmallFleetSpec();
   fleet.clusters[0].nodes[0].driver = {"535.104.05", "12.2"};
@@ -79,8 +79,7 @@ TEST(BaselineTest, EveryBaselineHonoursHardConstraints) {
   JobSpec on_demand = Only(TwoHourJob("not-preemptible", 8, 40), {"H100-80GB"});
   on_demand.preemptible = false;
   JobSpec a100 = Only(TwoHourJob("a100-only", 2, 40), {"A100-80GB"});
-  for (const std::string name :
-       {"fifo-strict", "fifo-greedy", "fifo-backfill", "kueue-like", "skypilot-like"}) {
+  for (const std::string& name : EmbeddedProfileNames()) {
     SCOPED_TRACE(name);
     testing::World w = MakeWorld(fleet);
     // Fill the H100 nodes so the 8-GPU job must go to the cloud.
