@@ -17,6 +17,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sched/plugin.h"
 #include "sched/plugin_args.h"
@@ -34,6 +35,7 @@ class CpuRam final : public Plugin, public FilterPlugin {
   explicit CpuRam(Options o) : options_(o) {}
 
   std::string_view name() const override { return kName; }
+  Status Prepare(const PrepareContext& ctx) override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;
 
@@ -43,6 +45,8 @@ class CpuRam final : public Plugin, public FilterPlugin {
 
  private:
   Options options_;
+  std::vector<int> offering_vcpus_;       // by offering; 0: not stated
+  std::vector<int64_t> offering_ram_mib_; // by offering; 0: not stated
   mutable std::string detail_;  // the detailed reason, formatted only when explained
 };
 

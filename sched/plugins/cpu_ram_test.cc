@@ -152,7 +152,14 @@ TEST(CpuRamTest, ElasticInstancesHoldTheJobsShare) {
       {"a3-highgpu-8g x1", Elastic(w, "a3-highgpu-8g", 1), ""},
   };
   CpuRam plugin({});
-  for (const Case& c : cases) EXPECT_EQ(plugin.Reject(cy.ctx, c.c, false), c.want) << c.name;
+  CpuRam prepared({});  // reads the offerings' sizes from its own table
+  ASSERT_TRUE(prepared.Prepare({*w.fleet, *w.catalog}).ok());
+  for (const Case& c : cases) {
+    EXPECT_EQ(plugin.Reject(cy.ctx, c.c, false), c.want) << c.name;
+    EXPECT_EQ(prepared.Reject(cy.ctx, c.c, false), c.want) << c.name;
+  }
+  EXPECT_EQ(prepared.Reject(cy.ctx, Elastic(w, "a3-highgpu-2g", 1), true),
+            "a3-highgpu-2g has 52 vCPUs < 64 per instance");
 
   JobSpec ram = TwoHourJob("ram", 1, 40);
   ram.resources.ram_gib = 300;  // > 234 GB of a3-highgpu-1g

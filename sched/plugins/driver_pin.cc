@@ -70,6 +70,7 @@ std::string_view DriverStack::Reject(const CycleContext& ctx, const Candidate& c
 
 size_t DriverStack::Filter(const CycleContext& ctx, std::span<Candidate> cands,
                                Rejections& rejected) const {
+  if (!ctx.job().spec || !ctx.job().spec->driver.set()) return cands.size();
   return KeepIf(cands, rejected, [&](const Candidate& c) { return Reject(ctx, c); });
 }
 

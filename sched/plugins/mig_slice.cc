@@ -121,6 +121,9 @@ std::string_view MigSlice::Reject(const CycleContext& ctx, const Candidate& c) c
 
 size_t MigSlice::Filter(const CycleContext& ctx, std::span<Candidate> cands,
                         Rejections& rejected) const {
+  // No MIG profile holds the job: the generator makes no slice candidates for
+  // it, and gpu_fit turns away any a plugin adds.
+  if (!JobAllowsMig(ctx.job())) return cands.size();
   return KeepIf(cands, rejected, [&](const Candidate& c) { return Reject(ctx, c); });
 }
 

@@ -36,6 +36,8 @@ PreFilterResult Residency::PreFilter(const CycleContext& ctx, CycleState&) const
 
 std::string_view Residency::Reject(const CycleContext& ctx, const Candidate& c,
                                    bool detail) const {
+  // The generator draws only from the regions PreFilter narrowed it to.
+  if (c.source == kFrameworkSource) return "";
   const RegionSet& allowed = ctx.job().allowed_regions;
   RegionId region = c.region;
   if (c.kind == CandidateKind::kElastic) {
@@ -62,6 +64,7 @@ std::string_view Residency::Reject(const CycleContext& ctx, const Candidate& c,
 
 size_t Residency::Filter(const CycleContext& ctx, std::span<Candidate> cands,
                          Rejections& rejected) const {
+  if (!ctx.job().spec || ctx.job().spec->residency.empty()) return cands.size();
   return KeepIf(cands, rejected,
                 [&](const Candidate& c) { return Reject(ctx, c, rejected.wants_example()); });
 }

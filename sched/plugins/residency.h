@@ -6,8 +6,9 @@
 // PreFilter: Unresolvable when no catalog region is allowed; otherwise
 // narrows generation to the allowed regions, so the pools of other regions
 // are never visited.
-// Filter: rejects any candidate outside them (candidates added by plugins
-// that do not honour the narrowing; every member of a gang is checked).
+// Filter: rejects any candidate outside them: those AddCandidates plugins
+// add (the built-in generator's honour the narrowing); every member of a
+// gang is checked. A job without residency passes whole batches at once.
 //
 // Arguments: none.
 #pragma once

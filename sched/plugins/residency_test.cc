@@ -15,8 +15,13 @@ using testing::TwoHourJob;
 
 // Test fleet (test_world.h): onprem-a (gcp:us-central1, geography us) nodes
 // 0..2; onprem-b (gcp:europe-west4, eu) nodes 3..6.
+// Candidates as an AddCandidates plugin (profile position 2) would add them:
+// the built-in generator's already honour PreFilter's narrowing.
+constexpr uint16_t kAdded = 2;
+
 Candidate Node(uint32_t n) {
   Candidate c;
+  c.source = kAdded;
   c.kind = CandidateKind::kNode;
   c.node = NodeId(n);
   c.gpus_per_node = 1;
@@ -25,6 +30,7 @@ Candidate Node(uint32_t n) {
 
 Candidate Elastic(const testing::World& w, const char* region, const char* type) {
   Candidate c;
+  c.source = kAdded;
   c.kind = CandidateKind::kElastic;
   c.offering = testing::Offering(w, region, type);
   c.region = FindRegionId(*w.catalog, region);
@@ -46,6 +52,7 @@ TEST(ResidencyTest, KeepsOnlyAllowedRegions) {
   testing::Cycle cy(w, job);
   Candidate gang_across;  // a gang with one member in each cluster
   gang_across.kind = CandidateKind::kGang;
+  gang_across.source = kAdded;
   gang_across.gang_offset = 0;
   gang_across.gang_size = 2;
   gang_across.node = NodeId(3);
@@ -63,6 +70,9 @@ TEST(ResidencyTest, KeepsOnlyAllowedRegions) {
   Residency r;
   for (const Case& c : cases) EXPECT_EQ(r.Reject(cy.ctx, c.c, false), c.want) << c.name;
   EXPECT_EQ(r.Reject(cy.ctx, Node(0), true), "region gcp:us-central1 is outside residency [eu]");
+  Candidate generated = Node(0);
+  generated.source = kFrameworkSource;  // drawn from the narrowed regions only
+  EXPECT_EQ(r.Reject(cy.ctx, generated, false), "");
 
   // PreFilter narrows generation to europe-west4, the one eu region.
   PreFilterResult pre = r.PreFilter(cy.ctx, cy.state);
