@@ -176,7 +176,7 @@ const char* kMigJob = "name: notebook\nkind: data-science\n"
                       "resources: {gpus: 1, vram_gib: 8, mig: true}\nwork: {duration: 2h}\n";
 
 TEST(Cli, PlanFleetPutsASmallMigJobOnAMigSlice) {
-  std::string job = WriteTemp("mig_job.yaml", kMigJob);
+  std::string job = WriteTemp("mig_job_PlanFleetPutsASmallMigJobOnAMigSlice.yaml", kMigJob);
   CliRun r = Meridian({"plan", job, "--fleet", "examples/fleets/onprem-mixed.yaml", "-o", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);
@@ -214,7 +214,7 @@ TEST(Cli, PlanFleetPutsASmallMigJobOnAMigSlice) {
 }
 
 TEST(Cli, PlanFleetTableExplainsTheDecision) {
-  std::string job = WriteTemp("mig_job.yaml", kMigJob);
+  std::string job = WriteTemp("mig_job_PlanFleetTableExplainsTheDecision.yaml", kMigJob);
   CliRun r = Meridian({"plan", job, "--fleet", "examples/fleets/onprem-mixed.yaml", "--at",
                        "2026-03-02T09:00:00Z"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -282,7 +282,7 @@ elastic: false
 }
 
 TEST(Cli, PlanFleetBadInputExitsTwoWithTheLocation) {
-  std::string job = WriteTemp("mig_job.yaml", kMigJob);
+  std::string job = WriteTemp("mig_job_PlanFleetBadInputExitsTwoWithTheLocation.yaml", kMigJob);
   std::string bad = WriteTemp("bad_fleet.yaml", R"(clusters:
   - name: a
     region: gcp:us-centrall
@@ -313,7 +313,7 @@ TEST(Cli, PlanFleetBadInputExitsTwoWithTheLocation) {
 }
 
 TEST(Cli, PlanFleetTakesAProfileFile) {
-  std::string job = WriteTemp("mig_job.yaml", kMigJob);
+  std::string job = WriteTemp("mig_job_PlanFleetTakesAProfileFile.yaml", kMigJob);
   std::string prof = WriteTemp("first_fit_profile.yaml", R"(name: mine
 description: first fit only
 plugins: [{name: gpu_fit}, {name: first_fit}]
