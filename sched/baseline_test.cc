@@ -112,7 +112,9 @@ TEST(BaselineTest, EveryProfileHonoursHardConstraints) {
         EXPECT_EQ(at.model, "H100-80GB");
         EXPECT_NE(d.pricing, PricingModel::kSpot) << FormatDecision(d);
       }
-      if (j.id == JobId(3)) EXPECT_EQ(at.model, "A100-80GB") << FormatDecision(d);
+      if (j.id == JobId(3)) {
+        EXPECT_EQ(at.model, "A100-80GB") << FormatDecision(d);
+      }
     }
   }
 }
@@ -333,7 +335,9 @@ plugins:
   std::vector<Decision> got;
   for (uint32_t id = 1; id <= 3; ++id) {
     Decision d = (*s)->Decide(Queue(w, spec, id), w.At());
-    if (d.allocation) ASSERT_TRUE((*s)->Commit(d, w.At(), &w.ledger).ok());
+    if (d.allocation) {
+      ASSERT_TRUE((*s)->Commit(d, w.At(), &w.ledger).ok());
+    }
     got.push_back(std::move(d));
   }
   // 4 + 4 = 8 GPUs admitted; the third would hold 12 > 8 and waits.

@@ -231,7 +231,9 @@ TEST(RandomTest, SeveralScoresMatchTheBruteForceOptimum) {
                  o.order == d.chosen->scores[2].raw && o.total == d.chosen->total;
       }
       EXPECT_TRUE(found);
-      if (rng.Below(2) == 0) ASSERT_TRUE(s->Commit(d, w.At(), &w.ledger).ok());
+      if (rng.Below(2) == 0) {
+        ASSERT_TRUE(s->Commit(d, w.At(), &w.ledger).ok());
+      }
     }
   }
   EXPECT_GT(placed, 100);  // the cases exercise both answers

@@ -95,7 +95,9 @@ TEST(QuotaTest, RejectsWhatWouldExceedTheTenantsQuota) {
     rej.Reset("quota", true);
     size_t kept = quota->Filter(c.cy->ctx, one, rej);
     EXPECT_EQ(kept, c.want.empty() ? 1u : 0u) << c.name;
-    if (!c.want.empty() && !rej.examples().empty()) EXPECT_EQ(rej.examples()[0].second, c.want) << c.name;
+    if (!c.want.empty() && !rej.examples().empty()) {
+      EXPECT_EQ(rej.examples()[0].second, c.want) << c.name;
+    }
   }
   // Released: research is back to 0 held.
   quota->Unreserve(cc, held);
