@@ -22,7 +22,7 @@ testing::World TwoClusterWorld() {
   c.name = "onprem-c";
   c.region = "gcp:us-central1";
   c.gpu_hour = Money::FromDollars(1.10);
-  c.nodes.push_back({1, "H100-80GB", 8, 64, 512, {}, ""});
+  c.nodes.push_back({1, "H100-80GB", 8, 64, 512, {}, "", {}});
   f.clusters.push_back(c);
   return testing::MakeWorld(f);
 }
@@ -142,7 +142,9 @@ TEST(RealtimeReplicasTest, FilterKeepsOnlyWholeReplicaSetsPlacedNow) {
     r.Reset("realtime_replicas", true);
     size_t kept = p.Filter(cy.ctx, one, r);
     EXPECT_EQ(kept, c.want.empty() ? 1u : 0u) << c.name;
-    if (!c.want.empty() && kept == 0) EXPECT_EQ(r.examples()[0].second, c.want) << c.name;
+    if (!c.want.empty() && kept == 0) {
+      EXPECT_EQ(r.examples()[0].second, c.want) << c.name;
+    }
   }
   // batch work is left alone
   QueuedJob batch = Queue(w, Service(WorkloadKind::kBatchInference), 2);
