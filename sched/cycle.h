@@ -59,6 +59,7 @@ struct GenerationScope {
   RegionSet regions;
   GpuModelSet models;
   bool ever = false;  // the "can it ever run" pass: group representatives, empty ledger
+  bool fleet = true;  // false: the now pass generates no fleet candidates (a PreFilter said so)
 };
 
 struct Scheduler::Impl {

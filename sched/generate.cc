@@ -303,7 +303,7 @@ uint32_t GenerateAndFilter(Scheduler::Impl& s, const CycleContext& ctx,
     uint8_t di = static_cast<uint8_t>(i);
     if (scope.ever) {
       FleetEver(s, ctx, scope, di, fleet_quota, &examined);
-    } else {
+    } else if (scope.fleet) {
       FleetNow(s, ctx, scope, di, fleet_quota, &examined);
     }
     Elastic(s, ctx, scope, di, elastic_quota, &examined);

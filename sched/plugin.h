@@ -221,6 +221,9 @@ struct PreFilterResult {
   Status status;                       // kUnresolvable / kUnschedulable stop the decision
   std::optional<RegionSet> regions;    // narrow candidate regions to these
   std::optional<GpuModelSet> models;   // narrow GPU models to these
+  // false: no built-in fleet candidates in the now pass (the plugin's own
+  // filter would reject every one; its AddCandidates makes the placements)
+  bool fleet = true;
   static PreFilterResult Ok() { return {}; }
 };
 

@@ -267,6 +267,7 @@ Decision Scheduler::Decide(const QueuedJob& job, const Snapshot& snap) {
     PreFilterResult r = p->pre_filter->PreFilter(ctx, ws.state);
     if (r.regions) scope.regions &= *r.regions;
     if (r.models) scope.models &= *r.models;
+    if (!r.fleet) scope.fleet = false;
     if (!r.status.ok()) {
       std::string name(p->plugin->name());
       d.kind = KindFor(r.status.code());

@@ -54,6 +54,12 @@ Status RealtimeReplicas::Prepare(const PrepareContext& p) {
   return Status::Ok();
 }
 
+PreFilterResult RealtimeReplicas::PreFilter(const CycleContext& ctx, CycleState&) const {
+  PreFilterResult r;
+  if (Realtime(ctx.job()) && replicas_ > 1) r.fleet = false;
+  return r;
+}
+
 bool RealtimeReplicas::RegionAllowed(const CycleContext& ctx, RegionId r) const {
   const QueuedJob& job = ctx.job();
   if (!r.valid() || !job.allowed_regions.test(r.index())) return false;

@@ -26,6 +26,10 @@
 // service with users, within its latency SLO (estimate::EstimateRttMs), up
 // to max_sets sets. Filter, for real-time services: rejects a later start,
 // and, when n > 1, any candidate with fewer than n replicas in distinct zones.
+// PreFilter, for real-time services with n > 1: no built-in fleet candidates
+// in the now pass (each is one node, one cluster's gang or one MIG slice: one
+// zone, which Filter would reject), so the generator does not walk whole
+// pools for them; the replica sets come from AddCandidates.
 //
 // Arguments:
 //   availability_target: 0.999   0.5..0.999999
@@ -42,7 +46,10 @@
 
 namespace meridian::sched {
 
-class RealtimeReplicas final : public Plugin, public AddCandidatesPlugin, public FilterPlugin {
+class RealtimeReplicas final : public Plugin,
+                               public PreFilterPlugin,
+                               public AddCandidatesPlugin,
+                               public FilterPlugin {
  public:
   struct Options {
     double availability_target = 0.999;
@@ -61,6 +68,7 @@ class RealtimeReplicas final : public Plugin, public AddCandidatesPlugin, public
 
   std::string_view name() const override { return kName; }
   Status Prepare(const PrepareContext& p) override;
+  PreFilterResult PreFilter(const CycleContext& ctx, CycleState& state) const override;
   void AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,
                      CandidateSink& sink) const override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
