@@ -1,5 +1,7 @@
 #include "sched/plugins/carbon.h"
 
+#include "sched/plugins/candidate_region.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -9,11 +11,6 @@
 namespace meridian::sched {
 
 namespace {
-
-RegionId RegionOf(const CycleContext& ctx, const Candidate& c) {
-  if (c.region.valid() || !c.on_fleet()) return c.region;
-  return ctx.fleet().node(c.node).region;
-}
 
 int SamplesFor(double hours) {
   return std::max(1, static_cast<int>(std::ceil(hours - 1e-9)));

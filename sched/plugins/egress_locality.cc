@@ -1,19 +1,12 @@
 #include "sched/plugins/egress_locality.h"
 
+#include "sched/plugins/candidate_region.h"
+
 #include "estimate/defaults.h"
 #include "sched/cost.h"
 #include "sched/registry.h"
 
 namespace meridian::sched {
-
-namespace {
-
-RegionId RegionOf(const CycleContext& ctx, const Candidate& c) {
-  if (c.region.valid() || !c.on_fleet()) return c.region;
-  return ctx.fleet().node(c.node).region;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<Plugin>> EgressLocality::Create(PluginArgs& args) {
   Options o;

@@ -1,5 +1,7 @@
 #include "sched/plugins/latency.h"
 
+#include "sched/plugins/candidate_region.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -8,15 +10,6 @@
 #include "sched/registry.h"
 
 namespace meridian::sched {
-
-namespace {
-
-RegionId RegionOf(const CycleContext& ctx, const Candidate& c) {
-  if (c.region.valid() || !c.on_fleet()) return c.region;
-  return ctx.fleet().node(c.node).region;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<Plugin>> Latency::Create(PluginArgs& args) {
   Options o;

@@ -1,5 +1,7 @@
 #include "sched/plugins/time_shift.h"
 
+#include "sched/plugins/candidate_region.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -13,10 +15,6 @@ namespace {
 
 constexpr int64_t kHour = 3600;
 
-RegionId RegionOf(const CycleContext& ctx, const Candidate& c) {
-  if (c.region.valid() || !c.on_fleet()) return c.region;
-  return ctx.fleet().node(c.node).region;
-}
 
 }  // namespace
 
