@@ -1,0 +1,93 @@
+// Backend: where the control plane's decisions run. The daemon's reconcile
+// loop decides with the scheduling core, then asks a backend to launch,
+// signal, cancel and observe the job's processes; backends never decide
+// anything. Implementations: backends/local (processes on this machine);
+// Slurm and Kubernetes follow behind the same interface.
+//
+// Threading: the daemon calls a backend from its reconcile thread only.
+// A backend may keep threads of its own (reapers, grace timers).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "core/time.h"
+
+namespace meridian::control {
+
+// One attempt of one job, as a backend launches it.
+struct LaunchRequest {
+  std::string job_id;                 // meridian's id, e.g. "j-00000042"
+  int attempt = 1;                    // 1 for the first run, +1 on each requeue
+  std::string tenant;
+  std::vector<std::string> argv;      // the spec's command, exec'd as is (no shell)
+  std::map<std::string, std::string> env;  // the spec's env (added to a clean base)
+  std::string working_dir;            // "" = the job's own directory under the state dir
+  // Devices the scheduler assigned on this node: whole GPUs by index, or MIG
+  // instances by UUID (then CUDA_VISIBLE_DEVICES lists the UUIDs). Both empty:
+  // a CPU job (CUDA_VISIBLE_DEVICES is set to "").
+  std::vector<int> gpus;
+  std::vector<std::string> mig_uuids;
+  std::string node;                   // fleet node name the decision chose
+  std::string checkpoint_dir;         // exported as MERIDIAN_CHECKPOINT_DIR; kept across attempts
+  std::string log_dir;                // stdout.log and stderr.log are appended here
+  int64_t grace_period_s = 30;        // SIGTERM to SIGKILL
+};
+
+enum class RunPhase { kStarting, kRunning, kExited, kKilled, kLost };
+std::string_view RunPhaseName(RunPhase p);
+
+// What a backend has seen of one launched attempt.
+struct RunObservation {
+  std::string job_id;
+  int attempt = 1;
+  std::string handle;        // backend's id: "pid:<pid>:<starttime>", a Slurm job id, ...
+  RunPhase phase = RunPhase::kStarting;
+  std::optional<int> exit_code;   // kExited
+  std::optional<int> signal;      // kKilled: the signal that ended it
+  UnixSeconds started = 0;
+  UnixSeconds ended = 0;          // 0 while running
+  double cpu_user_s = 0, cpu_system_s = 0;
+  int64_t max_rss_kib = 0;
+  std::string message;            // e.g. "exec failed: No such file or directory"
+};
+
+// A node the backend can run on, for the daemon's fleet.
+struct BackendNode {
+  std::string name;
+  std::string gpu_model;     // catalog model, "" for a CPU node
+  int gpus = 0;
+  int vcpus = 0;
+  double ram_gib = 0;
+  bool schedulable = true;   // false: drained or down
+  std::string reason;        // why not schedulable
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+
+  // Starts the attempt; returns its handle (stored by the daemon so that a
+  // restarted daemon can Adopt it). The process runs in its own process
+  // group (or the engine's equivalent).
+  virtual Result<std::string> Launch(const LaunchRequest& request) = 0;
+  // Preemption or cancellation: SIGTERM now, SIGKILL after `grace_s` if it
+  // is still alive. Returns at once; the end shows up in Poll.
+  virtual Status Stop(const std::string& handle, int64_t grace_s) = 0;
+  // Every attempt whose phase changed since the last call.
+  virtual std::vector<RunObservation> Poll() = 0;
+  // After a daemon restart: takes back an attempt launched by an earlier
+  // daemon (from its stored handle), or reports it ended/lost.
+  virtual Result<RunObservation> Adopt(const std::string& job_id, int attempt,
+                                       const std::string& handle) = 0;
+  // The capacity this backend offers now.
+  virtual std::vector<BackendNode> Nodes() = 0;
+};
+
+}  // namespace meridian::control

@@ -1,0 +1,60 @@
+// Trace: a workload to replay, as every trace reader produces it and the
+// simulator consumes it. Readers (sim/readers/): Alibaba openb (pods plus its
+// node list), Alibaba 2025 DLRM inference (real-time services), and
+// meridian's own JSONL (docs/trace-format.md); the workload generator writes
+// JSONL. Jobs of the same shape share one JobSpec, so a million-job trace
+// holds a few thousand specs and well under 1 KiB per job.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/fleet.h"
+#include "core/job.h"
+#include "core/status.h"
+
+namespace meridian::sim {
+
+enum class TraceFormat { kOpenb, kDlrm, kJsonl };
+
+struct TraceJob {
+  std::string name;           // unique within the trace
+  uint32_t spec = 0;          // index into Trace::specs (the job's shape)
+  int64_t submit_s = 0;       // seconds from the start of the trace
+  // Recorded run time: the job runs exactly this long wherever it lands (on
+  // the spec's gpu_model when it names one). -1: timed by the estimator.
+  int64_t duration_s = -1;
+  // Seconds after submit_s by which the job should end; -1: no deadline.
+  // (Also in the spec as deadline.after_submit_s; kept here for reports.)
+  int64_t deadline_s = -1;
+  // Fraction of one GPU a trace recorded for a shared/fractional pod (openb
+  // gpu_milli / 1000, in (0, 1)); 0: whole GPUs. Readers set
+  // resources.mig in the spec for such jobs.
+  float gpu_fraction = 0;
+};
+
+struct Trace {
+  TraceFormat format = TraceFormat::kJsonl;
+  std::string source;                                  // file name, for messages
+  std::vector<std::shared_ptr<const JobSpec>> specs;   // distinct shapes
+  std::vector<TraceJob> jobs;                          // sorted by (submit_s, file order)
+  // A trace that comes with its own cluster (openb's node list) as a fleet;
+  // nullopt otherwise. --fleet overrides it.
+  std::optional<FleetSpec> fleet;
+  // Reader notes for the report: rows skipped and why, mappings applied
+  // (e.g. "GPU type G2 -> V100-32GB"), counts.
+  std::vector<std::string> notes;
+};
+
+// Reads a trace file (openb: the pod CSV, with the node list found beside it
+// or given as `nodes_path`). Errors name the file, line, field, value and
+// reason (StatusCode::kInvalidArgument); nothing is silently dropped: skipped
+// rows are counted in `notes`.
+Result<Trace> ReadTrace(const std::string& path, TraceFormat format,
+                        const std::string& nodes_path = "");
+Result<TraceFormat> ParseTraceFormat(const std::string& name);  // "openb" | "dlrm" | "jsonl"
+
+}  // namespace meridian::sim
