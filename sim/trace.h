@@ -16,6 +16,12 @@
 #include "core/job.h"
 #include "core/status.h"
 
+namespace meridian {
+namespace catalog {
+class Catalog;
+}  // namespace catalog
+}  // namespace meridian
+
 namespace meridian::sim {
 
 enum class TraceFormat { kOpenb, kDlrm, kJsonl };
@@ -55,6 +61,10 @@ struct Trace {
 // rows are counted in `notes`.
 Result<Trace> ReadTrace(const std::string& path, TraceFormat format,
                         const std::string& nodes_path = "");
+// As above, checking GPU models and specs against `catalog` (the overload
+// above uses the embedded catalog).
+Result<Trace> ReadTrace(const std::string& path, TraceFormat format,
+                        const catalog::Catalog& catalog, const std::string& nodes_path = "");
 Result<TraceFormat> ParseTraceFormat(const std::string& name);  // "openb" | "dlrm" | "jsonl"
 
 }  // namespace meridian::sim
