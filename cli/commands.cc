@@ -11,6 +11,7 @@
 #include "cli/catalog_output.h"
 #include "cli/fleet_output.h"
 #include "cli/plan_output.h"
+#include "cli/workload_cmd.h"
 #include "core/time.h"
 #include "estimate/plan.h"
 #include "sched/elastic.h"
@@ -330,6 +331,8 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
 
+  std::unique_ptr<WorkloadCommands> workload = AddWorkloadCommands(app);
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -346,6 +349,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   if (plan->parsed()) return RunPlan(g, pf, now, out, err);
   if (cat->parsed()) return RunCatalog(g, cf, out, err);
   if (profiles->parsed()) return RunProfiles(prf, out, err);
+  if (auto rc = RunWorkloadCommand(*workload, out, err)) return *rc;
   err << app.help();
   return kExitBadInput;
 }
