@@ -9,6 +9,7 @@
 
 #include "catalog/catalog.h"
 #include "cli/catalog_output.h"
+#include "cli/client_cmd.h"
 #include "cli/fleet_output.h"
 #include "cli/plan_output.h"
 #include "cli/workload_cmd.h"
@@ -331,6 +332,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
 
+  std::unique_ptr<ClientCommands> client = AddClientCommands(app);
   std::unique_ptr<WorkloadCommands> workload = AddWorkloadCommands(app);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -349,6 +351,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   if (plan->parsed()) return RunPlan(g, pf, now, out, err);
   if (cat->parsed()) return RunCatalog(g, cf, out, err);
   if (profiles->parsed()) return RunProfiles(prf, out, err);
+  if (auto rc = RunClientCommand(*client, out, err)) return *rc;
   if (auto rc = RunWorkloadCommand(*workload, out, err)) return *rc;
   err << app.help();
   return kExitBadInput;
