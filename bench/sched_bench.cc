@@ -20,7 +20,8 @@
 // good, the oldest placements are released (outside the per-item timing, in
 // the items/s figure) whenever fleet GPUs held pass 70% or live placements
 // pass 4 per node. Counters: placed (place, defer, preempt), waiting,
-// rejected, p50/p99 per decision, peak RSS (getrusage ru_maxrss) and
+// rejected, p50/p99 per decision, candidates examined and feasible per
+// decision (examined_avg, feasible_avg), peak RSS (getrusage ru_maxrss) and
 // x_scan: one decision's time over one BM_LedgerScan item's at the same size.
 //
 // BM_LedgerScan/<nodes> is the baseline measured in the same run: a plain
@@ -258,6 +259,8 @@ class LiveRun {
     const QueuedJob& job = w_.jobs[next_++ % w_.jobs.size()];
     auto t0 = std::chrono::steady_clock::now();
     Decision d = s_.Decide(job, snap_);
+    feasible_ += d.feasible;
+    examined_ += d.candidates;
     if (d.allocation && s_.Commit(d, snap_, &ledger_).ok()) {
       ++placed_;
       held_ += FleetGpusOf(*d.allocation);
@@ -285,6 +288,9 @@ class LiveRun {
     state.counters["placed"] = static_cast<double>(placed_);
     state.counters["waiting"] = static_cast<double>(waiting_);
     state.counters["rejected"] = static_cast<double>(rejected_);
+    const double n = std::max<double>(1, static_cast<double>(ns_.size()));
+    state.counters["feasible_avg"] = static_cast<double>(feasible_) / n;
+    state.counters["examined_avg"] = static_cast<double>(examined_) / n;
   }
 
  private:
@@ -303,7 +309,7 @@ class LiveRun {
   const int64_t cap_;
   const size_t max_live_;
   std::vector<int64_t> ns_;
-  int64_t placed_ = 0, waiting_ = 0, rejected_ = 0;
+  int64_t placed_ = 0, waiting_ = 0, rejected_ = 0, feasible_ = 0, examined_ = 0;
   size_t next_ = 0;
 };
 

@@ -45,6 +45,43 @@ double CarbonSeries::At(UnixSeconds t) const {
   return hours[static_cast<size_t>(h)];
 }
 
+double CarbonSeries::SumAt(UnixSeconds start, int64_t step_s, int count) const {
+  double sum = 0;
+  if (by_year_.empty() || count <= 0) return sum;
+  if (step_s < 3600 || step_s % 3600 != 0) {
+    for (int i = 0; i < count; ++i) sum += At(start + static_cast<UnixSeconds>(i) * step_s);
+    return sum;
+  }
+  constexpr int kMar1 = (31 + 28) * 24;  // hour of year of Mar 1 (Feb 29 in a leap year)
+  const int64_t step_h = step_s / 3600;
+  int i = 0;
+  while (i < count) {
+    // One target year at a time: map its hours onto the data year as At does.
+    const UnixSeconds t = start + static_cast<UnixSeconds>(i) * step_s;
+    const CivilTime c = ToCivil(t);
+    const UnixSeconds year_start = FromCivil(CivilTime{c.year, 1, 1, 0, 0, 0});
+    const UnixSeconds next_year = FromCivil(CivilTime{c.year + 1, 1, 1, 0, 0, 0});
+    auto it = by_year_.find(c.year);
+    int shift = 0;  // data hour = target hour + shift, from Mar 1 on
+    if (it == by_year_.end()) {
+      it = std::prev(by_year_.end());
+      const bool target_leap = IsLeapYear(c.year), data_leap = IsLeapYear(it->first);
+      if (target_leap && !data_leap) shift = -24;  // Feb 29 -> Feb 28, Mar 1 -> Mar 1
+      if (!target_leap && data_leap) shift = 24;
+    }
+    const std::vector<float>& hours = it->second;
+    if (hours.empty()) return sum;
+    const int64_t last = static_cast<int64_t>(hours.size()) - 1;
+    int64_t h = (t - year_start) / 3600;
+    UnixSeconds ti = t;
+    for (; i < count && ti < next_year; ++i, h += step_h, ti += step_s) {
+      int64_t k = h >= kMar1 ? h + shift : h;
+      sum += hours[static_cast<size_t>(std::clamp<int64_t>(k, 0, last))];
+    }
+  }
+  return sum;
+}
+
 Result<std::shared_ptr<const Catalog>> Catalog::FromParts(CatalogParts parts) {
   auto cat = std::make_shared<Catalog>();
   std::set<std::string, std::less<>> gpu_names, region_ids;

@@ -105,6 +105,11 @@ class CarbonSeries {
   // Intensity at an instant. A year outside the data uses the same month, day
   // and hour of the latest year (Feb 29 falls back to Feb 28 where needed).
   double At(UnixSeconds t) const;
+  // The sum of At(start + i x step_s) for i in [0, count), added in that
+  // order (so the same double as the loop), in O(count) array reads rather
+  // than a calendar conversion per point. step_s must be a whole number of
+  // hours (>= 3600).
+  double SumAt(UnixSeconds start, int64_t step_s, int count) const;
   const std::map<int, std::vector<float>>& years() const { return by_year_; }
 
  private:

@@ -191,6 +191,33 @@ TEST(EmbeddedCatalog, YearOutsideTheDataUsesTheLatestYear) {
   EXPECT_DOUBLE_EQ(pjm->At(FromCivil({2019, 7, 15, 18, 0, 0})), 414);
 }
 
+// SumAt is the loop over At, read straight from the arrays: the same double
+// for every start and step, across year ends, Feb 29 in a leap target year
+// mapped onto a common data year and back, and years inside the data.
+TEST(EmbeddedCatalog, CarbonSumAtEqualsTheLoopOverAt) {
+  const CarbonSeries* pjm = Embedded().FindCarbonSeries("US-MIDA-PJM");
+  ASSERT_NE(pjm, nullptr);
+  const UnixSeconds starts[] = {
+      FromCivil({2023, 1, 1, 0, 0, 0}),   FromCivil({2023, 12, 31, 20, 0, 0}),
+      FromCivil({2024, 2, 27, 13, 30, 0}), FromCivil({2024, 12, 31, 23, 0, 0}),
+      FromCivil({2026, 2, 26, 9, 0, 0}),  FromCivil({2027, 12, 30, 1, 0, 0}),
+      FromCivil({2028, 2, 28, 0, 0, 0}),  FromCivil({2028, 2, 29, 23, 59, 59}),
+      FromCivil({2031, 6, 1, 12, 0, 0})};
+  int checked = 0;
+  for (UnixSeconds start : starts) {
+    for (int64_t step_h : {1, 2, 5, 24, 25}) {
+      for (int count : {1, 3, 48, 200}) {
+        double loop = 0;
+        for (int i = 0; i < count; ++i) loop += pjm->At(start + i * step_h * 3600);
+        EXPECT_EQ(pjm->SumAt(start, step_h * 3600, count), loop)
+            << FormatRfc3339(start) << " step " << step_h << " h x " << count;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 9 * 5 * 4);
+}
+
 TEST(EmbeddedCatalog, YearlyFallbackForRegionsWithoutAZone) {
   // gcp us-west1 (Oregon): no hourly zone; carbon/gcp-region-carbon-info 2024: 79.23.
   auto r = Embedded().CarbonAt("gcp:us-west1", FromCivil({2024, 1, 1, 0, 0, 0}));

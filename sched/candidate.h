@@ -41,6 +41,11 @@ struct Candidate {
   NodeId node;                 // fleet kinds: the node (kGang: first member)
   OfferingId offering;         // kElastic
   UnixSeconds start = 0;
+  // RunCost of this candidate, filled by the framework once the candidate is
+  // feasible (before scoring), so the price plugins do not each recompute
+  // it; kNoRunCost until then. Not part of the candidate's meaning.
+  int64_t run_cost_micros = kNoRunCost;
+  static constexpr int64_t kNoRunCost = INT64_MIN;
 
   bool on_fleet() const { return kind != CandidateKind::kElastic; }
 };

@@ -60,6 +60,7 @@ struct GenerationScope {
   GpuModelSet models;
   bool ever = false;  // the "can it ever run" pass: group representatives, empty ledger
   bool fleet = true;  // false: the now pass generates no fleet candidates (a PreFilter said so)
+  bool elastic = true;  // false: no built-in elastic candidates in either pass (likewise)
 };
 
 struct Scheduler::Impl {

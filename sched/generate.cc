@@ -8,6 +8,7 @@ namespace meridian::sched {
 namespace {
 
 constexpr size_t kMinBatch = 16;
+constexpr int kMinGangsPerCluster = 2;
 
 // Pools whose nodes may serve model `m` in `regions`: the fleet-wide pool when
 // every region hosting the model is allowed (fleet order), else the allowed
@@ -77,13 +78,14 @@ void AddMigCandidates(const CycleContext& ctx, const Ledger& ledger, uint8_t dem
 // feasible or `fill` runs dry. `fill(want)` appends about `want` candidates to
 // ws.batch and returns false once exhausted.
 template <typename Fill>
-void Drain(Scheduler::Impl& s, const CycleContext& ctx, int quota, uint32_t* examined, Fill fill) {
+void Drain(Scheduler::Impl& s, const CycleContext& ctx, int quota, uint32_t* examined, Fill fill,
+           size_t min_batch = kMinBatch) {
   Workspace& ws = s.ws;
   int got = 0;
   bool more = true;
   while (more && got < quota) {
     ws.batch.clear();
-    more = fill(std::max(kMinBatch, static_cast<size_t>(quota - got)));
+    more = fill(std::max(min_batch, static_cast<size_t>(quota - got)));
     *examined += static_cast<uint32_t>(ws.batch.size());
     if (ws.batch.empty()) continue;
     size_t kept = RunFilters(s, ctx, 0);
@@ -124,15 +126,27 @@ void FleetNow(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope
     }
     return pi < ws.pools.size();
   });
-  // Gangs in clusters whose nodes are smaller than the job.
-  for (PoolId cp : fleet.ClusterPools(d.model)) {
+  // Gangs in clusters whose nodes are smaller than the job. The gangs of one
+  // cluster differ only in which nodes they take, so the quota is shared:
+  // each cluster contributes quota / clusters (at least kMinGangsPerCluster)
+  // and the choice spans every region rather than the first cluster's nodes.
+  auto gang_pool = [&](PoolId cp) {
     const Pool& pool = fleet.pool(cp);
-    if (pool.max_gpus_per_node == 0 || pool.max_gpus_per_node >= need) continue;
-    if (!scope.regions.test(pool.region.index())) continue;
+    return pool.max_gpus_per_node != 0 && pool.max_gpus_per_node < need &&
+           scope.regions.test(pool.region.index());
+  };
+  const std::vector<PoolId>& cluster_pools = fleet.ClusterPools(d.model);
+  const int gang_clusters =
+      static_cast<int>(std::count_if(cluster_pools.begin(), cluster_pools.end(), gang_pool));
+  const int per_cluster =
+      gang_clusters == 0 ? 0 : std::max(kMinGangsPerCluster, (quota + gang_clusters - 1) / gang_clusters);
+  for (PoolId cp : cluster_pools) {
+    if (!gang_pool(cp)) continue;
+    const Pool& pool = fleet.pool(cp);
     GangShape shape = ShapeFor(need, pool.max_gpus_per_node);
     size_t gpos = 0;
     bool dry = false;
-    Drain(s, ctx, quota, examined, [&](size_t want) {
+    Drain(s, ctx, per_cluster, examined, [&](size_t want) {
       while (!dry && ws.batch.size() < want) {
         size_t first = ws.members.size();
         for (int k = 0; k < shape.nodes; ++k) {
@@ -160,7 +174,7 @@ void FleetNow(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope
         ws.batch.push_back(c);
       }
       return !dry;
-    });
+    }, static_cast<size_t>(per_cluster));
   }
   // MIG slices.
   if (d.mig_profile >= 0) {
@@ -306,7 +320,7 @@ uint32_t GenerateAndFilter(Scheduler::Impl& s, const CycleContext& ctx,
     } else if (scope.fleet) {
       FleetNow(s, ctx, scope, di, fleet_quota, &examined);
     }
-    Elastic(s, ctx, scope, di, elastic_quota, &examined);
+    if (scope.elastic) Elastic(s, ctx, scope, di, elastic_quota, &examined);
   }
   for (PluginSlot* p : s.adds) {
     ws.batch.clear();

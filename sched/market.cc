@@ -26,6 +26,20 @@ double CatalogMarket::FlexStartWaitHours(OfferingId, UnixSeconds) const {
   return catalog_->market().flex_start_expected_wait_hours;
 }
 
+double MarketView::CarbonSumGPerKwh(RegionId r, UnixSeconds start, int64_t step_s,
+                                    int count) const {
+  double sum = 0;
+  for (int i = 0; i < count; ++i) sum += CarbonGPerKwh(r, start + static_cast<UnixSeconds>(i) * step_s);
+  return sum;
+}
+
+double CatalogMarket::CarbonSumGPerKwh(RegionId r, UnixSeconds start, int64_t step_s,
+                                       int count) const {
+  if (r.index() >= series_.size()) return 0;
+  if (const catalog::CarbonSeries* s = series_[r.index()]) return s->SumAt(start, step_s, count);
+  return MarketView::CarbonSumGPerKwh(r, start, step_s, count);
+}
+
 double CatalogMarket::CarbonGPerKwh(RegionId r, UnixSeconds t) const {
   if (r.index() >= series_.size()) return 0;
   if (const catalog::CarbonSeries* s = series_[r.index()]) return s->At(t);

@@ -27,6 +27,9 @@ class MarketView {
   virtual double FlexStartWaitHours(OfferingId o, UnixSeconds t) const = 0;
   // Grid carbon intensity of region `r` during the hour holding `t`, gCO2/kWh.
   virtual double CarbonGPerKwh(RegionId r, UnixSeconds t) const = 0;
+  // The sum of CarbonGPerKwh(r, start + i x step_s) for i in [0, count), added
+  // in that order. Implementations may answer it faster than the loop.
+  virtual double CarbonSumGPerKwh(RegionId r, UnixSeconds start, int64_t step_s, int count) const;
 };
 
 // The catalog's figures, constant in time except carbon (hourly series where
@@ -42,6 +45,7 @@ class CatalogMarket final : public MarketView {
   bool SpotAvailable(OfferingId o, UnixSeconds t) const override;
   double FlexStartWaitHours(OfferingId o, UnixSeconds t) const override;
   double CarbonGPerKwh(RegionId r, UnixSeconds t) const override;
+  double CarbonSumGPerKwh(RegionId r, UnixSeconds start, int64_t step_s, int count) const override;
 
  private:
   std::shared_ptr<const catalog::Catalog> catalog_;

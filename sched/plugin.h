@@ -224,6 +224,8 @@ struct PreFilterResult {
   // false: no built-in fleet candidates in the now pass (the plugin's own
   // filter would reject every one; its AddCandidates makes the placements)
   bool fleet = true;
+  // false: no built-in elastic candidates in either pass (likewise)
+  bool elastic = true;
   static PreFilterResult Ok() { return {}; }
 };
 

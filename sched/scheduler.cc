@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sched/cost.h"
 #include "sched/cycle.h"
 #include "sched/registry.h"
 #include "sched/tenant_usage.h"
@@ -112,6 +113,7 @@ void ScoreAll(Scheduler::Impl& s, const CycleContext& ctx) {
   ws.raw.resize(s.scores.size() * n);
   ws.norm.resize(s.scores.size() * n);
   ws.total.assign(n, 0);
+  for (Candidate& c : ws.feasible) c.run_cost_micros = ComputeRunCost(ctx, c).micros();
   for (size_t i = 0; i < s.scores.size(); ++i) {
     const ScorePlugin* p = s.scores[i]->score;
     for (size_t j = 0; j < n; ++j) ws.raw[i * n + j] = p->Score(ctx, ws.feasible[j]);
@@ -218,6 +220,21 @@ bool Choose(Scheduler::Impl& s, const CycleContext& ctx, const Ledger& live, Dec
   return false;
 }
 
+// Whether a nominated candidate passes every filter of the profile. The
+// filters run against the empty ledger: the nominating plugin has checked
+// that evicting its victims frees the capacity, and the other rules (model,
+// residency, driver, replicas, latency) do not depend on who holds what.
+bool PassesFilters(Scheduler::Impl& s, const CycleContext& ctx, const Candidate& c) {
+  Workspace& ws = s.ws;
+  const size_t from = ws.batch.size();
+  ws.batch.push_back(c);
+  CycleContext check({&ctx.job(), &ctx.snapshot(), &s.empty, &ws.state, &ctx.rng(), &ws.members,
+                      ctx.explain(), true});
+  const bool ok = RunFilters(s, check, from) == 1;
+  ws.batch.resize(from);
+  return ok;
+}
+
 bool Preempt(Scheduler::Impl& s, const CycleContext& ctx, const Ledger& live, Decision* d) {
   for (PluginSlot* p : s.post_filters) {
     std::optional<Nomination> nom = p->post_filter->PostFilter(ctx);
@@ -228,6 +245,7 @@ bool Preempt(Scheduler::Impl& s, const CycleContext& ctx, const Ledger& live, De
       c.gang_size = static_cast<uint16_t>(nom->members.size());
       s.ws.members.insert(s.ws.members.end(), nom->members.begin(), nom->members.end());
     }
+    if (!PassesFilters(s, ctx, c)) continue;
     d->kind = DecisionKind::kPreempt;
     d->allocation = AllocationFor(ctx, c, live, nom->victims);
     d->victims = nom->victims;
@@ -268,6 +286,7 @@ Decision Scheduler::Decide(const QueuedJob& job, const Snapshot& snap) {
     if (r.regions) scope.regions &= *r.regions;
     if (r.models) scope.models &= *r.models;
     if (!r.fleet) scope.fleet = false;
+    if (!r.elastic) scope.elastic = false;
     if (!r.status.ok()) {
       std::string name(p->plugin->name());
       d.kind = KindFor(r.status.code());

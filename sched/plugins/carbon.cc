@@ -22,12 +22,11 @@ double MeanCarbonGPerKwh(const MarketView& market, RegionId region, UnixSeconds 
                          double hours, int max_samples) {
   const int n = SamplesFor(hours);
   const int step = (n + max_samples - 1) / std::max(1, max_samples);
-  double sum = 0;
-  int samples = 0;
-  for (int h = 0; h < n && samples < max_samples; h += step, ++samples) {
-    sum += market.CarbonGPerKwh(region, start + static_cast<UnixSeconds>(h) * 3600);
-  }
-  return samples > 0 ? sum / samples : 0;
+  // Hours 0, step, 2 x step, ... below n, at most max_samples of them.
+  const int samples = std::min(max_samples, (n + step - 1) / step);
+  if (samples <= 0) return 0;
+  return market.CarbonSumGPerKwh(region, start, static_cast<int64_t>(step) * 3600, samples) /
+         samples;
 }
 
 int64_t Carbon::Emission::grams() const { return std::llround(kwh() * gco2_per_kwh); }

@@ -42,7 +42,19 @@ PreFilterResult GpuFit::PreFilter(const CycleContext& ctx, CycleState&) const {
   return r;
 }
 
-std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c) const {
+// What depends on the GPU model alone (allowed, precision), asked once per
+// model in a Filter call rather than once per candidate.
+std::string_view GpuFit::ModelReject(const CycleContext& ctx, GpuModelId model) const {
+  const QueuedJob& job = ctx.job();
+  if (!job.allowed_models.test(model.index())) return "GPU model not in resources.gpu_models";
+  if (!ctx.catalog().gpus()[model.index()].Supports(job.precision)) {
+    return "precision not supported natively";
+  }
+  return "";
+}
+
+std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c,
+                                ModelMemo* memo) const {
   if (c.kind == CandidateKind::kCpuNode) return "";
   const QueuedJob& job = ctx.job();
   if (c.demand >= job.demands.size()) return "no GPU demand for this candidate";
@@ -64,9 +76,17 @@ std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c) con
     model = n.gpu_model;
     if (model != d.model) return "node's GPU model is not the demand's";
   }
-  if (!job.allowed_models.test(model.index())) return "GPU model not in resources.gpu_models";
-  const catalog::GpuModel& gpu = cat.gpus()[model.index()];
-  if (!gpu.Supports(job.precision)) return "precision not supported natively";
+  const size_t m = model.index();
+  if (memo == nullptr || m >= kMaxGpuModels) {
+    if (std::string_view why = ModelReject(ctx, model); !why.empty()) return why;
+  } else {
+    if (!memo->known.test(m)) {
+      memo->why[m] = ModelReject(ctx, model).data();  // string literals
+      memo->known.set(m);
+    }
+    if (*memo->why[m] != '\0') return memo->why[m];
+  }
+  const catalog::GpuModel& gpu = cat.gpus()[m];
   const bool stated = job.spec && job.spec->resources.vram_gib.has_value();
   if (c.kind == CandidateKind::kMigSlice) {
     if (c.mig_profile >= gpu.mig_profiles.size()) return "unknown MIG profile";
@@ -107,7 +127,8 @@ std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c) con
 
 size_t GpuFit::Filter(const CycleContext& ctx, std::span<Candidate> cands,
                       Rejections& rejected) const {
-  return KeepIf(cands, rejected, [&](const Candidate& c) { return Reject(ctx, c); });
+  ModelMemo memo;  // by GPU model: the verdict does not depend on the candidate
+  return KeepIf(cands, rejected, [&](const Candidate& c) { return Reject(ctx, c, &memo); });
 }
 
 }  // namespace meridian::sched

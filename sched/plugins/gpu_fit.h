@@ -41,7 +41,15 @@ class GpuFit final : public Plugin, public PreFilterPlugin, public FilterPlugin 
                 Rejections& rejected) const override;
 
   // Why `c` does not fit the job; "" when it does.
-  std::string_view Reject(const CycleContext& ctx, const Candidate& c) const;
+  // Verdicts by GPU model within one Filter call (reason text pointers;
+  // entries past `known` are never read, so they are left uninitialized).
+  struct ModelMemo {
+    GpuModelSet known;
+    const char* why[kMaxGpuModels];
+  };
+  std::string_view Reject(const CycleContext& ctx, const Candidate& c,
+                          ModelMemo* memo = nullptr) const;
+  std::string_view ModelReject(const CycleContext& ctx, GpuModelId model) const;
 
  private:
   Options options_;

@@ -26,8 +26,9 @@
 // (exact over subsets up to 8 eligible holders, else greedy by cost). A job
 // wider than one node: a gang of ShapeFor(gpus, node GPUs) nodes in one
 // cluster, the cheapest nodes' victim sets together. The cheapest option that
-// passes the rule is nominated. Other filters of the profile (residency aside)
-// are not re-run on the nomination.
+// passes the rule is nominated. The framework then runs every filter of the
+// profile on the nomination (on the empty ledger: the freed capacity is this
+// plugin's check) and drops it if one turns it away.
 //
 // Arguments:
 //   weight_critical: 8, weight_high: 4, weight_normal: 2, weight_low: 1   tier weights (> 0)

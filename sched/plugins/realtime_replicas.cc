@@ -56,7 +56,10 @@ Status RealtimeReplicas::Prepare(const PrepareContext& p) {
 
 PreFilterResult RealtimeReplicas::PreFilter(const CycleContext& ctx, CycleState&) const {
   PreFilterResult r;
-  if (Realtime(ctx.job()) && replicas_ > 1) r.fleet = false;
+  if (Realtime(ctx.job()) && replicas_ > 1) {
+    r.fleet = false;
+    r.elastic = false;
+  }
   return r;
 }
 

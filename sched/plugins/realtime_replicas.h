@@ -28,8 +28,9 @@
 // and, when n > 1, any candidate with fewer than n replicas in distinct zones.
 // PreFilter, for real-time services with n > 1: no built-in fleet candidates
 // in the now pass (each is one node, one cluster's gang or one MIG slice: one
-// zone, which Filter would reject), so the generator does not walk whole
-// pools for them; the replica sets come from AddCandidates.
+// zone, which Filter would reject) and no built-in elastic ones (one
+// replica's instances), so the generator does not walk whole pools and
+// offering lists for them; the replica sets come from AddCandidates.
 //
 // Arguments:
 //   availability_target: 0.999   0.5..0.999999
