@@ -241,7 +241,7 @@ void Watch(pid_t job, bool* stop_requested, bool* killed_after_grace) {
     sigaction(s, &ign, nullptr);
   }
   setsid();  // out of the daemon's session: a Ctrl-C there does not reach it
-  prctl(PR_SET_NAME, "meridian-attempt", 0, 0, 0);
+  prctl(PR_SET_NAME, "meridian-shim", 0, 0, 0);  // 15 characters at most
   int devnull = open("/dev/null", O_RDWR);
   if (devnull >= 0) {
     for (int fd = 0; fd <= 2; ++fd) dup2(devnull, fd);
