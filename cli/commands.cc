@@ -12,6 +12,7 @@
 #include "cli/client_cmd.h"
 #include "cli/fleet_output.h"
 #include "cli/plan_output.h"
+#include "cli/serve_cmd.h"
 #include "cli/workload_cmd.h"
 #include "core/time.h"
 #include "estimate/plan.h"
@@ -333,6 +334,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
       ->capture_default_str();
 
   std::unique_ptr<ClientCommands> client = AddClientCommands(app);
+  std::unique_ptr<ServeCommands> serve = AddServeCommands(app);
   std::unique_ptr<WorkloadCommands> workload = AddWorkloadCommands(app);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -352,6 +354,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   if (cat->parsed()) return RunCatalog(g, cf, out, err);
   if (profiles->parsed()) return RunProfiles(prf, out, err);
   if (auto rc = RunClientCommand(*client, out, err)) return *rc;
+  if (auto rc = RunServeCommand(*serve, now, out, err)) return *rc;
   if (auto rc = RunWorkloadCommand(*workload, out, err)) return *rc;
   err << app.help();
   return kExitBadInput;

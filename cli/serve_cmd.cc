@@ -1,0 +1,315 @@
+#include "cli/serve_cmd.h"
+
+#include <CLI/CLI.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <csignal>
+#include <fstream>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <sstream>
+#include <thread>
+
+#include "backends/local/local.h"
+#include "catalog/catalog.h"
+#include "cli/commands.h"
+#include "cli/fleet_output.h"
+#include "control/daemon.h"
+#include "control/token.h"
+#include "sched/profile.h"
+#include "spec/suggest.h"
+
+namespace meridian::cli {
+
+
+namespace {
+
+volatile sig_atomic_t g_stop_fd = -1;
+
+void OnStopSignal(int) {
+  const char c = 's';
+  if (g_stop_fd >= 0) (void)!write(g_stop_fd, &c, 1);
+}
+
+// What a config file (docs/control-plane.md, "Configuration") can set.
+struct ServeConfig {
+  std::string profile = "default";
+  std::string region = "gcp:us-central1";
+  double gpu_hour_usd = 0;
+  std::string state_dir;
+  std::string catalog_dir;
+  int64_t interval_ms = 200;
+  int64_t node_timeout_s = 30;
+  size_t max_body_bytes = 1 << 20;
+  backends::LocalBackendOptions node;
+};
+
+Status ConfigError(const std::string& file, const YAML::Node& n, const std::string& msg) {
+  const YAML::Mark m = n.Mark();
+  std::string pos = file;
+  if (m.line >= 0) pos += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+  return Status::Invalid(pos + ": " + msg);
+}
+
+Status ReadConfig(const std::string& file, ServeConfig* c) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file);
+  } catch (const YAML::BadFile&) {
+    return Status::Invalid(file + ": cannot read the config file");
+  } catch (const YAML::Exception& e) {
+    return Status::Invalid(file + ": " + e.what());
+  }
+  if (!root.IsMap()) return ConfigError(file, root, "the config must be a map of keys");
+  static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
+                                                 "catalog", "reconcile_interval_ms", "node_timeout",
+                                                 "max_body_bytes", "node"};
+  static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
+                                                     "ram_gib"};
+  try {
+    for (const auto& kv : root) {
+      const std::string k = kv.first.as<std::string>();
+      const YAML::Node& v = kv.second;
+      if (k == "profile") c->profile = v.as<std::string>();
+      else if (k == "region") c->region = v.as<std::string>();
+      else if (k == "gpu_hour_usd") c->gpu_hour_usd = v.as<double>();
+      else if (k == "state_dir") c->state_dir = v.as<std::string>();
+      else if (k == "catalog") c->catalog_dir = v.as<std::string>();
+      else if (k == "max_body_bytes") c->max_body_bytes = v.as<size_t>();
+      else if (k == "reconcile_interval_ms") {
+        c->interval_ms = v.as<int64_t>();
+        if (c->interval_ms < 1 || c->interval_ms > 60000) {
+          return ConfigError(file, v, k + ": \"" + v.as<std::string>() + "\" must be 1 to 60000");
+        }
+      } else if (k == "node_timeout") {
+        auto d = ParseDuration(v.as<std::string>());
+        if (!d.ok() || *d <= 0) {
+          return ConfigError(file, v, k + ": \"" + v.as<std::string>() + "\" must be a duration > 0 (\"30s\")");
+        }
+        c->node_timeout_s = *d;
+      } else if (k == "node") {
+        if (!v.IsMap()) return ConfigError(file, v, "node: must be a map (name, gpu_model, gpus, vcpus, ram_gib)");
+        for (const auto& nk : v) {
+          const std::string key = nk.first.as<std::string>();
+          if (key == "name") c->node.node_name = nk.second.as<std::string>();
+          else if (key == "gpu_model") c->node.gpu_model = nk.second.as<std::string>();
+          else if (key == "gpus") c->node.gpus = nk.second.as<int>();
+          else if (key == "vcpus") c->node.vcpus = nk.second.as<int>();
+          else if (key == "ram_gib") c->node.ram_gib = nk.second.as<double>();
+          else return ConfigError(file, nk.first, "node." + key + ": unknown key" + spec::SuggestFrom(key, kNodeKeys, "keys"));
+        }
+      } else {
+        return ConfigError(file, kv.first, k + ": unknown key" + spec::SuggestFrom(k, kKeys, "keys"));
+      }
+    }
+  } catch (const YAML::BadConversion& e) {
+    return ConfigError(file, root, std::string("a value has the wrong type: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+Result<std::pair<std::string, int>> ParseListen(const std::string& s) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Status::Invalid("--listen: \"" + s + "\" must be HOST:PORT, e.g. 127.0.0.1:8080");
+  }
+  const std::string port = s.substr(colon + 1);
+  char* end = nullptr;
+  long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p < 0 || p > 65535) {
+    return Status::Invalid("--listen: port \"" + port + "\" must be a number from 0 to 65535");
+  }
+  return std::make_pair(s.substr(0, colon), static_cast<int>(p));
+}
+
+Result<sched::Profile> LoadServeProfile(const std::string& name_or_path) {
+  Result<sched::Profile> p = Status::Internal("unset");
+  if (name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml")) {
+    std::ifstream in(name_or_path);
+    if (!in) return Status::Invalid(name_or_path + ": cannot read the profile file");
+    std::stringstream text;
+    text << in.rdbuf();
+    p = sched::ParseProfile(text.str(), name_or_path);
+  } else {
+    p = sched::EmbeddedProfile(name_or_path);
+  }
+  if (!p.ok()) return p.status();
+  MERIDIAN_RETURN_IF_ERROR(sched::CheckProfile(*p));
+  return p;
+}
+
+int Fail(std::ostream& err, const std::string& cmd, const Status& st) {
+  err << "meridian " << cmd << ": " << st.message() << "\n";
+  return st.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
+}
+
+int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
+  ServeConfig c;
+  if (!f.config.empty()) {
+    if (Status st = ReadConfig(f.config, &c); !st.ok()) return Fail(err, "serve", st);
+  }
+  auto listen = ParseListen(f.listen);
+  if (!listen.ok()) return Fail(err, "serve", listen.status());
+  auto cat = c.catalog_dir.empty() ? catalog::Catalog::LoadEmbedded()
+                                   : catalog::Catalog::LoadFromDirectory(c.catalog_dir);
+  if (!cat.ok()) return Fail(err, "serve", cat.status().WithContext("catalog"));
+  if (auto why = spec::UnknownRegion(**cat, c.region)) {
+    return Fail(err, "serve", Status::Invalid(f.config + ": region: " + *why));
+  }
+  if (c.node.gpus > 0) {
+    if (auto why = spec::UnknownGpuModel(**cat, c.node.gpu_model)) {
+      return Fail(err, "serve", Status::Invalid(f.config + ": node.gpu_model: " + *why));
+    }
+  }
+  auto profile = LoadServeProfile(c.profile);
+  if (!profile.ok()) return Fail(err, "serve", profile.status().WithContext("profile"));
+
+  control::DaemonOptions o;
+  o.store.path = f.db;
+  o.store.synchronous = f.sync == "normal" ? "NORMAL" : "FULL";
+  o.api.host = listen->first;
+  o.api.port = listen->second;
+  o.api.max_body_bytes = c.max_body_bytes;
+  std::string state = !f.state_dir.empty() ? f.state_dir
+                      : !c.state_dir.empty() ? c.state_dir
+                                             : f.db + ".state";
+  o.reconciler.catalog = *cat;
+  o.reconciler.profile = *profile;
+  o.reconciler.region = c.region;
+  o.reconciler.gpu_hour_usd = c.gpu_hour_usd;
+  o.reconciler.state_dir = state;
+  o.reconciler.interval_ms = c.interval_ms;
+  o.reconciler.node_timeout_s = c.node_timeout_s;
+  o.reconciler.plan_renderer = [](const JobSpec& job, const sched::Decision& d,
+                                  const sched::Fleet& fleet, const sched::Profile& p,
+                                  UnixSeconds at) {
+    FleetRun run{p.name, p.source, "(the daemon's fleet)", at, &fleet, {}};
+    run.decisions.push_back({&job, d});
+    return FleetRunToJson(run);
+  };
+  backends::LocalBackendOptions bo = c.node;
+  bo.state_dir = state + "/backend";
+
+  auto daemon = control::Daemon::Start(std::move(o), backends::MakeLocalBackend(bo));
+  if (!daemon.ok()) return Fail(err, "serve", daemon.status());
+  out << "meridian serve: listening on http://" << listen->first << ":" << (*daemon)->port()
+      << " (db " << f.db << ", WAL, synchronous=" << (f.sync == "normal" ? "NORMAL" : "FULL")
+      << ", state " << state << ")" << std::endl;
+  // SIGINT/SIGTERM: the handler writes to a pipe; a thread reads it and stops
+  // the daemon. (No signal mask is changed, so launched jobs get SIGTERM as usual.)
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return Fail(err, "serve", Status::Internal("pipe failed"));
+  g_stop_fd = fds[1];
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {}, old_term {};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  std::thread stopper([&] {
+    char c;
+    while (read(fds[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    (*daemon)->Stop();
+  });
+  (*daemon)->Wait();
+  const char wake = 'q';
+  (void)!write(fds[1], &wake, 1);
+  stopper.join();
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  g_stop_fd = -1;
+  close(fds[0]);
+  close(fds[1]);
+  return kExitOk;
+}
+
+bool ValidTenant(const std::string& t) {
+  if (t.empty() || t.size() > 63 || !std::isalnum(static_cast<unsigned char>(t[0]))) return false;
+  for (char ch : t) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') {
+      return false;
+    }
+  }
+  return true;
+}
+
+int RunToken(const ServeCommands& f, long long now, std::ostream& out, std::ostream& err) {
+  control::SqliteOptions so;
+  so.path = f.token_db;
+  so.readers = 1;
+  so.group_commit = false;
+  if (f.token_revoke->parsed()) {
+    auto store = control::OpenSqliteStore(so);
+    if (!store.ok()) return Fail(err, "token revoke", store.status());
+    Status st = (*store)->RevokeToken(control::Sha256Hex(f.token_value), now);
+    if (!st.ok()) return Fail(err, "token revoke", st);
+    return kExitOk;
+  }
+  if (!ValidTenant(f.tenant)) {
+    return Fail(err, "token create",
+                Status::Invalid("--tenant: \"" + f.tenant +
+                                "\" must be 1-63 letters, digits, '-', '_' or '.', starting with a "
+                                "letter or digit"));
+  }
+  std::optional<UnixSeconds> expires;
+  if (!f.expires.empty()) {
+    auto d = ParseDuration(f.expires);
+    if (!d.ok() || *d <= 0) {
+      return Fail(err, "token create",
+                  Status::Invalid("--expires: \"" + f.expires + "\" must be a duration > 0 (\"90d\", \"12h\")"));
+    }
+    expires = now + *d;
+  }
+  auto store = control::OpenSqliteStore(so);
+  if (!store.ok()) return Fail(err, "token create", store.status());
+  auto token = control::GenerateToken();
+  if (!token.ok()) return Fail(err, "token create", token.status());
+  Status st = (*store)->CreateToken(control::Sha256Hex(*token), f.tenant, f.admin, now, expires);
+  if (!st.ok()) return Fail(err, "token create", st);
+  out << *token << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+std::unique_ptr<ServeCommands> AddServeCommands(CLI::App& app) {
+  auto c = std::make_unique<ServeCommands>();
+  c->serve = app.add_subcommand(
+      "serve", "run the control plane: HTTP API, SQLite store, reconcile loop (docs/api.md)");
+  c->serve->add_option("--listen", c->listen, "HOST:PORT to serve on (port 0: any free one)")
+      ->capture_default_str();
+  c->serve->add_option("--db", c->db, "SQLite database file (created if missing; WAL mode)")
+      ->capture_default_str();
+  c->serve->add_option("--config", c->config, "config file (docs/control-plane.md)")
+      ->check(CLI::ExistingFile);
+  c->serve->add_option("--state-dir", c->state_dir,
+                       "where job logs and checkpoints live (default: <db>.state)");
+  c->serve->add_option("--sync", c->sync,
+                       "SQLite synchronous mode: full (fsync per group commit) or normal")
+      ->check(CLI::IsMember({"full", "normal"}))
+      ->capture_default_str();
+
+  c->token = app.add_subcommand("token", "manage the API's bearer tokens");
+  c->token->require_subcommand(1);
+  c->token_create = c->token->add_subcommand("create", "print a new bearer token for a tenant");
+  c->token_create->add_option("--db", c->token_db, "the daemon's database")->capture_default_str();
+  c->token_create->add_option("--tenant", c->tenant, "tenant the token acts for")->required();
+  c->token_create->add_flag("--admin", c->admin, "the token sees and manages every tenant");
+  c->token_create->add_option("--expires", c->expires, "lifetime, e.g. 90d (default: none)");
+  c->token_revoke = c->token->add_subcommand("revoke", "revoke a bearer token");
+  c->token_revoke->add_option("--db", c->token_db, "the daemon's database")->capture_default_str();
+  c->token_revoke->add_option("TOKEN", c->token_value, "the token to revoke")->required();
+  return c;
+}
+
+std::optional<int> RunServeCommand(const ServeCommands& c, long long now, std::ostream& out,
+                                   std::ostream& err) {
+  if (c.serve->parsed()) return RunServe(c, out, err);
+  if (c.token->parsed()) return RunToken(c, now, out, err);
+  return std::nullopt;
+}
+
+}  // namespace meridian::cli

@@ -1,0 +1,50 @@
+// ApiServer: the HTTP/JSON API under /v1 (docs/api.md), /healthz and
+// /metrics, on cpp-httplib's threaded server. Every /v1 route needs a bearer
+// token (Authorization: Bearer ...); a token belongs to one tenant, which sees
+// only its own jobs (others' answer 404), or is an admin, who sees all.
+// Errors are {"error": {"code", "message", "field"}} with 400, 401, 404, 409,
+// 413 or 500.
+//
+// Threading: handlers run on the server's worker threads; they read and
+// write through the Store (thread-safe) and talk to the Reconciler through
+// its thread-safe calls.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "catalog/catalog.h"
+#include "control/metrics.h"
+#include "control/reconciler.h"
+#include "control/store.h"
+#include "core/status.h"
+
+namespace meridian::control {
+
+struct ApiOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                  // 0: any free port (see ApiServer::port)
+  size_t max_body_bytes = 1 << 20;  // larger requests get 413
+  int threads = 64;                 // concurrent connections served
+  std::function<UnixSeconds()> clock;  // default: the system clock
+};
+
+class ApiServer {
+ public:
+  ApiServer(Store* store, Reconciler* reconciler, Metrics* metrics,
+            std::shared_ptr<const catalog::Catalog> catalog, ApiOptions options);
+  ~ApiServer();
+
+  // Binds the socket (errors name the address); then Serve blocks until Stop.
+  Status Bind();
+  int port() const;
+  void Serve();
+  void Stop();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace meridian::control

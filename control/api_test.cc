@@ -1,0 +1,282 @@
+// The HTTP API against a real `meridian serve` on loopback: submit, get,
+// list with pagination, cancel, idempotency, the auth matrix and malformed
+// requests.
+#include <nlohmann/json.hpp>
+
+#include "control/test_daemon.h"
+
+namespace meridian::control {
+namespace {
+
+using nlohmann::json;
+using testing::Auth;
+using testing::DaemonProcess;
+
+// A one-GPU job on the test node (4 T4s) that ends in a second; JSON text.
+std::string Spec(const std::string& name, const std::string& extra = "") {
+  return R"({"name": ")" + name +
+         R"(", "kind": "data-science", "resources": {"gpus": 1, "gpu_models": ["T4"]},
+             "command": ["/bin/sleep", "1"])" +
+         extra + "}";
+}
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("api");
+    daemon_ = std::make_unique<DaemonProcess>(dir_);
+    daemon_->Start();
+    alice_ = daemon_->Token("alice");
+    bob_ = daemon_->Token("bob");
+    admin_ = daemon_->Token("ops", true);
+    http_ = daemon_->Client();
+  }
+  void TearDown() override {
+    daemon_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  json Post(const std::string& path, const std::string& token, const std::string& body,
+            int want, const std::string& type = "application/json",
+            httplib::Headers extra = {}) {
+    httplib::Headers h = Auth(token);
+    for (auto& kv : extra) h.insert(kv);
+    auto r = http_->Post(path.c_str(), h, body, type.c_str());
+    EXPECT_TRUE(r) << path;
+    if (!r) return {};
+    EXPECT_EQ(r->status, want) << path << ": " << r->body;
+    return json::parse(r->body, nullptr, false);
+  }
+  json Get(const std::string& path, const std::string& token, int want) {
+    auto r = http_->Get(path.c_str(), Auth(token));
+    EXPECT_TRUE(r) << path;
+    if (!r) return {};
+    EXPECT_EQ(r->status, want) << path << ": " << r->body;
+    return json::parse(r->body, nullptr, false);
+  }
+
+  std::string dir_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::string alice_, bob_, admin_;
+  std::unique_ptr<httplib::Client> http_;
+};
+
+TEST_F(ApiTest, SubmitGetListPaginateCancel) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    json j = Post("/v1/jobs", alice_,
+                  R"({"name": "wait-)" + std::to_string(i) +
+                      R"(", "kind": "data-science", "resources": {"gpus": 1, "gpu_models": ["T4"]},
+                         "command": ["/bin/sleep", "60"]})",
+                  201);
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["state"], "queued");
+    EXPECT_EQ(j["tenant"], "alice");
+    EXPECT_EQ(j["name"], "wait-" + std::to_string(i));
+    EXPECT_EQ(j["events_url"], "/v1/jobs/" + j["id"].get<std::string>() + "/events");
+    ids.push_back(j["id"]);
+  }
+  json got = Get("/v1/jobs/" + ids[2], alice_, 200);
+  EXPECT_EQ(got["id"], ids[2]);
+  EXPECT_EQ(got["spec"]["command"][0], "/bin/sleep");
+
+  // Pages of two: 2 + 2 + 1, then no token.
+  std::vector<std::string> seen;
+  std::string token;
+  int pages = 0;
+  do {
+    std::string path = "/v1/jobs?limit=2" + (token.empty() ? "" : "&page_token=" + token);
+    json page = Get(path, alice_, 200);
+    for (const auto& j : page["jobs"]) seen.push_back(j["id"]);
+    token = page["next_page_token"].is_null() ? "" : page["next_page_token"].get<std::string>();
+    ++pages;
+  } while (!token.empty() && pages < 10);
+  EXPECT_EQ(seen, ids);
+  EXPECT_EQ(pages, 3);
+
+  json kind = Get("/v1/jobs?kind=training", alice_, 200);
+  EXPECT_TRUE(kind["jobs"].empty());
+
+  // Cancel each; queued ones end cancelled, running ones once their process is gone.
+  for (const std::string& id : ids) {
+    json c = Post("/v1/jobs/" + id + "/cancel", alice_, "", 200);
+    EXPECT_EQ(c["id"], id);
+  }
+  for (const std::string& id : ids) {
+    json j;
+    for (int i = 0; i < 200; ++i) {
+      j = Get("/v1/jobs/" + id, alice_, 200);
+      if (j["state"] == "cancelled") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(j["state"], "cancelled") << j.dump();
+    json ev = Get("/v1/jobs/" + id + "/events", alice_, 200);
+    ASSERT_FALSE(ev["events"].empty());
+    EXPECT_EQ(ev["events"][0]["to"], "queued");
+    EXPECT_EQ(ev["events"].back()["to"], "cancelled");
+  }
+  json cancelled = Get("/v1/jobs?state=cancelled", alice_, 200);
+  EXPECT_EQ(cancelled["jobs"].size(), 5u);
+}
+
+TEST_F(ApiTest, IdempotencyKeyReplaysAndConflicts) {
+  const std::string body = Spec("idem");
+  json first = Post("/v1/jobs", alice_, body, 201, "application/json", {{"Idempotency-Key", "k-1"}});
+  json again = Post("/v1/jobs", alice_, body, 200, "application/json", {{"Idempotency-Key", "k-1"}});
+  EXPECT_EQ(first["id"], again["id"]);
+  json conflict = Post("/v1/jobs", alice_, Spec("idem-other"), 409, "application/json",
+                       {{"Idempotency-Key", "k-1"}});
+  EXPECT_EQ(conflict["error"]["code"], "conflict");
+  EXPECT_EQ(conflict["error"]["field"], "Idempotency-Key");
+  // Keys are per tenant: bob's k-1 is a new job.
+  json bobs = Post("/v1/jobs", bob_, body, 201, "application/json", {{"Idempotency-Key", "k-1"}});
+  EXPECT_NE(bobs["id"], first["id"]);
+  json list = Get("/v1/jobs", alice_, 200);
+  EXPECT_EQ(list["jobs"].size(), 1u);
+}
+
+TEST_F(ApiTest, YamlBodiesAreAccepted) {
+  json j = Post("/v1/jobs", alice_,
+                "name: from-yaml\nkind: data-science\nresources: {gpus: 1, gpu_models: [T4]}\n"
+                "command: [/bin/true]\nlabels: {team: \"007\"}\n",
+                201, "application/yaml");
+  EXPECT_EQ(j["spec"]["labels"]["team"], "007");
+  EXPECT_EQ(j["spec"]["resources"]["gpus"], 1);
+}
+
+TEST_F(ApiTest, AuthMatrix) {
+  json mine = Post("/v1/jobs", alice_, Spec("alices"), 201);
+  const std::string id = mine["id"];
+  const std::string revoked = daemon_->Token("alice");
+  int rc = 0;
+  testing::RunCommand({MERIDIAN_BINARY, "token", "revoke", "--db", daemon_->db(), revoked}, &rc);
+  ASSERT_EQ(rc, 0);
+  const std::string expired = daemon_->Token("alice", false, "1s");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+
+  struct Route {
+    std::string method, path;
+  };
+  const std::vector<Route> job_routes = {{"GET", "/v1/jobs/" + id},
+                                         {"GET", "/v1/jobs/" + id + "/events"},
+                                         {"GET", "/v1/jobs/" + id + "/logs"},
+                                         {"POST", "/v1/jobs/" + id + "/cancel"}};
+  const std::vector<Route> all_routes = {{"GET", "/v1/jobs"}, {"GET", "/v1/tenants"},
+                                         {"GET", "/v1/queues"}, {"GET", "/v1/nodes"},
+                                         {"POST", "/v1/jobs"}, {"POST", "/v1/plan"}};
+  auto call = [&](const Route& r, const httplib::Headers& h) {
+    auto res = r.method == "GET" ? http_->Get(r.path.c_str(), h)
+                                 : http_->Post(r.path.c_str(), h, Spec("x"), "application/json");
+    return res ? res->status : -1;
+  };
+  // No token, a wrong one, a revoked one, an expired one: 401 everywhere, with a JSON error.
+  std::vector<httplib::Headers> bad = {{}, Auth("mrd_wrong"), Auth(revoked), Auth(expired),
+                                       {{"Authorization", "Basic abc"}}};
+  for (const auto& h : bad) {
+    for (const auto& routes : {job_routes, all_routes}) {
+      for (const Route& r : routes) EXPECT_EQ(call(r, h), 401) << r.method << " " << r.path;
+    }
+  }
+  auto res = http_->Get("/v1/jobs", Auth(revoked));
+  ASSERT_TRUE(res);
+  EXPECT_EQ(json::parse(res->body)["error"]["code"], "unauthenticated");
+  EXPECT_NE(json::parse(res->body)["error"]["message"].get<std::string>().find("revoked"),
+            std::string::npos);
+  // Another tenant: 404 on every route of alice's job, and alice's job is not in its list.
+  for (const Route& r : job_routes) EXPECT_EQ(call(r, Auth(bob_)), 404) << r.path;
+  EXPECT_TRUE(Get("/v1/jobs", bob_, 200)["jobs"].empty());
+  EXPECT_TRUE(Get("/v1/jobs?tenant=alice", bob_, 200)["jobs"].empty());
+  // Bob may not submit as alice.
+  json as_alice = Post("/v1/jobs", bob_, Spec("sneaky", R"(, "tenant": "alice")"), 400);
+  EXPECT_EQ(as_alice["error"]["field"], "tenant");
+  // The admin sees it (cancel last: it changes the job).
+  for (const Route& r : job_routes) EXPECT_EQ(call(r, Auth(admin_)), 200) << r.path;
+  EXPECT_EQ(Get("/v1/jobs?tenant=alice", admin_, 200)["jobs"].size(), 1u);
+  // Node registration and drain are admin only.
+  const std::string node = R"({"name": "gpu-box-1", "gpu_model": "T4", "gpus": 2, "vcpus": 8, "ram_gib": 32})";
+  Post("/v1/nodes", alice_, node, 404);
+  Post("/v1/nodes", admin_, node, 201);
+  Post("/v1/nodes/gpu-box-1/drain", alice_, "", 404);
+  Post("/v1/nodes/gpu-box-1/heartbeat", alice_, "", 200);
+  Post("/v1/nodes/gpu-box-1/drain", admin_, "", 200);
+  json nodes = Get("/v1/nodes", alice_, 200);
+  bool found = false;
+  for (const auto& n : nodes["nodes"]) {
+    if (n["name"] == "gpu-box-1") {
+      found = true;
+      EXPECT_EQ(n["state"], "drained");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(ApiTest, MalformedRequestsGetJsonErrorsAndTheDaemonKeepsServing) {
+  struct Case {
+    std::string body, type;
+    int status;
+    std::string code, field, says;
+  };
+  const std::vector<Case> cases = {
+      {"{\"name\": \"x\", ", "application/json", 400, "invalid_argument", "", "malformed JSON"},
+      {"[1, 2]", "application/json", 400, "invalid_argument", "", "JSON array"},
+      {R"({"name": "x", "kind": "data-science", "resources": {"gpus": "two"}, "command": ["a"]})",
+       "application/json", 400, "invalid_argument", "resources.gpus", "two"},
+      {R"({"name": "x", "kind": "data-science", "resorces": {"gpus": 1}, "command": ["a"]})",
+       "application/json", 400, "invalid_argument", "", "resources"},
+      {R"({"name": "x", "kind": "trainig", "command": ["a"]})", "application/json", 400,
+       "invalid_argument", "kind", "training"},
+      {R"({"name": "x", "kind": "data-science", "resources": {"gpus": 1, "gpu_models": ["H100"]}, "command": ["a"]})",
+       "application/json", 400, "invalid_argument", "", "H100-80GB"},
+      {R"({"name": "x", "kind": "data-science", "resources": {"gpus": 1}})", "application/json",
+       400, "invalid_argument", "command", "command"},
+      {"", "application/json", 400, "invalid_argument", "", "empty"},
+      {"name: x\nkind: [", "application/yaml", 400, "invalid_argument", "", "request"},
+      {"hello", "image/png", 400, "invalid_argument", "Content-Type", "Content-Type"},
+      {std::string(2 << 20, 'x'), "application/json", 413, "too_large", "", "larger"},
+  };
+  for (const Case& c : cases) {
+    auto r = http_->Post("/v1/jobs", Auth(alice_), c.body, c.type.c_str());
+    ASSERT_TRUE(r) << c.body.substr(0, 60);
+    EXPECT_EQ(r->status, c.status) << c.body.substr(0, 60) << " -> " << r->body;
+    json e = json::parse(r->body, nullptr, false);
+    ASSERT_TRUE(e.is_object()) << r->body;
+    EXPECT_EQ(e["error"]["code"], c.code) << r->body;
+    if (!c.field.empty()) {
+      EXPECT_EQ(e["error"]["field"], c.field) << r->body;
+    }
+    EXPECT_NE(e["error"]["message"].get<std::string>().find(c.says), std::string::npos)
+        << r->body;
+  }
+  json bad_limit = Get("/v1/jobs?limit=5000", alice_, 400);
+  EXPECT_EQ(bad_limit["error"]["field"], "limit");
+  json bad_state = Get("/v1/jobs?state=runing", alice_, 400);
+  EXPECT_NE(bad_state["error"]["message"].get<std::string>().find("running"), std::string::npos);
+  json bad_filter = Get("/v1/jobs?tennant=a", alice_, 400);
+  EXPECT_NE(bad_filter["error"]["message"].get<std::string>().find("tenant"), std::string::npos);
+  Get("/v1/jobs/j-99999999", alice_, 404);
+  Get("/v1/nope", alice_, 404);
+  // Still serving.
+  Post("/v1/jobs", alice_, Spec("after"), 201);
+  auto h = http_->Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(json::parse(h->body)["ok"], true);
+}
+
+TEST_F(ApiTest, MetricsAndPlan) {
+  Post("/v1/jobs", alice_, Spec("m1"), 201);
+  json plan = Post("/v1/plan", alice_, Spec("p1"), 200);
+  ASSERT_TRUE(plan.contains("decisions")) << plan.dump();
+  EXPECT_EQ(plan["decisions"][0]["job"]["name"], "p1");
+  auto m = http_->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->status, 200);
+  for (const char* line : {"meridian_submissions_total 1", "meridian_jobs{state=\"queued\"}",
+                           "meridian_queue_depth{tier=\"normal\"}", "meridian_decision_seconds_bucket",
+                           "meridian_spend_usd_total", "meridian_co2_grams_total",
+                           "meridian_preemptions_total"}) {
+    EXPECT_NE(m->body.find(line), std::string::npos) << line << "\n" << m->body;
+  }
+}
+
+}  // namespace
+}  // namespace meridian::control

@@ -1,0 +1,48 @@
+#include "control/daemon.h"
+
+#include <filesystem>
+
+namespace meridian::control {
+
+Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
+                                              std::unique_ptr<Backend> backend) {
+  std::unique_ptr<Daemon> d(new Daemon());
+  auto store = OpenSqliteStore(options.store);
+  if (!store.ok()) return store.status();
+  d->store_ = std::move(store).value();
+  d->backend_ = std::move(backend);
+  std::error_code ec;
+  std::filesystem::create_directories(options.reconciler.state_dir + "/jobs", ec);
+  if (ec) {
+    return Status::Invalid(options.reconciler.state_dir + ": cannot create the state directory: " +
+                           ec.message());
+  }
+  auto catalog = options.reconciler.catalog;
+  d->reconciler_ = std::make_unique<Reconciler>(d->store_.get(), d->backend_.get(), &d->metrics_,
+                                                std::move(options.reconciler));
+  d->api_ = std::make_unique<ApiServer>(d->store_.get(), d->reconciler_.get(), &d->metrics_,
+                                        catalog, options.api);
+  MERIDIAN_RETURN_IF_ERROR(d->api_->Bind());
+  MERIDIAN_RETURN_IF_ERROR(d->reconciler_->Start());
+  d->http_ = std::thread([p = d.get()] { p->api_->Serve(); });
+  return d;
+}
+
+Daemon::~Daemon() { Stop(); }
+
+void Daemon::Wait() {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [&] { return stopped_; });
+}
+
+void Daemon::Stop() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopped_) return;
+  if (api_) api_->Stop();
+  if (http_.joinable()) http_.join();
+  if (reconciler_) reconciler_->Stop();
+  stopped_ = true;
+  cv_.notify_all();
+}
+
+}  // namespace meridian::control

@@ -1,0 +1,52 @@
+// Daemon: `meridian serve` assembled: the store (SQLite in WAL mode), the
+// reconcile loop over a backend, and the HTTP API. Start binds and starts
+// everything; Wait blocks until Stop (from a signal handler's thread, or a
+// test). Stop may be called from any thread, more than once.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "control/api.h"
+#include "control/backend.h"
+#include "control/metrics.h"
+#include "control/reconciler.h"
+#include "control/store.h"
+
+namespace meridian::control {
+
+struct DaemonOptions {
+  SqliteOptions store;
+  ApiOptions api;
+  ReconcilerOptions reconciler;
+};
+
+class Daemon {
+ public:
+  // Takes the backend; `options.reconciler.catalog` must be set.
+  static Result<std::unique_ptr<Daemon>> Start(DaemonOptions options,
+                                               std::unique_ptr<Backend> backend);
+  ~Daemon();
+
+  int port() const { return api_->port(); }
+  Store* store() { return store_.get(); }
+  void Wait();
+  void Stop();
+
+ private:
+  Daemon() = default;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Backend> backend_;
+  Metrics metrics_;
+  std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<ApiServer> api_;
+  std::thread http_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+};
+
+}  // namespace meridian::control

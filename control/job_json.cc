@@ -1,0 +1,108 @@
+#include "control/job_json.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "core/time.h"
+
+namespace meridian::control {
+
+namespace {
+
+nlohmann::json OptTime(const std::optional<UnixSeconds>& t) {
+  return t ? nlohmann::json(FormatRfc3339(*t)) : nlohmann::json(nullptr);
+}
+
+nlohmann::json PlainScalar(const std::string& s) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  const char* b = s.c_str();
+  char* end = nullptr;
+  errno = 0;
+  long long i = std::strtoll(b, &end, 10);
+  if (errno == 0 && end != b && *end == '\0' && s.find_first_of("xX") == std::string::npos) {
+    return i;
+  }
+  errno = 0;
+  double d = std::strtod(b, &end);
+  if (errno == 0 && end != b && *end == '\0' &&
+      s.find_first_of("xXnNiI") == std::string::npos) {
+    return d;
+  }
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json JobToJson(const JobRow& j) {
+  nlohmann::json o;
+  o["id"] = j.id;
+  o["name"] = j.name;
+  o["tenant"] = j.tenant;
+  o["kind"] = j.kind;
+  o["state"] = j.state;
+  o["priority"] = j.priority;
+  o["submitted_at"] = FormatRfc3339(j.submitted_at);
+  o["created_at"] = FormatRfc3339(j.submitted_at);
+  o["started_at"] = OptTime(j.started_at);
+  o["ended_at"] = OptTime(j.ended_at);
+  o["attempts"] = j.attempts;
+  o["exit_code"] = j.exit_code ? nlohmann::json(*j.exit_code) : nlohmann::json(nullptr);
+  if (j.placement.node.empty()) {
+    o["placement"] = nullptr;
+    o["pricing"] = nullptr;
+  } else {
+    o["placement"] = {{"node", j.placement.node},
+                      {"gpus", j.placement.gpus},
+                      {"mig", j.placement.mig.empty() ? nlohmann::json(nullptr)
+                                                      : nlohmann::json(j.placement.mig)},
+                      {"region", j.placement.region},
+                      {"pricing", j.placement.pricing}};
+    o["pricing"] = j.placement.pricing;
+  }
+  o["reason"] = j.reason;
+  o["cancel_requested"] = j.cancel_requested;
+  o["cost_usd"] = static_cast<double>(j.cost_micro_usd) / 1e6;
+  o["co2_g"] = static_cast<double>(j.co2_mg) / 1e3;
+  o["events_url"] = "/v1/jobs/" + j.id + "/events";
+  o["logs_url"] = "/v1/jobs/" + j.id + "/logs";
+  o["spec"] = nlohmann::json::parse(j.spec_json, nullptr, false);
+  return o;
+}
+
+nlohmann::json EventsToJson(const std::vector<EventRow>& events) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const EventRow& e : events) {
+    nlohmann::json o = {{"seq", e.seq}, {"at", FormatRfc3339(e.at)}, {"type", e.type},
+                        {"message", e.message}};
+    if (e.type == "state") {
+      o["from"] = e.from.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.from);
+      o["to"] = e.to;
+    }
+    arr.push_back(std::move(o));
+  }
+  return {{"events", std::move(arr)}};
+}
+
+nlohmann::json YamlToJson(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json o = nlohmann::json::object();
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = YamlToJson(kv.second);
+      return o;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& v : n) a.push_back(YamlToJson(v));
+      return a;
+    }
+    case YAML::NodeType::Scalar:
+      if (n.Tag() == "!") return n.Scalar();  // quoted: a string
+      return PlainScalar(n.Scalar());
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace meridian::control

@@ -1,0 +1,21 @@
+// The API's JSON forms: the job object, events, and the conversion of a YAML
+// job spec into the JSON the store keeps (plain YAML scalars typed as YAML 1.2
+// core reads them, quoted ones kept as strings).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "control/store.h"
+
+namespace meridian::control {
+
+nlohmann::json JobToJson(const JobRow& job);
+nlohmann::json EventsToJson(const std::vector<EventRow>& events);
+nlohmann::json YamlToJson(const YAML::Node& node);
+
+}  // namespace meridian::control

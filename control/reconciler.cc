@@ -1,0 +1,408 @@
+#include "control/reconciler.h"
+
+#include <chrono>
+#include <iostream>
+
+#include "control/reconciler_state.h"
+#include "control/submission.h"
+#include "core/ledger.h"
+#include "sched/elastic.h"
+#include "sched/market.h"
+#include "sched/queued_job.h"
+#include "sched/scheduler.h"
+
+namespace meridian::control {
+
+int64_t GraceOf(const JobSpec& s) { return s.grace_period_s.value_or(30); }
+
+
+nlohmann::json AllocationToJson(const Allocation& a, const Reconciler::FleetState& fs) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const NodeShare& s : a.nodes) {
+    nlohmann::json n = {{"node", fs.nodes[s.node.index()].name},
+                        {"gpus", s.gpus},
+                        {"vcpus", s.vcpus},
+                        {"ram_mib", s.ram_mib}};
+    if (s.mig) n["mig"] = {s.mig->gpu, s.mig->shape.start, s.mig->shape.span};
+    nodes.push_back(std::move(n));
+  }
+  return {{"nodes", nodes},
+          {"start", a.start},
+          {"end", a.end},
+          {"priority", static_cast<int>(a.priority)},
+          {"preemptible", a.preemptible},
+          {"checkpoint_interval_s", a.checkpoint_interval_s},
+          {"restart_overhead_s", a.restart_overhead_s}};
+}
+
+std::optional<Allocation> AllocationFromJson(const std::string& text, JobId job, TenantId tenant,
+                                             const Reconciler::FleetState& fs) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  Allocation a;
+  a.job = job;
+  a.tenant = tenant;
+  try {
+    for (const auto& n : j.at("nodes")) {
+      auto it = fs.by_name.find(n.at("node").get<std::string>());
+      if (it == fs.by_name.end()) return std::nullopt;
+      NodeShare s;
+      s.node = it->second;
+      s.gpus = n.at("gpus").get<uint64_t>();
+      s.vcpus = n.at("vcpus").get<int>();
+      s.ram_mib = n.at("ram_mib").get<int64_t>();
+      if (n.contains("mig")) {
+        s.mig = MigShare{n["mig"][0].get<uint8_t>(),
+                         MigShape{n["mig"][1].get<uint8_t>(), n["mig"][2].get<uint8_t>()}};
+      }
+      a.nodes.push_back(s);
+    }
+    a.start = j.at("start").get<int64_t>();
+    a.end = j.at("end").get<int64_t>();
+    a.priority = static_cast<Priority>(j.at("priority").get<int>());
+    a.preemptible = j.at("preemptible").get<bool>();
+    a.checkpoint_interval_s = j.value("checkpoint_interval_s", int64_t{0});
+    a.restart_overhead_s = j.value("restart_overhead_s", int64_t{0});
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  return a;
+}
+
+namespace {
+
+std::string DescribeEnd(const RunObservation& o) {
+  if (o.phase == RunPhase::kExited) return "exited with code " + std::to_string(o.exit_code.value_or(-1));
+  if (o.phase == RunPhase::kKilled) return "killed by signal " + std::to_string(o.signal.value_or(0));
+  return "lost" + (o.message.empty() ? std::string() : ": " + o.message);
+}
+
+}  // namespace
+
+Reconciler::Reconciler(Store* store, Backend* backend, Metrics* metrics, ReconcilerOptions options)
+    : store_(store), backend_(backend), metrics_(metrics), options_(std::move(options)) {}
+
+Reconciler::~Reconciler() { Stop(); }
+
+UnixSeconds Reconciler::Now() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Reconciler::LogDir(const std::string& id) const {
+  return options_.state_dir + "/jobs/" + id + "/logs";
+}
+
+std::string Reconciler::CheckpointDir(const std::string& id) const {
+  return options_.state_dir + "/jobs/" + id + "/checkpoint";
+}
+
+Status Reconciler::Start() {
+  MERIDIAN_RETURN_IF_ERROR(Recover());
+  thread_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+void Reconciler::Stop() {
+  {
+    std::lock_guard<std::mutex> l(inbox_mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Reconciler::Notify() {
+  {
+    std::lock_guard<std::mutex> l(inbox_mu_);
+    wake_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Reconciler::RequestCancel(const std::string& id) {
+  {
+    std::lock_guard<std::mutex> l(inbox_mu_);
+    cancels_.insert(id);
+    wake_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Reconciler::Loop() {
+  for (;;) {
+    Status st = RunCycle();
+    if (!st.ok()) std::cerr << "meridian serve: reconcile: " << st.message() << "\n";
+    std::unique_lock<std::mutex> l(inbox_mu_);
+    cv_.wait_for(l, std::chrono::milliseconds(options_.interval_ms),
+                 [&] { return stop_ || wake_; });
+    if (stop_) return;
+    wake_ = false;
+  }
+}
+
+Status Reconciler::Recover() {
+  std::lock_guard<std::mutex> l(mu_);
+  const UnixSeconds now = Now();
+  auto rows = store_->ActiveJobs();
+  if (!rows.ok()) return rows.status();
+  std::vector<JobUpdate> out;
+  std::vector<RunObservation> ended;
+  for (JobRow& row : *rows) {
+    max_seq_ = std::max(max_seq_, row.seq);
+    auto a = std::make_unique<Active>();
+    a->row = std::move(row);
+    Active& ref = *a;
+    active_[ref.row.id] = std::move(a);
+    auto spec = SpecFromJson(ref.row.spec_json, ref.row.id);
+    if (!spec.ok()) {
+      Transition(ref, "failed", "the stored spec no longer parses: " + spec.status().message(),
+                 now, &out);
+      continue;
+    }
+    ref.spec = std::make_shared<const JobSpec>(std::move(spec).value());
+    const std::string& st = ref.row.state;
+    if (st == "queued") continue;
+    if (st == "scheduled" || ref.row.handle.empty()) {
+      JobUpdate clear;
+      clear.placement = Placement{};
+      clear.allocation_json = "";
+      Transition(ref, "queued", "the daemon restarted before the launch; requeued", now, &out,
+                 clear);
+      continue;
+    }
+    auto obs = backend_->Adopt(ref.row.id, ref.row.attempts, ref.row.handle);
+    RunObservation o;
+    if (obs.ok()) {
+      o = std::move(obs).value();
+    } else {
+      o.job_id = ref.row.id;
+      o.attempt = ref.row.attempts;
+      o.phase = RunPhase::kLost;
+      o.message = obs.status().message();
+    }
+    ref.holds = true;
+    if (st == "checkpointing") ref.stop_kind = "preempt";
+    if (o.phase == RunPhase::kStarting || o.phase == RunPhase::kRunning) {
+      if (ref.row.cancel_requested) {
+        ref.stop_kind = "cancel";
+        (void)backend_->Stop(ref.row.handle, GraceOf(*ref.spec));
+      } else if (ref.stop_kind == "preempt") {
+        (void)backend_->Stop(ref.row.handle, GraceOf(*ref.spec));
+      }
+      JobUpdate note;
+      note.job_id = ref.row.id;
+      note.message = "re-adopted attempt " + std::to_string(ref.row.attempts) + " (" +
+                     ref.row.handle + ") after a daemon restart";
+      note.at = now;
+      out.push_back(note);
+    } else {
+      if (ref.row.cancel_requested) ref.stop_kind = "cancel";
+    }
+    if (o.phase != RunPhase::kStarting) HandleObservation(o, now, &out);
+  }
+  Status st = Flush(&out);
+  for (auto it = active_.begin(); it != active_.end();) {
+    it = it->second->done ? active_.erase(it) : std::next(it);
+  }
+  return st;
+}
+
+Status Reconciler::LoadNewJobs() {
+  for (;;) {
+    ListFilter f;
+    f.after_seq = max_seq_;
+    f.limit = 5000;
+    auto rows = store_->ListJobs(f);
+    if (!rows.ok()) return rows.status();
+    for (JobRow& row : *rows) {
+      max_seq_ = std::max(max_seq_, row.seq);
+      if (IsTerminalState(row.state) || active_.count(row.id)) continue;
+      auto a = std::make_unique<Active>();
+      auto spec = SpecFromJson(row.spec_json, row.id);
+      if (spec.ok()) a->spec = std::make_shared<const JobSpec>(std::move(spec).value());
+      a->row = std::move(row);
+      active_[a->row.id] = std::move(a);
+    }
+    if (rows->size() < static_cast<size_t>(f.limit)) return Status::Ok();
+  }
+}
+
+void Reconciler::Transition(Active& a, const std::string& to, const std::string& message,
+                            UnixSeconds now, std::vector<JobUpdate>* out, JobUpdate u) {
+  u.job_id = a.row.id;
+  u.expect_state = a.row.state;
+  u.state = to;
+  u.message = message;
+  u.at = now;
+  a.row.state = to;
+  a.row.reason = message;
+  if (u.clear_ended) {
+    a.row.started_at.reset();
+    a.row.ended_at.reset();
+    a.row.exit_code.reset();
+  }
+  if (u.started_at) a.row.started_at = u.started_at;
+  if (u.ended_at) a.row.ended_at = u.ended_at;
+  if (u.exit_code) a.row.exit_code = u.exit_code;
+  if (u.attempts) a.row.attempts = *u.attempts;
+  if (u.placement) a.row.placement = *u.placement;
+  if (u.handle) a.row.handle = *u.handle;
+  if (u.allocation_json) a.row.allocation_json = *u.allocation_json;
+  if (IsTerminalState(to)) a.done = true;
+  out->push_back(std::move(u));
+}
+
+void Reconciler::ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out) {
+  if (!a.holds) return;
+  a.holds = false;
+  const JobId jid(static_cast<uint32_t>(a.row.seq));
+  const UnixSeconds start = a.row.started_at.value_or(now);
+  const double hours = static_cast<double>(std::max<int64_t>(0, now - start)) / 3600.0;
+  const double gpus = static_cast<double>(a.row.placement.gpus.size());
+  int64_t cost = Money::FromDollars(options_.gpu_hour_usd).Times(gpus * hours).micros();
+  int64_t co2_mg = 0;
+  if (fleet_ && fleet_->fleet) {
+    if (fleet_->scheduler) {
+      sched::Snapshot snap;
+      snap.now = now;
+      snap.fleet = fleet_->fleet.get();
+      snap.ledger = &fleet_->ledger;
+      snap.market = fleet_->market.get();
+      fleet_->scheduler->Release(jid, snap, &fleet_->ledger);
+    }
+    auto it = fleet_->by_name.find(a.row.placement.node);
+    if (it != fleet_->by_name.end()) {
+      const sched::Node& n = fleet_->fleet->node(it->second);
+      if (n.gpu_model.valid()) {
+        double power_w = options_.catalog->gpus()[n.gpu_model.index()].power_w;
+        double kwh = power_w * gpus * hours / 1000.0;
+        co2_mg = std::llround(kwh * fleet_->market->CarbonGPerKwh(n.region, start) * 1000.0);
+      }
+    }
+  }
+  metrics_->spend_micro_usd += cost;
+  metrics_->co2_mg += co2_mg;
+  if (!out->empty() && out->back().job_id == a.row.id) {
+    out->back().add_cost_micro_usd += cost;
+    out->back().add_co2_mg += co2_mg;
+  } else {
+    JobUpdate u;
+    u.job_id = a.row.id;
+    u.add_cost_micro_usd = cost;
+    u.add_co2_mg = co2_mg;
+    u.at = now;
+    out->push_back(u);
+  }
+}
+
+void Reconciler::HandleObservation(const RunObservation& o, UnixSeconds now,
+                                   std::vector<JobUpdate>* out) {
+  auto it = active_.find(o.job_id);
+  if (it == active_.end() || o.attempt != it->second->row.attempts) return;
+  Active& a = *it->second;
+  if (o.phase == RunPhase::kStarting) return;
+  if (o.phase == RunPhase::kRunning) {
+    if (a.row.state == "scheduled" || a.row.state == "starting") {
+      JobUpdate u;
+      u.started_at = o.started ? o.started : now;
+      Transition(a, "running", "running (" + o.handle + ")", now, out, u);
+    }
+    return;
+  }
+  const UnixSeconds ended = o.ended ? o.ended : now;
+  if (!a.row.started_at) a.row.started_at = o.started ? o.started : ended;
+  JobUpdate end;
+  end.ended_at = ended;
+  if (o.exit_code) end.exit_code = *o.exit_code;
+  const std::string how = DescribeEnd(o);
+  const std::string kind = a.stop_kind;
+  a.stop_kind.clear();
+  if (kind == "cancel") {
+    Transition(a, "cancelled", "cancelled; the process " + how, now, out, end);
+  } else if (kind == "preempt" || (o.phase == RunPhase::kLost && a.row.attempts <= options_.max_requeues)) {
+    if (kind == "preempt") {
+      Transition(a, "preempted", "preempted; the process " + how, now, out, end);
+    }
+    JobUpdate requeue;
+    requeue.clear_ended = true;
+    requeue.placement = Placement{};
+    requeue.handle = "";
+    requeue.allocation_json = "";
+    Transition(a, "queued",
+               kind == "preempt" ? "requeued; the next attempt resumes from its checkpoint directory"
+                                 : "attempt " + how + "; requeued",
+               now, out, requeue);
+  } else if (o.phase == RunPhase::kExited && o.exit_code == 0) {
+    Transition(a, "succeeded", "exited with code 0", now, out, end);
+  } else {
+    Transition(a, "failed", how + (o.message.empty() ? "" : " (" + o.message + ")"), now, out, end);
+  }
+  ReleaseAttempt(a, ended, out);
+}
+
+void Reconciler::HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out) {
+  std::set<std::string> ids;
+  {
+    std::lock_guard<std::mutex> l(inbox_mu_);
+    ids.swap(cancels_);
+  }
+  for (const auto& [id, a] : active_) {
+    if (a->row.cancel_requested) ids.insert(id);
+  }
+  for (const std::string& id : ids) {
+    auto it = active_.find(id);
+    if (it == active_.end()) continue;
+    Active& a = *it->second;
+    a.row.cancel_requested = true;
+    if (a.done || a.stop_kind == "cancel") continue;
+    if (a.row.state == "queued" || a.row.state == "scheduled" || a.row.handle.empty()) {
+      JobUpdate u;
+      u.ended_at = now;
+      Transition(a, "cancelled", "cancelled before it ran", now, out, u);
+      ReleaseAttempt(a, now, out);
+      continue;
+    }
+    const int64_t grace = a.spec ? GraceOf(*a.spec) : 30;
+    Status st = backend_->Stop(a.row.handle, grace);
+    a.stop_kind = "cancel";
+    JobUpdate note;
+    note.job_id = id;
+    note.at = now;
+    note.message = st.ok() ? "cancel: SIGTERM sent, SIGKILL after " + std::to_string(grace) + "s"
+                           : "cancel: stop failed: " + st.message();
+    out->push_back(note);
+  }
+}
+
+Status Reconciler::Flush(std::vector<JobUpdate>* updates) {
+  if (updates->empty()) return Status::Ok();
+  auto r = store_->Apply(*updates);
+  updates->clear();
+  if (!r.ok()) return r.status();
+  return Status::Ok();
+}
+
+Status Reconciler::RunCycle() {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> l(mu_);
+  const UnixSeconds now = Now();
+  std::vector<JobUpdate> out;
+  MERIDIAN_RETURN_IF_ERROR(LoadNewJobs());
+  MERIDIAN_RETURN_IF_ERROR(RefreshFleet(now, &out));
+  for (const RunObservation& o : backend_->Poll()) HandleObservation(o, now, &out);
+  HandleCancels(now, &out);
+  Status st = Schedule(now, &out);
+  Status fl = Flush(&out);
+  for (auto it = active_.begin(); it != active_.end();) {
+    it = it->second->done ? active_.erase(it) : std::next(it);
+  }
+  metrics_->cycle_seconds.Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  MERIDIAN_RETURN_IF_ERROR(st);
+  return fl;
+}
+
+}  // namespace meridian::control

@@ -1,0 +1,127 @@
+// Reconciler: the daemon's loop that turns stored jobs into running processes.
+// Each cycle it
+//   1. picks up new jobs and cancel requests,
+//   2. refreshes the fleet (the backend's own nodes plus nodes registered
+//      through the API; registered nodes without a heartbeat for
+//      node_timeout_s go down) and rebuilds the scheduler when it changed,
+//   3. reads what the backend saw (Poll) and moves jobs on (running,
+//      succeeded, failed, cancelled; preempted -> requeued, keeping the
+//      checkpoint directory so the next attempt resumes from it),
+//   4. runs the scheduling core over the queue (sched::Scheduler with the
+//      configured profile, the fleet, the ledger of running attempts and the
+//      catalog's market) and acts on each decision: launch, stop victims with
+//      their grace period, fail what can never run,
+//   5. writes every transition (with its event) in one store transaction.
+// A job is recorded "scheduled" with its placement before the backend
+// launches it, and "starting" with the backend's handle after.
+//
+// After a restart, Start() re-adopts the attempts that were running
+// (Backend::Adopt with the stored handle), rebuilds the ledger from their
+// stored allocations and requeues jobs that were scheduled but not launched.
+//
+// Threading: the loop runs on its own thread and is the only caller of the
+// backend; Notify, RequestCancel and Plan may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "control/backend.h"
+#include "control/metrics.h"
+#include "control/store.h"
+#include "core/job.h"
+#include "sched/decision.h"
+#include "sched/fleet.h"
+#include "sched/profile.h"
+
+namespace meridian::control {
+
+// Renders a dry-run decision as `meridian plan -o json --fleet` does (the CLI
+// passes its renderer in, so control does not depend on cli).
+using PlanRenderer =
+    std::function<nlohmann::json(const JobSpec& job, const sched::Decision& decision,
+                                 const sched::Fleet& fleet, const sched::Profile& profile,
+                                 UnixSeconds at)>;
+
+struct ReconcilerOptions {
+  std::shared_ptr<const catalog::Catalog> catalog;
+  sched::Profile profile;
+  std::string region = "gcp:us-central1";  // catalog region of the daemon's nodes
+  double gpu_hour_usd = 0;                 // what a GPU-hour on them costs
+  std::string state_dir;                   // jobs/<id>/{logs,checkpoint}
+  int64_t interval_ms = 200;
+  int64_t node_timeout_s = 30;
+  int max_requeues = 3;                    // lost attempts requeued before failing
+  std::function<UnixSeconds()> clock;      // default: the system clock
+  PlanRenderer plan_renderer;
+};
+
+class Reconciler {
+ public:
+  Reconciler(Store* store, Backend* backend, Metrics* metrics, ReconcilerOptions options);
+  ~Reconciler();
+
+  // Recovers from the store (see the class comment), then starts the loop.
+  Status Start();
+  void Stop();
+  // Wakes the loop now (a submission, a cancel, a node change).
+  void Notify();
+  void RequestCancel(const std::string& job_id);
+  // The decision the scheduler would take for `job` now, without acting.
+  Result<nlohmann::json> Plan(const JobSpec& job);
+  // One cycle, on the caller's thread (the loop calls it; so can a benchmark
+  // that did not Start the loop).
+  Status RunCycle();
+  // Recovery alone (Start calls it), for benchmarks that drive RunCycle.
+  Status Recover();
+
+  std::string LogDir(const std::string& job_id) const;
+  std::string CheckpointDir(const std::string& job_id) const;
+
+  struct Active;
+  struct FleetState;
+
+ private:
+  void Loop();
+  UnixSeconds Now() const;
+  Status LoadNewJobs();
+  Status RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out);
+  void HandleObservation(const RunObservation& obs, UnixSeconds now, std::vector<JobUpdate>* out);
+  void HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out);
+  Status Schedule(UnixSeconds now, std::vector<JobUpdate>* out);
+  void Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  void Transition(Active& a, const std::string& to, const std::string& message, UnixSeconds now,
+                  std::vector<JobUpdate>* out, JobUpdate extra = {});
+  void ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  Status Flush(std::vector<JobUpdate>* updates);
+
+  Store* store_;
+  Backend* backend_;
+  Metrics* metrics_;
+  ReconcilerOptions options_;
+
+  std::mutex mu_;  // the state below; held for a whole cycle
+  std::map<std::string, std::unique_ptr<Active>> active_;
+  std::unique_ptr<FleetState> fleet_;
+  std::map<std::string, uint32_t> tenant_ids_;
+  int64_t max_seq_ = 0;
+
+  std::mutex inbox_mu_;
+  std::set<std::string> cancels_;
+  bool wake_ = false;
+  bool stop_ = false;
+  std::condition_variable cv_;
+  std::thread thread_;
+};
+
+}  // namespace meridian::control

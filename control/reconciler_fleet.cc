@@ -1,0 +1,329 @@
+// The reconciler's fleet and scheduling steps: the fleet from the backend's
+// and the registered nodes, decisions over the queue, launches, and the plan
+// dry run.
+#include <chrono>
+#include <iostream>
+
+#include "control/reconciler_state.h"
+#include "control/submission.h"
+
+namespace meridian::control {
+
+namespace {
+
+std::string ClusterName(const std::string& node, size_t i) {
+  std::string n;
+  for (char c : node) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    n += ok ? c : '-';
+  }
+  if (n.empty() || !std::isalnum(static_cast<unsigned char>(n[0]))) n = "n" + n;
+  if (n.size() > 50) n.resize(50);
+  return n + "-" + std::to_string(i);
+}
+
+std::vector<int> GpuIndexes(uint64_t mask) {
+  std::vector<int> v;
+  for (int i = 0; i < 64; ++i) {
+    if (mask & (uint64_t{1} << i)) v.push_back(i);
+  }
+  return v;
+}
+
+std::string JoinGpus(const std::vector<int>& g) {
+  std::string s;
+  for (size_t i = 0; i < g.size(); ++i) s += (i ? "," : "") + std::to_string(g[i]);
+  return s;
+}
+
+}  // namespace
+
+Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
+  (void)out;
+  auto stored = store_->Nodes();
+  if (!stored.ok()) return stored.status();
+  std::map<std::string, NodeRow> by_name;
+  for (NodeRow& n : *stored) by_name[n.name] = n;
+  std::vector<NodeRow> all;
+  for (const BackendNode& b : backend_->Nodes()) {
+    NodeRow n;
+    n.name = b.name;
+    n.gpu_model = b.gpu_model;
+    n.gpus = b.gpus;
+    n.vcpus = b.vcpus;
+    n.ram_gib = b.ram_gib;
+    n.registered = false;
+    n.last_heartbeat = now;
+    auto it = by_name.find(b.name);
+    const std::string before = it == by_name.end() ? "" : it->second.state;
+    n.state = before == "drained" ? "drained" : (b.schedulable ? "ready" : "down");
+    if (it == by_name.end() || it->second.state != n.state || it->second.gpus != n.gpus ||
+        it->second.gpu_model != n.gpu_model || it->second.vcpus != n.vcpus ||
+        it->second.registered) {
+      MERIDIAN_RETURN_IF_ERROR(store_->UpsertNode(n));
+    }
+    by_name.erase(b.name);
+    all.push_back(n);
+  }
+  for (auto& [name, n] : by_name) {
+    if (!n.registered) continue;  // the backend's node of an earlier run
+    if (n.state == "ready" && now - n.last_heartbeat > options_.node_timeout_s) {
+      MERIDIAN_RETURN_IF_ERROR(store_->SetNodeState(name, "down"));
+      n.state = "down";
+    }
+    all.push_back(n);
+  }
+  std::vector<NodeRow> ready;
+  std::string sig;
+  for (const NodeRow& n : all) {
+    if (n.state != "ready") continue;
+    ready.push_back(n);
+    sig += n.name + "|" + n.gpu_model + "|" + std::to_string(n.gpus) + "|" +
+           std::to_string(n.vcpus) + "|" + std::to_string(n.ram_gib) + ";";
+  }
+  if (fleet_ && fleet_->signature == sig) return Status::Ok();
+
+  auto fs = std::make_unique<FleetState>();
+  fs->signature = sig;
+  fs->market = std::make_unique<sched::CatalogMarket>(options_.catalog);
+  FleetSpec spec;
+  spec.elastic = false;
+  for (size_t i = 0; i < ready.size(); ++i) {
+    ClusterSpec c;
+    c.name = ClusterName(ready[i].name, i);
+    c.region = options_.region;
+    c.pricing = CapacityPricing::kOwned;
+    if (ready[i].gpus > 0) c.gpu_hour = Money::FromDollars(options_.gpu_hour_usd);
+    NodeGroup g;
+    g.count = 1;
+    g.gpu = ready[i].gpus > 0 ? ready[i].gpu_model : "";
+    g.gpus = ready[i].gpus;
+    g.vcpus = ready[i].vcpus;
+    g.ram_gib = ready[i].ram_gib;
+    c.nodes.push_back(g);
+    spec.clusters.push_back(std::move(c));
+  }
+  if (!ready.empty()) {
+    auto fleet = sched::Fleet::Build(spec, options_.catalog);
+    if (!fleet.ok()) {
+      std::cerr << "meridian serve: fleet: " << fleet.status().message() << "\n";
+    } else {
+      auto sch = sched::Scheduler::Create(options_.profile, *fleet);
+      auto ledger = (*fleet)->NewLedger();
+      if (!sch.ok()) return sch.status();
+      if (!ledger.ok()) return ledger.status();
+      fs->fleet = *fleet;
+      fs->scheduler = std::move(sch).value();
+      fs->ledger = std::move(ledger).value();
+      fs->nodes = ready;
+      for (size_t i = 0; i < ready.size(); ++i) {
+        fs->by_name[ready[i].name] = NodeId(static_cast<uint32_t>(i));
+      }
+    }
+  }
+  for (auto& [id, a] : active_) {
+    if (!a->holds || !fs->fleet) continue;
+    auto alloc = AllocationFromJson(a->row.allocation_json, JobId(static_cast<uint32_t>(a->row.seq)),
+                                    TenantId(tenant_ids_.emplace(a->row.tenant, tenant_ids_.size())
+                                                 .first->second),
+                                    *fs);
+    if (!alloc) continue;  // its node left the fleet; it still runs, outside the ledger
+    if (Status st = fs->ledger.Reserve(*alloc); !st.ok()) {
+      std::cerr << "meridian serve: " << id << ": " << st.message() << "\n";
+    }
+  }
+  fleet_ = std::move(fs);
+  return Status::Ok();
+}
+
+Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
+  std::vector<Active*> waiting;
+  std::map<uint32_t, Active*> by_seq;
+  for (auto& [id, a] : active_) {
+    by_seq[static_cast<uint32_t>(a->row.seq)] = a.get();
+    if (a->done || a->row.state != "queued" || a->row.cancel_requested) continue;
+    if (!a->spec) {
+      Transition(*a, "failed", "the stored spec does not parse", now, out);
+      continue;
+    }
+    waiting.push_back(a.get());
+  }
+  if (waiting.empty()) return Status::Ok();
+  if (!fleet_ || !fleet_->scheduler) {
+    for (Active* a : waiting) {
+      if (a->row.reason != "no schedulable nodes") {
+        a->row.reason = "no schedulable nodes";
+        JobUpdate u;
+        u.job_id = a->row.id;
+        u.reason = a->row.reason;
+        out->push_back(u);
+      }
+    }
+    return Status::Ok();
+  }
+  FleetState& fs = *fleet_;
+  std::vector<const sched::QueuedJob*> ptrs;
+  for (Active* a : waiting) {
+    if (!a->queued) {
+      uint32_t tenant = tenant_ids_.emplace(a->row.tenant, tenant_ids_.size()).first->second;
+      sched::EnqueueRequest req{JobId(static_cast<uint32_t>(a->row.seq)), TenantId(tenant),
+                                a->row.submitted_at, static_cast<uint64_t>(a->row.seq)};
+      auto q = sched::MakeQueuedJob(a->spec, *options_.catalog, req);
+      if (!q.ok()) {
+        JobUpdate u;
+        u.ended_at = now;
+        Transition(*a, "failed", q.status().message(), now, out, u);
+        continue;
+      }
+      a->queued = std::move(q).value();
+    }
+    ptrs.push_back(&*a->queued);
+  }
+  sched::Snapshot snap;
+  snap.now = now;
+  snap.fleet = fs.fleet.get();
+  snap.ledger = &fs.ledger;
+  snap.market = fs.market.get();
+  std::vector<const sched::QueuedJob*> order = fs.scheduler->SortQueue(snap, ptrs);
+  snap.queue = order;
+  std::vector<Active*> to_launch;
+  for (const sched::QueuedJob* q : order) {
+    Active& a = *by_seq.at(q->id.value());
+    const auto t0 = std::chrono::steady_clock::now();
+    sched::Decision d = fs.scheduler->Decide(*q, snap);
+    metrics_->decision_seconds.Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    metrics_->decisions[static_cast<size_t>(d.kind)]++;
+    std::string reason;
+    switch (d.kind) {
+      case sched::DecisionKind::kPlace: {
+        Status st = fs.scheduler->Commit(d, snap, &fs.ledger);
+        if (!st.ok()) {
+          reason = "commit failed: " + st.message();
+          break;
+        }
+        a.holds = true;
+        const Allocation& al = *d.allocation;
+        Placement p;
+        p.node = fs.nodes[al.nodes[0].node.index()].name;
+        p.gpus = GpuIndexes(al.nodes[0].gpus);
+        p.region = options_.region;
+        p.pricing = d.pricing ? std::string(ToString(*d.pricing)) : "owned";
+        if (al.nodes[0].mig) {
+          const sched::Node& n = fs.fleet->node(al.nodes[0].node);
+          for (const sched::MigInstance& m : n.mig) {
+            if (m.shape == al.nodes[0].mig->shape) {
+              p.mig = options_.catalog->gpus()[n.gpu_model.index()].mig_profiles[m.profile].name;
+            }
+          }
+        }
+        JobUpdate u;
+        u.placement = p;
+        u.attempts = a.row.attempts + 1;
+        u.allocation_json = AllocationToJson(al, fs).dump();
+        u.handle = "";
+        u.clear_ended = true;
+        std::string where = p.node + (p.gpus.empty() ? "" : " GPUs " + JoinGpus(p.gpus)) +
+                            (p.mig.empty() ? "" : " MIG " + p.mig);
+        Transition(a, "scheduled", "placed on " + where + " (" + p.pricing + ")", now, out, u);
+        to_launch.push_back(&a);
+        continue;
+      }
+      case sched::DecisionKind::kPreempt: {
+        for (JobId v : d.victims) {
+          auto it = by_seq.find(v.value());
+          if (it == by_seq.end()) continue;
+          Active& victim = *it->second;
+          if (!victim.stop_kind.empty() || victim.row.handle.empty()) continue;
+          const int64_t grace = victim.spec ? GraceOf(*victim.spec) : 30;
+          (void)backend_->Stop(victim.row.handle, grace);
+          victim.stop_kind = "preempt";
+          metrics_->preemptions++;
+          Transition(victim, "checkpointing",
+                     "preempted for " + a.row.id + ": SIGTERM, " + std::to_string(grace) +
+                         "s to checkpoint before SIGKILL",
+                     now, out);
+        }
+        reason = "waiting for preempted jobs to stop";
+        break;
+      }
+      case sched::DecisionKind::kReject: {
+        JobUpdate u;
+        u.ended_at = now;
+        Transition(a, "failed", "cannot run on this fleet: " + d.status.message(), now, out, u);
+        continue;
+      }
+      case sched::DecisionKind::kDefer:
+        reason = "deferred to " + FormatRfc3339(d.start) +
+                 (d.start_reason.empty() ? "" : ": " + d.start_reason);
+        break;
+      default:
+        reason = d.status.message().empty() ? d.start_reason : d.status.message();
+        break;
+    }
+    if (reason != a.row.reason) {
+      a.row.reason = reason;
+      JobUpdate u;
+      u.job_id = a.row.id;
+      u.reason = reason;
+      out->push_back(u);
+    }
+  }
+  if (to_launch.empty()) return Status::Ok();
+  MERIDIAN_RETURN_IF_ERROR(Flush(out));  // "scheduled" is durable before the launch
+  for (Active* a : to_launch) Launch(*a, now, out);
+  return Status::Ok();
+}
+
+void Reconciler::Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out) {
+  LaunchRequest r;
+  r.job_id = a.row.id;
+  r.attempt = a.row.attempts;
+  r.tenant = a.row.tenant;
+  r.argv = a.spec->command;
+  r.env = a.spec->env;
+  r.working_dir = a.spec->working_dir;
+  r.gpus = a.row.placement.gpus;
+  r.node = a.row.placement.node;
+  r.checkpoint_dir = CheckpointDir(a.row.id);
+  r.log_dir = LogDir(a.row.id);
+  r.grace_period_s = GraceOf(*a.spec);
+  auto h = backend_->Launch(r);
+  if (!h.ok()) {
+    JobUpdate u;
+    u.ended_at = now;
+    Transition(a, "failed", "launch failed: " + h.status().message(), now, out, u);
+    ReleaseAttempt(a, now, out);
+    return;
+  }
+  metrics_->launches++;
+  JobUpdate u;
+  u.handle = *h;
+  u.started_at = now;
+  Transition(a, "starting", "launched attempt " + std::to_string(a.row.attempts) + " (" + *h + ")",
+             now, out, u);
+}
+
+Result<nlohmann::json> Reconciler::Plan(const JobSpec& job) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!fleet_ || !fleet_->scheduler) return Status::Unschedulable("no schedulable nodes");
+  const UnixSeconds now = Now();
+  uint32_t tenant = tenant_ids_.emplace(job.tenant, tenant_ids_.size()).first->second;
+  auto spec = std::make_shared<const JobSpec>(job);
+  sched::EnqueueRequest req{JobId(0x7fffffffu), TenantId(tenant), now, 0};
+  auto q = sched::MakeQueuedJob(spec, *options_.catalog, req);
+  if (!q.ok()) return q.status();
+  sched::Snapshot snap;
+  snap.now = now;
+  snap.fleet = fleet_->fleet.get();
+  snap.ledger = &fleet_->ledger;
+  snap.market = fleet_->market.get();
+  sched::Decision d = fleet_->scheduler->Decide(*q, snap);
+  if (options_.plan_renderer) {
+    return options_.plan_renderer(job, d, *fleet_->fleet, options_.profile, now);
+  }
+  return nlohmann::json{{"decision", std::string(sched::ToString(d.kind))},
+                        {"status_message", d.status.message()}};
+}
+
+}  // namespace meridian::control

@@ -1,0 +1,45 @@
+// The reconciler's in-memory state: its view of each active job and of the
+// fleet it schedules on. Internal to control/ (reconciler*.cc).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "control/reconciler.h"
+#include "core/ledger.h"
+#include "sched/decision.h"
+#include "sched/market.h"
+#include "sched/queued_job.h"
+#include "sched/scheduler.h"
+
+namespace meridian::control {
+
+struct Reconciler::Active {
+  JobRow row;
+  std::shared_ptr<const JobSpec> spec;
+  std::optional<sched::QueuedJob> queued;
+  std::string stop_kind;  // "", "cancel" or "preempt": why the backend was told to stop it
+  bool holds = false;     // its allocation is (to be) in the ledger
+  bool done = false;      // reached a terminal state this cycle
+  std::optional<sched::Decision> pending_launch;
+};
+
+struct Reconciler::FleetState {
+  std::string signature;
+  std::vector<NodeRow> nodes;  // schedulable nodes, fleet order (node i = cluster i)
+  std::map<std::string, NodeId> by_name;
+  std::shared_ptr<const sched::Fleet> fleet;
+  std::unique_ptr<sched::Scheduler> scheduler;
+  Ledger ledger;
+  std::unique_ptr<sched::CatalogMarket> market;
+};
+
+int64_t GraceOf(const JobSpec& s);
+nlohmann::json AllocationToJson(const Allocation& a, const Reconciler::FleetState& fs);
+std::optional<Allocation> AllocationFromJson(const std::string& text, JobId job, TenantId tenant,
+                                             const Reconciler::FleetState& fs);
+
+}  // namespace meridian::control

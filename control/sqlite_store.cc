@@ -1,0 +1,615 @@
+// SQLite implementation of Store: WAL mode, one write connection owned by a
+// group-commit writer thread, a pool of read connections.
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "control/schema.h"
+#include "control/sqlite.h"
+#include "control/store.h"
+
+namespace meridian::control {
+
+bool IsTerminalState(const std::string& s) {
+  return s == "succeeded" || s == "failed" || s == "cancelled";
+}
+
+bool IsJobState(const std::string& s) {
+  for (const char* k : kJobStates) {
+    if (s == k) return true;
+  }
+  return false;
+}
+
+std::string JobIdFor(int64_t seq) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "j-%08lld", static_cast<long long>(seq));
+  return buf;
+}
+
+std::optional<int64_t> SeqFromJobId(const std::string& id) {
+  if (id.size() < 3 || id.compare(0, 2, "j-") != 0 || id.size() > 20) return std::nullopt;
+  int64_t v = 0;
+  for (size_t i = 2; i < id.size(); ++i) {
+    if (id[i] < '0' || id[i] > '9') return std::nullopt;
+    v = v * 10 + (id[i] - '0');
+  }
+  return v;
+}
+
+namespace {
+
+constexpr const char* kJobCols =
+    "seq,id,tenant,name,kind,priority,state,submitted_at,started_at,ended_at,attempts,exit_code,"
+    "node,gpus,mig,region,pricing,reason,spec,handle,allocation,cancel_requested,cost_micro_usd,"
+    "co2_mg";
+
+std::string JoinInts(const std::vector<int>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+std::vector<int> SplitInts(const std::string& s) {
+  std::vector<int> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    out.push_back(std::stoi(s.substr(i, j - i)));
+    i = j + 1;
+  }
+  return out;
+}
+
+JobRow ReadJob(const Stmt& s) {
+  JobRow j;
+  j.seq = s.Int(0);
+  j.id = s.Text(1);
+  j.tenant = s.Text(2);
+  j.name = s.Text(3);
+  j.kind = s.Text(4);
+  j.priority = s.Text(5);
+  j.state = s.Text(6);
+  j.submitted_at = s.Int(7);
+  j.started_at = s.OptInt(8);
+  j.ended_at = s.OptInt(9);
+  j.attempts = static_cast<int>(s.Int(10));
+  j.exit_code = s.OptInt(11);
+  j.placement.node = s.Text(12);
+  j.placement.gpus = SplitInts(s.Text(13));
+  j.placement.mig = s.Text(14);
+  j.placement.region = s.Text(15);
+  j.placement.pricing = s.Text(16);
+  j.reason = s.Text(17);
+  j.spec_json = s.Text(18);
+  j.handle = s.Text(19);
+  j.allocation_json = s.Text(20);
+  j.cancel_requested = s.Int(21) != 0;
+  j.cost_micro_usd = s.Int(22);
+  j.co2_mg = s.Int(23);
+  return j;
+}
+
+Result<std::vector<JobRow>> ReadJobs(Stmt* s) {
+  std::vector<JobRow> out;
+  for (;;) {
+    auto r = s->Step();
+    if (!r.ok()) return r.status();
+    if (!*r) return out;
+    out.push_back(ReadJob(*s));
+  }
+}
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(SqliteOptions o) : options_(std::move(o)) {}
+  ~SqliteStore() override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (writer_.joinable()) writer_.join();
+  }
+
+  Status Init() {
+    DbOptions wo;
+    wo.synchronous = options_.synchronous;
+    auto w = Db::Open(options_.path, wo);
+    if (!w.ok()) return w.status();
+    write_ = std::move(w).value();
+    MERIDIAN_RETURN_IF_ERROR(write_->Exec(kSchemaSql));
+    auto s = write_->Prepare("SELECT COALESCE(MAX(seq),0) FROM jobs");
+    if (!s.ok()) return s.status();
+    auto row = (*s)->Step();
+    if (!row.ok()) return row.status();
+    next_seq_ = (*s)->Int(0) + 1;
+    write_->ResetAll();
+    for (int i = 0; i < std::max(1, options_.readers); ++i) {
+      auto r = Db::Open(options_.path, DbOptions{});
+      if (!r.ok()) return r.status();
+      readers_.push_back(std::move(r).value());
+    }
+    if (options_.group_commit) writer_ = std::thread([this] { WriterLoop(); });
+    return Status::Ok();
+  }
+
+  Result<SubmitResult> Submit(const NewJob& job) override {
+    SubmitResult result;
+    Status st = Write([&](Db& db) -> Status {
+      if (!job.idempotency_key.empty()) {
+        auto q = db.Prepare("SELECT body_hash, job_id FROM idempotency WHERE tenant=? AND key=?");
+        if (!q.ok()) return q.status();
+        (*q)->Bind(1, job.tenant).Bind(2, job.idempotency_key);
+        auto row = (*q)->Step();
+        if (!row.ok()) return row.status();
+        if (*row) {
+          result.job_id = (*q)->Text(1);
+          result.outcome = (*q)->Text(0) == job.body_hash ? SubmitOutcome::kReplayed
+                                                          : SubmitOutcome::kConflict;
+          (*q)->Reset();
+          return Status::Ok();
+        }
+      }
+      const int64_t seq = next_seq_++;
+      result.job_id = JobIdFor(seq);
+      result.outcome = SubmitOutcome::kCreated;
+      auto t = db.Prepare("INSERT OR IGNORE INTO tenants(name, created_at) VALUES(?,?)");
+      if (!t.ok()) return t.status();
+      MERIDIAN_RETURN_IF_ERROR((*t)->Bind(1, job.tenant).Bind(2, job.submitted_at).Run());
+      auto ins = db.Prepare(
+          "INSERT INTO jobs(seq,id,tenant,name,kind,priority,state,submitted_at,spec) "
+          "VALUES(?,?,?,?,?,?,'queued',?,?)");
+      if (!ins.ok()) return ins.status();
+      (*ins)->Bind(1, seq).Bind(2, result.job_id).Bind(3, job.tenant).Bind(4, job.name);
+      (*ins)->Bind(5, job.kind).Bind(6, job.priority).Bind(7, job.submitted_at);
+      MERIDIAN_RETURN_IF_ERROR((*ins)->Bind(8, job.spec_json).Run());
+      auto ev = db.Prepare(
+          "INSERT INTO events(job_id,seq,at,type,from_state,to_state,message) "
+          "VALUES(?,1,?,'state','','queued','submitted')");
+      if (!ev.ok()) return ev.status();
+      MERIDIAN_RETURN_IF_ERROR((*ev)->Bind(1, result.job_id).Bind(2, job.submitted_at).Run());
+      if (!job.idempotency_key.empty()) {
+        auto k = db.Prepare(
+            "INSERT INTO idempotency(tenant,key,body_hash,job_id) VALUES(?,?,?,?)");
+        if (!k.ok()) return k.status();
+        (*k)->Bind(1, job.tenant).Bind(2, job.idempotency_key).Bind(3, job.body_hash);
+        MERIDIAN_RETURN_IF_ERROR((*k)->Bind(4, result.job_id).Run());
+      }
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return result;
+  }
+
+  Result<JobRow> GetJob(const std::string& id) override {
+    auto lease = Lease();
+    auto s = lease->Prepare(std::string("SELECT ") + kJobCols + " FROM jobs WHERE id=?");
+    if (!s.ok()) return s.status();
+    (*s)->Bind(1, id);
+    auto rows = ReadJobs(*s);
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status::NotFound("job " + id + " not found");
+    return std::move((*rows)[0]);
+  }
+
+  Result<std::vector<JobRow>> ListJobs(const ListFilter& f) override {
+    auto lease = Lease();
+    std::string sql = std::string("SELECT ") + kJobCols + " FROM jobs WHERE seq > ?1";
+    if (!f.tenant.empty()) sql += " AND tenant = ?2";
+    if (!f.state.empty()) sql += " AND state = ?3";
+    if (!f.kind.empty()) sql += " AND kind = ?4";
+    sql += " ORDER BY seq LIMIT ?5";
+    auto s = lease->Prepare(sql);
+    if (!s.ok()) return s.status();
+    (*s)->Bind(1, f.after_seq);
+    if (!f.tenant.empty()) (*s)->Bind(2, f.tenant);
+    if (!f.state.empty()) (*s)->Bind(3, f.state);
+    if (!f.kind.empty()) (*s)->Bind(4, f.kind);
+    (*s)->Bind(5, static_cast<int64_t>(f.limit));
+    return ReadJobs(*s);
+  }
+
+  Result<std::vector<JobRow>> ActiveJobs() override {
+    auto lease = Lease();
+    auto s = lease->Prepare(std::string("SELECT ") + kJobCols +
+                            " FROM jobs WHERE state NOT IN ('succeeded','failed','cancelled') "
+                            "ORDER BY seq");
+    if (!s.ok()) return s.status();
+    return ReadJobs(*s);
+  }
+
+  Result<std::vector<EventRow>> Events(const std::string& job_id) override {
+    auto lease = Lease();
+    auto s = lease->Prepare(
+        "SELECT seq,at,type,from_state,to_state,message FROM events WHERE job_id=? ORDER BY seq");
+    if (!s.ok()) return s.status();
+    (*s)->Bind(1, job_id);
+    std::vector<EventRow> out;
+    for (;;) {
+      auto r = (*s)->Step();
+      if (!r.ok()) return r.status();
+      if (!*r) return out;
+      out.push_back({(*s)->Int(0), (*s)->Int(1), (*s)->Text(2), (*s)->Text(3), (*s)->Text(4),
+                     (*s)->Text(5)});
+    }
+  }
+
+  Result<std::vector<std::pair<std::string, int64_t>>> CountByState() override {
+    auto lease = Lease();
+    auto s = lease->Prepare("SELECT state, COUNT(*) FROM jobs GROUP BY state");
+    if (!s.ok()) return s.status();
+    std::vector<std::pair<std::string, int64_t>> out;
+    for (;;) {
+      auto r = (*s)->Step();
+      if (!r.ok()) return r.status();
+      if (!*r) return out;
+      out.emplace_back((*s)->Text(0), (*s)->Int(1));
+    }
+  }
+
+  Result<std::vector<QueueCount>> QueueDepth() override {
+    auto lease = Lease();
+    auto s = lease->Prepare(
+        "SELECT priority, tenant, COUNT(*) FROM jobs WHERE state='queued' GROUP BY priority, "
+        "tenant ORDER BY priority, tenant");
+    if (!s.ok()) return s.status();
+    std::vector<QueueCount> out;
+    for (;;) {
+      auto r = (*s)->Step();
+      if (!r.ok()) return r.status();
+      if (!*r) return out;
+      out.push_back({(*s)->Text(0), (*s)->Text(1), (*s)->Int(2)});
+    }
+  }
+
+  Result<std::vector<bool>> Apply(const std::vector<JobUpdate>& updates) override {
+    std::vector<bool> applied(updates.size(), false);
+    Status st = Write([&](Db& db) -> Status {
+      for (size_t i = 0; i < updates.size(); ++i) {
+        auto r = ApplyOne(db, updates[i]);
+        if (!r.ok()) return r.status();
+        applied[i] = *r;
+      }
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return applied;
+  }
+
+  Status CreateToken(const std::string& hash, const std::string& tenant, bool admin,
+                     UnixSeconds now, std::optional<UnixSeconds> expires_at) override {
+    return Write([&](Db& db) -> Status {
+      auto t = db.Prepare("INSERT OR IGNORE INTO tenants(name, created_at) VALUES(?,?)");
+      if (!t.ok()) return t.status();
+      MERIDIAN_RETURN_IF_ERROR((*t)->Bind(1, tenant).Bind(2, now).Run());
+      auto s = db.Prepare(
+          "INSERT INTO tokens(hash,tenant,admin,created_at,expires_at) VALUES(?,?,?,?,?)");
+      if (!s.ok()) return s.status();
+      (*s)->Bind(1, hash).Bind(2, tenant).Bind(3, int64_t{admin ? 1 : 0}).Bind(4, now);
+      return (*s)->Bind(5, expires_at).Run();
+    });
+  }
+
+  Result<std::optional<TokenRow>> LookupToken(const std::string& hash) override {
+    auto lease = Lease();
+    auto s = lease->Prepare(
+        "SELECT tenant,admin,created_at,expires_at,revoked_at FROM tokens WHERE hash=?");
+    if (!s.ok()) return s.status();
+    (*s)->Bind(1, hash);
+    auto r = (*s)->Step();
+    if (!r.ok()) return r.status();
+    if (!*r) return std::optional<TokenRow>();
+    TokenRow t{(*s)->Text(0), (*s)->Int(1) != 0, (*s)->Int(2), (*s)->OptInt(3), (*s)->OptInt(4)};
+    (*s)->Reset();
+    return std::optional<TokenRow>(t);
+  }
+
+  Status RevokeToken(const std::string& hash, UnixSeconds now) override {
+    bool found = false;
+    Status st = Write([&](Db& db) -> Status {
+      auto s = db.Prepare("UPDATE tokens SET revoked_at=? WHERE hash=? AND revoked_at IS NULL");
+      if (!s.ok()) return s.status();
+      MERIDIAN_RETURN_IF_ERROR((*s)->Bind(1, now).Bind(2, hash).Run());
+      found = db.Changes() > 0;
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return found ? Status::Ok() : Status::NotFound("no such token, or already revoked");
+  }
+
+  Result<std::vector<std::string>> Tenants() override {
+    auto lease = Lease();
+    auto s = lease->Prepare("SELECT name FROM tenants ORDER BY name");
+    if (!s.ok()) return s.status();
+    std::vector<std::string> out;
+    for (;;) {
+      auto r = (*s)->Step();
+      if (!r.ok()) return r.status();
+      if (!*r) return out;
+      out.push_back((*s)->Text(0));
+    }
+  }
+
+  Status UpsertNode(const NodeRow& n) override {
+    return Write([&](Db& db) -> Status {
+      auto s = db.Prepare(
+          "INSERT INTO nodes(name,gpu_model,gpus,vcpus,ram_gib,state,last_heartbeat,registered) "
+          "VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET gpu_model=excluded.gpu_model,"
+          "gpus=excluded.gpus,vcpus=excluded.vcpus,ram_gib=excluded.ram_gib,state=excluded.state,"
+          "last_heartbeat=excluded.last_heartbeat,registered=excluded.registered");
+      if (!s.ok()) return s.status();
+      (*s)->Bind(1, n.name).Bind(2, n.gpu_model).Bind(3, int64_t{n.gpus});
+      (*s)->Bind(4, int64_t{n.vcpus});
+      (*s)->Bind(6, n.state).Bind(7, n.last_heartbeat).Bind(8, int64_t{n.registered ? 1 : 0});
+      return BindDoubleAndRun(**s, 5, n.ram_gib);
+    });
+  }
+
+  Status SetNodeState(const std::string& name, const std::string& state) override {
+    return UpdateNode("UPDATE nodes SET state=? WHERE name=?", state, name);
+  }
+
+  Status Heartbeat(const std::string& name, UnixSeconds at) override {
+    return UpdateNode(
+        "UPDATE nodes SET last_heartbeat=?, state=CASE state WHEN 'down' THEN 'ready' ELSE state "
+        "END WHERE name=?",
+        std::to_string(at), name);
+  }
+
+  Result<std::vector<NodeRow>> Nodes() override {
+    auto lease = Lease();
+    auto s = lease->Prepare(
+        "SELECT name,gpu_model,gpus,vcpus,ram_gib,state,last_heartbeat,registered FROM nodes "
+        "ORDER BY name");
+    if (!s.ok()) return s.status();
+    std::vector<NodeRow> out;
+    for (;;) {
+      auto r = (*s)->Step();
+      if (!r.ok()) return r.status();
+      if (!*r) return out;
+      NodeRow n;
+      n.name = (*s)->Text(0);
+      n.gpu_model = (*s)->Text(1);
+      n.gpus = static_cast<int>((*s)->Int(2));
+      n.vcpus = static_cast<int>((*s)->Int(3));
+      n.ram_gib = (*s)->Double(4);
+      n.state = (*s)->Text(5);
+      n.last_heartbeat = (*s)->Int(6);
+      n.registered = (*s)->Int(7) != 0;
+      out.push_back(std::move(n));
+    }
+  }
+
+ private:
+  struct WriteOp {
+    std::function<Status(Db&)> fn;
+    std::promise<Status> done;
+  };
+
+  // A read connection for the caller's scope.
+  class ReaderLease {
+   public:
+    ReaderLease(SqliteStore* s, std::unique_ptr<Db> db) : store_(s), db_(std::move(db)) {}
+    ~ReaderLease() {
+      db_->ResetAll();  // end the read transaction: the next lease sees new commits
+      std::lock_guard<std::mutex> l(store_->readers_mu_);
+      store_->readers_.push_back(std::move(db_));
+      store_->readers_cv_.notify_one();
+    }
+    Db* operator->() { return db_.get(); }
+
+   private:
+    SqliteStore* store_;
+    std::unique_ptr<Db> db_;
+  };
+
+  ReaderLease Lease() {
+    std::unique_lock<std::mutex> l(readers_mu_);
+    readers_cv_.wait(l, [&] { return !readers_.empty(); });
+    auto db = std::move(readers_.back());
+    readers_.pop_back();
+    return ReaderLease(this, std::move(db));
+  }
+
+  static Status BindDoubleAndRun(Stmt& s, int i, double v);
+
+  Status UpdateNode(const std::string& sql, const std::string& v, const std::string& name) {
+    bool found = false;
+    Status st = Write([&](Db& db) -> Status {
+      auto s = db.Prepare(sql);
+      if (!s.ok()) return s.status();
+      MERIDIAN_RETURN_IF_ERROR((*s)->Bind(1, v).Bind(2, name).Run());
+      found = db.Changes() > 0;
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return found ? Status::Ok() : Status::NotFound("node \"" + name + "\" is not registered");
+  }
+
+  Result<bool> ApplyOne(Db& db, const JobUpdate& u) {
+    auto g = db.Prepare(std::string("SELECT ") + kJobCols + " FROM jobs WHERE id=?");
+    if (!g.ok()) return g.status();
+    (*g)->Bind(1, u.job_id);
+    auto rows = ReadJobs(*g);
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return false;
+    JobRow j = std::move((*rows)[0]);
+    if (u.expect_state && j.state != *u.expect_state) return false;
+    const std::string from = j.state;
+    if (u.state) j.state = *u.state;
+    if (u.state) j.reason = u.message;
+    if (u.reason) j.reason = *u.reason;
+    if (u.clear_ended) {
+      j.started_at.reset();
+      j.ended_at.reset();
+      j.exit_code.reset();
+    }
+    if (u.started_at) j.started_at = u.started_at;
+    if (u.ended_at) j.ended_at = u.ended_at;
+    if (u.exit_code) j.exit_code = u.exit_code;
+    if (u.attempts) j.attempts = *u.attempts;
+    if (u.placement) j.placement = *u.placement;
+    if (u.handle) j.handle = *u.handle;
+    if (u.allocation_json) j.allocation_json = *u.allocation_json;
+    if (u.cancel_requested) j.cancel_requested = *u.cancel_requested;
+    j.cost_micro_usd += u.add_cost_micro_usd;
+    j.co2_mg += u.add_co2_mg;
+    auto w = db.Prepare(
+        "UPDATE jobs SET state=?2,started_at=?3,ended_at=?4,attempts=?5,exit_code=?6,node=?7,"
+        "gpus=?8,mig=?9,region=?10,pricing=?11,reason=?12,handle=?13,allocation=?14,"
+        "cancel_requested=?15,cost_micro_usd=?16,co2_mg=?17 WHERE id=?1");
+    if (!w.ok()) return w.status();
+    Stmt& s = **w;
+    s.Bind(1, j.id).Bind(2, j.state).Bind(3, j.started_at).Bind(4, j.ended_at);
+    s.Bind(5, int64_t{j.attempts}).Bind(6, j.exit_code).Bind(7, j.placement.node);
+    s.Bind(8, JoinInts(j.placement.gpus)).Bind(9, j.placement.mig).Bind(10, j.placement.region);
+    s.Bind(11, j.placement.pricing).Bind(12, j.reason).Bind(13, j.handle);
+    s.Bind(14, j.allocation_json).Bind(15, int64_t{j.cancel_requested ? 1 : 0});
+    s.Bind(16, j.cost_micro_usd).Bind(17, j.co2_mg);
+    MERIDIAN_RETURN_IF_ERROR(s.Run());
+    if (u.state || !u.message.empty()) {
+      auto e = db.Prepare(
+          "INSERT INTO events(job_id,seq,at,type,from_state,to_state,message) "
+          "VALUES(?1,(SELECT COALESCE(MAX(seq),0)+1 FROM events WHERE job_id=?1),?2,?3,?4,?5,?6)");
+      if (!e.ok()) return e.status();
+      (*e)->Bind(1, j.id).Bind(2, u.at).Bind(3, std::string_view(u.state ? "state" : "note"));
+      (*e)->Bind(4, u.state ? from : "").Bind(5, u.state ? *u.state : "").Bind(6, u.message);
+      MERIDIAN_RETURN_IF_ERROR((*e)->Run());
+    }
+    if (u.handle && u.placement && u.attempts) {
+      auto a = db.Prepare(
+          "INSERT OR REPLACE INTO attempts(job_id,attempt,node,handle,started_at) "
+          "VALUES(?,?,?,?,?)");
+      if (!a.ok()) return a.status();
+      (*a)->Bind(1, j.id).Bind(2, int64_t{*u.attempts}).Bind(3, u.placement->node);
+      MERIDIAN_RETURN_IF_ERROR((*a)->Bind(4, *u.handle).Bind(5, u.at).Run());
+    } else if (u.ended_at && j.attempts > 0) {
+      auto a = db.Prepare("UPDATE attempts SET ended_at=?, exit_code=? WHERE job_id=? AND attempt=?");
+      if (!a.ok()) return a.status();
+      (*a)->Bind(1, *u.ended_at).Bind(2, u.exit_code).Bind(3, j.id);
+      MERIDIAN_RETURN_IF_ERROR((*a)->Bind(4, int64_t{j.attempts}).Run());
+    }
+    return true;
+  }
+
+  // Runs `fn` in a committed transaction: through the writer thread's group
+  // commit, or (baseline) directly in its own transaction.
+  Status Write(std::function<Status(Db&)> fn) {
+    if (!options_.group_commit) {
+      std::lock_guard<std::mutex> l(direct_mu_);
+      std::vector<WriteOp*> one;
+      WriteOp op{std::move(fn), {}};
+      auto f = op.done.get_future();
+      one.push_back(&op);
+      RunBatchOrEach(one);
+      return f.get();
+    }
+    WriteOp op{std::move(fn), {}};
+    auto f = op.done.get_future();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      queue_.push_back(&op);
+    }
+    cv_.notify_one();
+    return f.get();
+  }
+
+  void WriterLoop() {
+    std::vector<WriteOp*> batch;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty() && stop_) return;
+        while (!queue_.empty() && batch.size() < static_cast<size_t>(options_.max_batch)) {
+          batch.push_back(queue_.front());
+          queue_.pop_front();
+        }
+      }
+      RunBatchOrEach(batch);
+      batch.clear();
+    }
+  }
+
+  // One transaction for the batch; if it fails, each op alone, so only the
+  // failing one reports an error.
+  void RunBatchOrEach(const std::vector<WriteOp*>& batch) {
+    Status st = RunBatch(batch);
+    if (st.ok()) {
+      for (WriteOp* op : batch) op->done.set_value(Status::Ok());
+      return;
+    }
+    if (batch.size() == 1) {
+      batch[0]->done.set_value(st);
+      return;
+    }
+    for (WriteOp* op : batch) {
+      Status one = RunBatch({op});
+      op->done.set_value(one);
+    }
+  }
+
+  Status RunBatch(const std::vector<WriteOp*>& batch) {
+    Status st = RunBatchOnce(batch);
+    write_->ResetAll();  // no statement keeps a stale snapshot between batches
+    return st;
+  }
+
+  Status RunBatchOnce(const std::vector<WriteOp*>& batch) {
+    const int64_t seq_before = next_seq_;
+    MERIDIAN_RETURN_IF_ERROR(write_->Exec("BEGIN IMMEDIATE"));
+    for (WriteOp* op : batch) {
+      Status st = op->fn(*write_);
+      if (!st.ok()) {
+        (void)write_->Exec("ROLLBACK");
+        next_seq_ = seq_before;
+        return st;
+      }
+    }
+    Status c = write_->Exec("COMMIT");
+    if (!c.ok()) {
+      (void)write_->Exec("ROLLBACK");
+      next_seq_ = seq_before;
+    }
+    return c;
+  }
+
+  SqliteOptions options_;
+  std::unique_ptr<Db> write_;
+  int64_t next_seq_ = 1;  // writer thread only (or under direct_mu_)
+  std::mutex direct_mu_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<WriteOp*> queue_;
+  bool stop_ = false;
+  std::thread writer_;
+
+  std::mutex readers_mu_;
+  std::condition_variable readers_cv_;
+  std::vector<std::unique_ptr<Db>> readers_;
+};
+
+Status SqliteStore::BindDoubleAndRun(Stmt& s, int i, double v) {
+  s.BindDouble(i, v);
+  return s.Run();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options) {
+  if (options.synchronous != "FULL" && options.synchronous != "NORMAL") {
+    return Status::Invalid("synchronous: \"" + options.synchronous + "\" must be FULL or NORMAL");
+  }
+  auto s = std::make_unique<SqliteStore>(options);
+  MERIDIAN_RETURN_IF_ERROR(s->Init());
+  return std::unique_ptr<Store>(std::move(s));
+}
+
+}  // namespace meridian::control

@@ -1,0 +1,170 @@
+// Store: the control plane's durable state (jobs, attempts, events, tenants,
+// tokens, nodes, idempotency keys) behind one interface, so the daemon runs on
+// SQLite (OpenSqliteStore, the embedded default) or on PostgreSQL in
+// production (docs/control-plane.md) without changing above this line.
+//
+// Durability: every write call returns after its transaction has committed.
+// Concurrent writes are group-committed: one writer thread takes every write
+// waiting, runs them in one transaction and answers each after the commit, so
+// a burst of submissions costs one commit (and one fsync), not one each.
+//
+// Every job state change goes through Apply with a JobUpdate that names the
+// expected current state; the store writes the new state and its event row in
+// the same transaction. Threading: all methods are safe to call from any
+// thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/time.h"
+
+namespace meridian::control {
+
+// The job states of the API (docs/api.md).
+inline constexpr const char* kJobStates[] = {"queued",    "scheduled", "starting",
+                                             "running",   "checkpointing", "succeeded",
+                                             "failed",    "cancelled", "preempted"};
+bool IsTerminalState(const std::string& state);
+bool IsJobState(const std::string& state);
+
+struct Placement {
+  std::string node;
+  std::vector<int> gpus;
+  std::string mig;      // MIG profile, "" = whole GPUs
+  std::string region;
+  std::string pricing;  // "owned", "spot", ...
+};
+
+struct JobRow {
+  int64_t seq = 0;       // 42 for "j-00000042"
+  std::string id;
+  std::string tenant, name, kind, priority;
+  std::string state = "queued";
+  UnixSeconds submitted_at = 0;
+  std::optional<UnixSeconds> started_at, ended_at;
+  int attempts = 0;
+  std::optional<int64_t> exit_code;
+  Placement placement;
+  std::string reason;
+  std::string spec_json;         // the spec as JSON text
+  std::string handle;            // the backend's handle of the current attempt
+  std::string allocation_json;   // the ledger allocation of the current attempt
+  bool cancel_requested = false;
+  int64_t cost_micro_usd = 0;    // spend so far, all attempts
+  int64_t co2_mg = 0;
+};
+
+struct EventRow {
+  int64_t seq = 0;
+  UnixSeconds at = 0;
+  std::string type;  // "state", "note"
+  std::string from, to, message;
+};
+
+std::string JobIdFor(int64_t seq);                   // "j-00000042"
+std::optional<int64_t> SeqFromJobId(const std::string& id);
+
+struct NewJob {
+  std::string tenant, name, kind, priority;
+  std::string spec_json;
+  std::string idempotency_key;  // "" = none
+  std::string body_hash;        // what the key must match on a retry
+  UnixSeconds submitted_at = 0;
+};
+
+enum class SubmitOutcome { kCreated, kReplayed, kConflict };
+struct SubmitResult {
+  SubmitOutcome outcome = SubmitOutcome::kCreated;
+  std::string job_id;
+};
+
+// One change to a job in a transaction. `expect_state`, when set, must be the
+// job's current state or the update is skipped (reported in the result).
+struct JobUpdate {
+  std::string job_id;
+  std::optional<std::string> expect_state;
+  std::optional<std::string> state;   // new state: writes a "state" event
+  std::string message;                // the event's message (and the job's reason on a state change)
+  std::optional<std::string> reason;  // sets the job's reason without an event
+  std::optional<UnixSeconds> started_at, ended_at;
+  std::optional<int64_t> exit_code;
+  std::optional<int> attempts;
+  std::optional<Placement> placement;
+  std::optional<std::string> handle;
+  std::optional<std::string> allocation_json;
+  std::optional<bool> cancel_requested;
+  int64_t add_cost_micro_usd = 0, add_co2_mg = 0;
+  bool clear_ended = false;           // requeue: started/ended/exit back to null
+  UnixSeconds at = 0;
+};
+
+struct ListFilter {
+  std::string tenant, state, kind;  // "" = any
+  int limit = 100;
+  int64_t after_seq = 0;            // the page token
+};
+
+struct TokenRow {
+  std::string tenant;
+  bool admin = false;
+  UnixSeconds created_at = 0;
+  std::optional<UnixSeconds> expires_at, revoked_at;
+};
+
+struct NodeRow {
+  std::string name, gpu_model;
+  int gpus = 0, vcpus = 0;
+  double ram_gib = 0;
+  std::string state = "ready";  // ready | drained | down
+  UnixSeconds last_heartbeat = 0;
+  bool registered = true;       // via the API (false: the backend's own)
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual Result<SubmitResult> Submit(const NewJob& job) = 0;
+  virtual Result<JobRow> GetJob(const std::string& id) = 0;  // kNotFound
+  virtual Result<std::vector<JobRow>> ListJobs(const ListFilter& filter) = 0;
+  virtual Result<std::vector<JobRow>> ActiveJobs() = 0;  // every non-terminal job, by seq
+  virtual Result<std::vector<EventRow>> Events(const std::string& job_id) = 0;
+  // Counts of jobs per state (all tenants).
+  virtual Result<std::vector<std::pair<std::string, int64_t>>> CountByState() = 0;
+  // Queued jobs per (priority tier, tenant).
+  struct QueueCount {
+    std::string tier, tenant;
+    int64_t queued = 0;
+  };
+  virtual Result<std::vector<QueueCount>> QueueDepth() = 0;
+  // Applies the updates in one transaction; returns, per update, whether it applied.
+  virtual Result<std::vector<bool>> Apply(const std::vector<JobUpdate>& updates) = 0;
+
+  virtual Status CreateToken(const std::string& token_hash, const std::string& tenant, bool admin,
+                             UnixSeconds now, std::optional<UnixSeconds> expires_at) = 0;
+  virtual Result<std::optional<TokenRow>> LookupToken(const std::string& token_hash) = 0;
+  virtual Status RevokeToken(const std::string& token_hash, UnixSeconds now) = 0;  // kNotFound
+  virtual Result<std::vector<std::string>> Tenants() = 0;
+
+  virtual Status UpsertNode(const NodeRow& node) = 0;
+  virtual Status SetNodeState(const std::string& name, const std::string& state) = 0;  // kNotFound
+  virtual Status Heartbeat(const std::string& name, UnixSeconds at) = 0;  // kNotFound
+  virtual Result<std::vector<NodeRow>> Nodes() = 0;
+};
+
+struct SqliteOptions {
+  std::string path;
+  std::string synchronous = "FULL";  // FULL: fsync per commit; NORMAL: see docs/control-plane.md
+  int max_batch = 1024;              // writes per group commit
+  int readers = 8;                   // pooled read connections
+  bool group_commit = true;          // false: one transaction per write (the benchmark's baseline)
+};
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options);
+
+}  // namespace meridian::control

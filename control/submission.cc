@@ -1,0 +1,96 @@
+#include "control/submission.h"
+
+#include <cctype>
+
+#include "control/job_json.h"
+#include "spec/spec.h"
+
+namespace meridian::control {
+
+Result<BodyFormat> FormatFor(std::string_view ct, std::string_view body) {
+  std::string t(ct.substr(0, ct.find(';')));
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  if (t == "application/json") return BodyFormat::kJson;
+  if (t == "application/yaml" || t == "application/x-yaml" || t == "text/yaml" ||
+      t == "text/x-yaml") {
+    return BodyFormat::kYaml;
+  }
+  if (t.empty() || t == "text/plain" || t == "application/octet-stream" ||
+      t == "application/x-www-form-urlencoded") {
+    size_t i = body.find_first_not_of(" \t\r\n");
+    return i != std::string_view::npos && body[i] == '{' ? BodyFormat::kJson : BodyFormat::kYaml;
+  }
+  return Status::Invalid("Content-Type: \"" + std::string(ct) +
+                         "\" is not a job spec format; use application/json or application/yaml");
+}
+
+std::string FieldOfMessage(const std::string& m) {
+  // "<source>:<line>:<col>: <field>: <rest>" or "<source>: <field>: <rest>".
+  size_t start = m.find(": ");
+  if (start == std::string::npos) return "";
+  start += 2;
+  size_t end = m.find(": ", start);
+  if (end == std::string::npos) return "";
+  std::string f = m.substr(start, end - start);
+  if (f.find(' ') != std::string::npos || f.find('"') != std::string::npos) return "";
+  return f;
+}
+
+Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
+                                   const std::string& tenant) {
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return Status::Invalid("request: the body is empty; send one job spec (docs/job-spec.md)");
+  }
+  nlohmann::json tree;
+  if (format == BodyFormat::kJson) {
+    tree = nlohmann::json::parse(body, nullptr, false);
+    if (tree.is_discarded()) {
+      try {
+        nlohmann::json again = nlohmann::json::parse(body);
+        (void)again;
+      } catch (const nlohmann::json::parse_error& e) {
+        return Status::Invalid(std::string("request: malformed JSON: ") + e.what());
+      }
+      return Status::Invalid("request: malformed JSON");
+    }
+    if (!tree.is_object()) {
+      return Status::Invalid(std::string("request: the body is a JSON ") + tree.type_name() +
+                             "; a job spec is an object with name and kind");
+    }
+  }
+  // The spec parser reads YAML; JSON is YAML's flow style, so positions stay right.
+  auto specs = spec::ParseJobSpecs(body, "request");
+  if (!specs.ok()) return specs.status();
+  if (specs->size() != 1) {
+    return Status::Invalid("request: jobs: " + std::to_string(specs->size()) +
+                           " jobs in one request; submit one job per request");
+  }
+  if (format == BodyFormat::kYaml) {
+    try {
+      tree = YamlToJson(YAML::Load(std::string(body)));
+    } catch (const YAML::Exception& e) {
+      return Status::Invalid(std::string("request: ") + e.what());
+    }
+  }
+  Submission s{std::move((*specs)[0]), std::move(tree)};
+  if (s.spec.command.empty()) {
+    return Status::Invalid(
+        "request: command: is required to run a job; give the argv, e.g. command: [python3, "
+        "train.py]");
+  }
+  if (!s.spec_json.contains("tenant")) {
+    s.spec_json["tenant"] = tenant;
+    s.spec.tenant = tenant;
+  }
+  return s;
+}
+
+Result<JobSpec> SpecFromJson(const std::string& spec_json, const std::string& source) {
+  auto specs = spec::ParseJobSpecs(spec_json, source);
+  if (!specs.ok()) return specs.status();
+  if (specs->size() != 1) return Status::Internal(source + ": not one job");
+  return std::move((*specs)[0]);
+}
+
+}  // namespace meridian::control

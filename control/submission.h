@@ -1,0 +1,41 @@
+// A submitted job spec, read from a request body (YAML or JSON) with the
+// spec parser's checks and messages, then checked against the catalog.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "catalog/catalog.h"
+#include "core/job.h"
+#include "core/status.h"
+
+namespace meridian::control {
+
+enum class BodyFormat { kYaml, kJson };
+
+// The format a Content-Type names ("application/json", "application/yaml",
+// "application/x-yaml", "text/yaml"); an empty one is told from the body's
+// first character ('{' is JSON). Errors name the Content-Type.
+Result<BodyFormat> FormatFor(std::string_view content_type, std::string_view body);
+
+struct Submission {
+  JobSpec spec;
+  nlohmann::json spec_json;  // what the store keeps
+};
+
+// Parses one job spec from `body`. Errors (kInvalidArgument) read like the
+// spec parser's, with "request" as the file name: "request:3:3:
+// resources.gpus: ...". The `tenant` key, when missing, is set to `tenant`.
+Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
+                                   const std::string& tenant);
+
+// The field path an error message names ("resources.gpus" in "request:3:3:
+// resources.gpus: ..."), or "".
+std::string FieldOfMessage(const std::string& message);
+
+// Reads a job spec back from the store's JSON.
+Result<JobSpec> SpecFromJson(const std::string& spec_json, const std::string& source);
+
+}  // namespace meridian::control

@@ -1,0 +1,165 @@
+// For the control plane's tests: `meridian serve` as a real subprocess on a
+// free loopback port with a temporary database, tokens made with the real
+// `meridian token create`, and a small HTTP client.
+#pragma once
+
+#include <httplib.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace meridian::control::testing {
+
+inline std::string MakeTempDir(const std::string& tag) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / ("meridian-" + tag + "-XXXXXX")).string();
+  char* d = mkdtemp(tmpl.data());
+  return d ? std::string(d) : std::string();
+}
+
+inline int FreePort() {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  int port = ntohs(a.sin_port);
+  close(s);
+  return port;
+}
+
+// Runs `argv` and returns its stdout; the exit status in *rc.
+inline std::string RunCommand(const std::vector<std::string>& argv, int* rc) {
+  int pipefd[2];
+  if (pipe(pipefd) != 0) return "";
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipefd[1], 1);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(pipefd[1]);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(pipefd[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(pipefd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return out;
+}
+
+class DaemonProcess {
+ public:
+  // `dir` holds the database, the state and the config.
+  explicit DaemonProcess(std::string dir, int gpus = 4) : dir_(std::move(dir)) {
+    std::ofstream(dir_ + "/serve.yaml") << "region: gcp:us-central1\n"
+                                        << "reconcile_interval_ms: 50\n"
+                                        << "node: {name: testnode, gpu_model: T4, gpus: " << gpus
+                                        << ", vcpus: 8, ram_gib: 32}\n";
+  }
+  ~DaemonProcess() { Kill(SIGKILL); }
+
+  std::string db() const { return dir_ + "/meridian.db"; }
+  int port() const { return port_; }
+
+  // Starts the daemon and waits until /healthz answers.
+  void Start() {
+    port_ = FreePort();
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::string log = dir_ + "/serve.log";
+      FILE* f = std::fopen(log.c_str(), "a");
+      if (f) {
+        dup2(fileno(f), 1);
+        dup2(fileno(f), 2);
+      }
+      std::string listen = "127.0.0.1:" + std::to_string(port_);
+      std::string cfg = dir_ + "/serve.yaml";
+      std::string dbp = db();
+      execl(MERIDIAN_BINARY, MERIDIAN_BINARY, "serve", "--listen", listen.c_str(), "--db",
+            dbp.c_str(), "--config", cfg.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    httplib::Client c("127.0.0.1", port_);
+    c.set_connection_timeout(0, 200000);
+    for (int i = 0; i < 200; ++i) {
+      auto r = c.Get("/healthz");
+      if (r && r->status == 200) return;
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        FAIL() << "meridian serve exited early; log:\n" << Log();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL() << "meridian serve did not answer /healthz; log:\n" << Log();
+  }
+
+  void Kill(int sig) {
+    if (pid_ <= 0) return;
+    kill(pid_, sig);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+  std::string Log() const {
+    std::ifstream in(dir_ + "/serve.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  // A new token from `meridian token create`.
+  std::string Token(const std::string& tenant, bool admin = false, const std::string& expires = "") {
+    std::vector<std::string> argv = {MERIDIAN_BINARY, "token", "create", "--db", db(), "--tenant",
+                                     tenant};
+    if (admin) argv.push_back("--admin");
+    if (!expires.empty()) {
+      argv.push_back("--expires");
+      argv.push_back(expires);
+    }
+    int rc = 0;
+    std::string out = RunCommand(argv, &rc);
+    EXPECT_EQ(rc, 0) << out;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  }
+
+  std::unique_ptr<httplib::Client> Client() const {
+    auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    c->set_read_timeout(10, 0);
+    c->set_tcp_nodelay(true);
+    return c;
+  }
+
+ private:
+  std::string dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+inline httplib::Headers Auth(const std::string& token) {
+  return {{"Authorization", "Bearer " + token}};
+}
+
+}  // namespace meridian::control::testing
