@@ -1,0 +1,172 @@
+// End to end with real processes: `meridian serve` over the local backend
+// runs the jobs' commands, returns their logs and exit codes, cancels them,
+// preempts one that checkpoints on SIGTERM and resumes it from its
+// checkpoint, and re-adopts a running job after kill -9 of the daemon.
+#include <nlohmann/json.hpp>
+
+#include "control/test_daemon.h"
+
+namespace meridian::control {
+namespace {
+
+using nlohmann::json;
+using testing::Auth;
+using testing::DaemonProcess;
+
+class E2eTest : public ::testing::Test {
+ protected:
+  void Begin(int gpus) {
+    dir_ = testing::MakeTempDir("e2e");
+    daemon_ = std::make_unique<DaemonProcess>(dir_, gpus);
+    daemon_->Start();
+    token_ = daemon_->Token("alice");
+    http_ = daemon_->Client();
+  }
+  void TearDown() override {
+    daemon_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string Submit(const json& spec) {
+    auto r = http_->Post("/v1/jobs", Auth(token_), spec.dump(), "application/json");
+    EXPECT_TRUE(r);
+    if (!r) return "";
+    EXPECT_EQ(r->status, 201) << r->body;
+    return json::parse(r->body)["id"];
+  }
+  json Job(const std::string& id) {
+    auto r = http_->Get(("/v1/jobs/" + id).c_str(), Auth(token_));
+    return r ? json::parse(r->body) : json();
+  }
+  // Polls until the job is in `state` (or 15 s pass); returns the job.
+  json WaitFor(const std::string& id, const std::string& state) {
+    json j;
+    for (int i = 0; i < 300; ++i) {
+      j = Job(id);
+      if (j["state"] == state) return j;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << id << " never reached " << state << ": " << j.dump() << "\n" << daemon_->Log();
+    return j;
+  }
+  std::string Logs(const std::string& id, const std::string& stream) {
+    auto r = http_->Get(("/v1/jobs/" + id + "/logs?stream=" + stream).c_str(), Auth(token_));
+    return r ? r->body : "";
+  }
+  std::vector<std::string> States(const std::string& id) {
+    auto r = http_->Get(("/v1/jobs/" + id + "/events").c_str(), Auth(token_));
+    std::vector<std::string> out;
+    if (!r) return out;
+    const json events = json::parse(r->body)["events"];
+    for (const auto& e : events) {
+      if (e["type"] == "state") out.push_back(e["to"]);
+    }
+    return out;
+  }
+  static json Spec(const std::string& name, std::vector<std::string> command) {
+    return {{"name", name},
+            {"kind", "data-science"},
+            {"resources", {{"gpus", 1}, {"gpu_models", {"T4"}}}},
+            {"command", command}};
+  }
+  static bool Has(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  }
+
+  std::string dir_, token_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<httplib::Client> http_;
+};
+
+TEST_F(E2eTest, RunsCommandsWithTheirLogsAndExitCodes) {
+  Begin(4);
+  json ok = Spec("hello", {"/bin/sh", "-c", "echo hello from $CUDA_VISIBLE_DEVICES; echo warn >&2"});
+  const std::string good = Submit(ok);
+  const std::string bad = Submit(Spec("fails", {"/bin/sh", "-c", "echo oops >&2; exit 3"}));
+  const std::string missing = Submit(Spec("missing", {"/no/such/program"}));
+  json g = WaitFor(good, "succeeded");
+  EXPECT_EQ(g["exit_code"], 0);
+  EXPECT_EQ(g["placement"]["node"], "testnode");
+  ASSERT_EQ(g["placement"]["gpus"].size(), 1u);
+  EXPECT_EQ(Logs(good, "stdout"),
+            "hello from " + std::to_string(g["placement"]["gpus"][0].get<int>()) + "\n");
+  EXPECT_EQ(Logs(good, "stderr"), "warn\n");
+  std::vector<std::string> states = States(good);
+  ASSERT_FALSE(states.empty());
+  EXPECT_EQ(states.front(), "queued");
+  EXPECT_TRUE(Has(states, "scheduled"));
+  EXPECT_TRUE(Has(states, "starting"));
+  EXPECT_EQ(states.back(), "succeeded");
+  json b = WaitFor(bad, "failed");
+  EXPECT_EQ(b["exit_code"], 3);
+  EXPECT_EQ(Logs(bad, "stderr"), "oops\n");
+  json m = WaitFor(missing, "failed");
+  EXPECT_NE(m["reason"].get<std::string>().find("/no/such/program"), std::string::npos) << m.dump();
+  // Offsets: the rest of a log from a byte on, and where to go on from.
+  auto r = http_->Get(("/v1/jobs/" + good + "/logs?offset=6").c_str(), Auth(token_));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body.substr(0, 4), "from");
+  EXPECT_EQ(r->get_header_value("X-Job-Done"), "true");
+  EXPECT_EQ(r->get_header_value("X-Next-Offset"), std::to_string(6 + r->body.size()));
+}
+
+TEST_F(E2eTest, CancelStopsARunningProcess) {
+  Begin(4);
+  const std::string id = Submit(Spec("sleeper", {"/bin/sleep", "60"}));
+  WaitFor(id, "running");
+  auto r = http_->Post(("/v1/jobs/" + id + "/cancel").c_str(), Auth(token_), "", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  json j = WaitFor(id, "cancelled");
+  EXPECT_FALSE(j["ended_at"].is_null());
+}
+
+TEST_F(E2eTest, PreemptedJobResumesFromItsCheckpoint) {
+  Begin(1);  // one GPU: the urgent job needs the low one's
+  // Counts steps; on SIGTERM writes the step to the checkpoint and exits; a
+  // resumed run starts from the stored step and finishes at once.
+  const std::string script =
+      "d=\"$MERIDIAN_CHECKPOINT_DIR\"; n=0; "
+      "if [ -f \"$d/step\" ]; then n=$(cat \"$d/step\"); echo \"resumed from $n\"; exit 0; fi; "
+      "trap 'echo $n > \"$d/step\"; echo \"checkpoint at $n\"; exit 0' TERM; "
+      "while true; do n=$((n+1)); sleep 0.05; done";
+  json low = Spec("low", {"/bin/sh", "-c", script});
+  low["priority"] = "low";
+  low["preemptible"] = true;
+  low["grace_period"] = "10s";
+  const std::string victim = Submit(low);
+  WaitFor(victim, "running");
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  json urgent = Spec("urgent", {"/bin/sleep", "0.2"});
+  urgent["priority"] = "critical";
+  const std::string hi = Submit(urgent);
+  WaitFor(hi, "succeeded");
+  json v = WaitFor(victim, "succeeded");
+  EXPECT_EQ(v["attempts"], 2);
+  std::vector<std::string> states = States(victim);
+  EXPECT_TRUE(Has(states, "checkpointing"));
+  EXPECT_TRUE(Has(states, "preempted"));
+  const std::string out = Logs(victim, "stdout");
+  size_t at = out.find("resumed from ");
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_GT(std::stoi(out.substr(at + 13)), 0) << out;
+  EXPECT_NE(out.find("checkpoint at"), std::string::npos) << out;
+}
+
+TEST_F(E2eTest, RestartedDaemonReadoptsARunningJob) {
+  Begin(4);
+  const std::string id = Submit(Spec("survivor", {"/bin/sh", "-c", "sleep 1.5; echo done"}));
+  WaitFor(id, "running");
+  daemon_->Kill(SIGKILL);
+  daemon_->Start();
+  http_ = daemon_->Client();
+  json j = WaitFor(id, "succeeded");
+  EXPECT_EQ(j["attempts"], 1);
+  EXPECT_EQ(Logs(id, "stdout"), "done\n");
+  auto r = http_->Get(("/v1/jobs/" + id + "/events").c_str(), Auth(token_));
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("re-adopted"), std::string::npos) << r->body;
+}
+
+}  // namespace
+}  // namespace meridian::control
