@@ -9,20 +9,6 @@
 
 namespace meridian::cli {
 
-struct WorkloadCommands {
-  CLI::App* workload = nullptr;
-  CLI::App* generate = nullptr;
-  int64_t jobs = 1000;
-  uint64_t seed = 1;
-  std::string like = "philly";
-  std::string output;  // empty: stdout
-  int tenants = 0;
-  double deadline_slack = 0;
-  double preemptible_frac = 0;
-  double rate_scale = 1;
-  std::string gpu_model;
-};
-
 std::unique_ptr<WorkloadCommands> AddWorkloadCommands(CLI::App& app) {
   auto c = std::make_unique<WorkloadCommands>();
   c->workload = app.add_subcommand("workload", "synthetic workloads for meridian simulate");
