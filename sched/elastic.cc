@@ -5,6 +5,7 @@
 #include <string>
 
 #include "estimate/options.h"
+#include "estimate/pricing.h"
 #include "sched/fleet.h"
 
 namespace meridian::sched {
@@ -13,6 +14,7 @@ ElasticIndex::ElasticIndex(const catalog::Catalog& catalog) {
   const auto& offers = catalog.offerings();
   const size_t models = catalog.gpus().size();
   ranges_.assign(models * (kMaxIndexedGpus + 1), {0, 0});
+  for (auto& r : price_ranges_) r.assign(models * (kMaxIndexedGpus + 1), {0, 0});
   // (model, region, zone) -> offerings there.
   std::vector<std::map<std::pair<std::string, std::string>, std::vector<const catalog::Offering*>>>
       at(models);
@@ -42,10 +44,28 @@ ElasticIndex::ElasticIndex(const catalog::Catalog& catalog) {
       std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
         return a.first != b.first ? a.first < b.first : a.second.offering < b.second.offering;
       });
-      auto& r = ranges_[m * (kMaxIndexedGpus + 1) + static_cast<size_t>(g)];
+      const size_t k = m * (kMaxIndexedGpus + 1) + static_cast<size_t>(g);
+      auto& r = ranges_[k];
       r.first = static_cast<uint32_t>(choices_.size());
       for (const auto& [price, c] : list) choices_.push_back(c);
       r.second = static_cast<uint32_t>(choices_.size());
+      for (size_t pm = 0; pm < kPricingModels; ++pm) {
+        std::vector<std::pair<int64_t, ElasticChoice>> priced;
+        for (const auto& [od, c] : list) {
+          const catalog::Offering& o = offers[c.offering.index()];
+          const PricingModel model = static_cast<PricingModel>(pm);
+          std::optional<Money> p = model == PricingModel::kFlexStart
+                                       ? estimate::FlexStartPrice(o, catalog.market())
+                                       : o.PricePerHour(model);
+          if (p) priced.push_back({p->micros() * c.instances, c});
+        }
+        std::stable_sort(priced.begin(), priced.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        auto& pr = price_ranges_[pm][k];
+        pr.first = static_cast<uint32_t>(by_price_.size());
+        for (const auto& [price, c] : priced) by_price_.push_back(c);
+        pr.second = static_cast<uint32_t>(by_price_.size());
+      }
     }
   }
 }
@@ -56,6 +76,16 @@ std::span<const ElasticChoice> ElasticIndex::Choices(GpuModelId m, int gpus) con
   if (k >= ranges_.size()) return {};
   auto [b, e] = ranges_[k];
   return std::span<const ElasticChoice>(choices_.data() + b, e - b);
+}
+
+std::span<const ElasticChoice> ElasticIndex::Choices(GpuModelId m, int gpus,
+                                                    PricingModel pricing) const {
+  const size_t pm = static_cast<size_t>(pricing);
+  if (!m.valid() || gpus < 1 || gpus > kMaxIndexedGpus || pm >= kPricingModels) return {};
+  size_t k = m.index() * (kMaxIndexedGpus + 1) + static_cast<size_t>(gpus);
+  if (k >= price_ranges_[pm].size()) return {};
+  auto [b, e] = price_ranges_[pm][k];
+  return std::span<const ElasticChoice>(by_price_.data() + b, e - b);
 }
 
 }  // namespace meridian::sched

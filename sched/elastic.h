@@ -6,6 +6,7 @@
 // list for its demand instead of scanning 2,000 offerings. Immutable; shared.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <span>
 #include <vector>
@@ -16,6 +17,7 @@
 namespace meridian::sched {
 
 inline constexpr int kMaxIndexedGpus = 64;
+inline constexpr size_t kPricingModels = 4;  // PricingModel's values
 
 struct ElasticChoice {
   OfferingId offering;
@@ -30,6 +32,11 @@ class ElasticIndex {
   // Choices for `gpus` GPUs of model `m`; empty beyond kMaxIndexedGpus or for
   // a model nobody sells.
   std::span<const ElasticChoice> Choices(GpuModelId m, int gpus) const;
+  // The same choices sorted by their price under `pricing` (instances x the
+  // catalog price; flex-start as estimate::FlexStartPrice), those without
+  // one left out: the cheapest spot locations are not the cheapest
+  // on-demand ones.
+  std::span<const ElasticChoice> Choices(GpuModelId m, int gpus, PricingModel pricing) const;
   size_t choice_count() const { return choices_.size(); }
   // The GPU model of an offering (catalog position), precomputed.
   GpuModelId ModelOf(OfferingId o) const {
@@ -41,6 +48,9 @@ class ElasticIndex {
   std::vector<GpuModelId> model_of_;  // by offering
   // by (model, gpus): [begin, end) into choices_
   std::vector<std::pair<uint32_t, uint32_t>> ranges_;
+  // by pricing model, then (model, gpus): [begin, end) into by_price_
+  std::vector<ElasticChoice> by_price_;
+  std::array<std::vector<std::pair<uint32_t, uint32_t>>, kPricingModels> price_ranges_;
 };
 
 }  // namespace meridian::sched

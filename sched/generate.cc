@@ -257,14 +257,25 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
   if (!index || !s.profile.options.elastic || !ctx.fleet().elastic() || quota == 0) return;
   Workspace& ws = s.ws;
   const ModelDemand& d = ctx.job().demands[di];
-  std::span<const ElasticChoice> choices = index->Choices(d.model, d.gpus);
   const std::vector<PricingModel>& models = s.profile.options.pricing_models;
-  size_t ci = 0;
-  Drain(s, ctx, quota, examined, [&](size_t want) {
-    for (; ci < choices.size() && ws.batch.size() < want; ++ci) {
-      const ElasticChoice& e = choices[ci];
-      if (!scope.regions.test(e.region.index())) continue;
-      for (PricingModel m : models) {
+  // The quota is shared between the pricing models; each walks the choices
+  // in the order of its own price, so the cheapest spot locations are
+  // considered even where their on-demand price is not among the cheapest.
+  auto open_to_job = [&](PricingModel m) {
+    return !(m == PricingModel::kSpot && !ctx.job().spot_run_multiplier) &&
+           !(m == PricingModel::kFlexStart && !ctx.job().flex_refusal.empty());
+  };
+  const int open = static_cast<int>(std::count_if(models.begin(), models.end(), open_to_job));
+  if (open == 0) return;
+  const int per_model = std::max(1, (quota + open - 1) / open);
+  for (PricingModel m : models) {
+    if (!open_to_job(m)) continue;
+    std::span<const ElasticChoice> choices = index->Choices(d.model, d.gpus, m);
+    size_t ci = 0;
+    Drain(s, ctx, per_model, examined, [&](size_t want) {
+      for (; ci < choices.size() && ws.batch.size() < want; ++ci) {
+        const ElasticChoice& e = choices[ci];
+        if (!scope.regions.test(e.region.index())) continue;
         if (!PricingAllowed(ctx, m, e.offering, scope.ever)) continue;
         if (!ctx.market().PricePerHour(e.offering, m, ctx.now())) continue;
         Candidate c;
@@ -281,9 +292,9 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
         }
         ws.batch.push_back(c);
       }
-    }
-    return ci < choices.size();
-  });
+      return ci < choices.size();
+    }, static_cast<size_t>(per_model));
+  }
 }
 
 }  // namespace
