@@ -26,6 +26,11 @@ std::span<const NodeId> CycleContext::members(const Candidate& c) const {
 
 double CycleContext::RunHours(const Candidate& c) const {
   if (c.kind == CandidateKind::kCpuNode) {
+    // A CPU-only job: its stated run time (work.duration), else one hour.
+    if (job_->cpu_only) {
+      return job_->spec && job_->spec->work.duration_s ? *job_->spec->work.duration_s / 3600.0
+                                                       : 1.0;
+    }
     // cpu_fallback.slowdown is against one GPU: the run's GPU-hours, times it.
     double h = job_->demands.empty()
                    ? 1.0

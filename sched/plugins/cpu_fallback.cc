@@ -79,15 +79,32 @@ const char* CpuFallback::Reason(const CycleContext& ctx, std::span<const Candida
 void CpuFallback::AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,
                                 CandidateSink& sink) const {
   const QueuedJob& job = ctx.job();
+  const Fleet& fleet = ctx.fleet();
+  if (job.cpu_only) {
+    // No GPU wanted: CPU nodes first, then the spare vCPUs of GPU nodes.
+    int added = 0;
+    if (fleet.CpuPool().valid()) AddFromPool(ctx, fleet.CpuPool(), sink, &added);
+    for (const Pool& p : fleet.pools()) {
+      if (added >= options_.max_nodes) break;
+      if (p.gpu_model.valid() && !p.cluster.valid()) AddFromPool(ctx, p.id, sink, &added);
+    }
+    return;
+  }
   if (job.cpu_fallback_slowdown <= 0) return;
-  const PoolId pool = ctx.fleet().CpuPool();
+  const PoolId pool = fleet.CpuPool();
   if (!pool.valid()) return;
   if (!ctx.ever_pass() && !Reason(ctx, generated)) return;
+  int added = 0;
+  AddFromPool(ctx, pool, sink, &added);
+}
+
+void CpuFallback::AddFromPool(const CycleContext& ctx, PoolId pool, CandidateSink& sink,
+                              int* added) const {
+  const QueuedJob& job = ctx.job();
   const Ledger& l = ctx.ledger();
   const int vcpus = std::max(job.vcpus, 1);
   const std::vector<NodeId>& members = l.pool_members(pool);
-  int added = 0;
-  for (int64_t pos = l.NextWithFreeVcpus(pool, 0, vcpus); pos >= 0 && added < options_.max_nodes;
+  for (int64_t pos = l.NextWithFreeVcpus(pool, 0, vcpus); pos >= 0 && *added < options_.max_nodes;
        pos = l.NextWithFreeVcpus(pool, static_cast<size_t>(pos) + 1, vcpus)) {
     NodeId n = members[static_cast<size_t>(pos)];
     const Node& node = ctx.fleet().node(n);
@@ -96,7 +113,7 @@ void CpuFallback::AddCandidates(const CycleContext& ctx, std::span<const Candida
     c.node = n;
     c.region = node.region;
     if (!sink.Add(c)) return;
-    ++added;
+    ++*added;
   }
 }
 

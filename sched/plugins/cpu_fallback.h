@@ -15,6 +15,11 @@
 // In the "ever" pass CPU nodes are always offered, so a job that could run on
 // CPU is never rejected as unable to run.
 //
+// A CPU-only job (resources.gpus: 0) always runs on CPU: it is offered the
+// CPU nodes with its vCPUs and RAM free, then the spare vCPUs and RAM of GPU
+// nodes (in fleet order, up to max_nodes in all); the price and carbon
+// plugins judge between them.
+//
 // The decision is re-taken at every checkpoint: the simulator and the daemon
 // call Decide again for a running job when it checkpoints, and this plugin
 // keeps no state between decisions, so a job on CPU moves to a GPU that has
@@ -60,6 +65,7 @@ class CpuFallback final : public Plugin, public AddCandidatesPlugin {
   Money CpuCost(const CycleContext& ctx) const;
   // Why CPU now ("cheaper", "scarce"), or nullptr: stay on GPUs.
   const char* Reason(const CycleContext& ctx, std::span<const Candidate> generated) const;
+  void AddFromPool(const CycleContext& ctx, PoolId pool, CandidateSink& sink, int* added) const;
   // The earliest expected end that leaves room on a node of an allowed model.
   std::optional<UnixSeconds> EarliestGpu(const CycleContext& ctx) const;
 

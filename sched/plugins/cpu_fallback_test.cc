@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "sched/cost.h"
+#include "sched/profile.h"
+#include "sched/scheduler.h"
 #include "sched/test_world.h"
 
 namespace meridian::sched {
@@ -127,6 +129,55 @@ TEST(CpuFallbackTest, OnlyJobsWithFallback) {
             std::string::npos) << made.status().message();
   EXPECT_NE(made.status().message().find("plugins[5].args.max_nodes: \"100\" must be <= 64"),
             std::string::npos) << made.status().message();
+}
+
+// A CPU-only job (gpus: 0) runs on CPU whatever its price: CPU nodes first,
+// then the spare vCPUs of GPU nodes; through the default profile it is
+// placed, holds no GPU, and its vCPUs and RAM are taken from the node.
+TEST(CpuFallbackTest, CpuOnlyJobsArePlacedOnCpu) {
+  JobSpec spec;
+  spec.name = "etl";
+  spec.kind = WorkloadKind::kBatchInference;
+  spec.resources.gpus = 0;
+  spec.resources.vcpus = 8;
+  spec.resources.ram_gib = 32;
+  spec.work.duration_s = 3600;
+  struct Case {
+    const char* name;
+    bool cpu_nodes;   // the fleet has CPU nodes (else only the H100 node)
+    NodeId want;
+  } cases[] = {
+      {"CPU nodes first", true, NodeId(1)},
+      {"else a GPU node's spare vCPUs", false, NodeId(0)},
+  };
+  for (const Case& c : cases) {
+    FleetSpec f = CpuFleet(1.10);
+    if (!c.cpu_nodes) f.clusters[0].nodes.pop_back();
+    testing::World w = MakeWorld(f, false);
+    QueuedJob job = Queue(w, spec, 1);
+    ASSERT_TRUE(job.cpu_only);
+    testing::Cycle cy(w, job);
+    std::vector<Candidate> out;
+    std::vector<NodeId> members;
+    CandidateSink sink(&out, &members, 64, 3);
+    CpuFallback({}).AddCandidates(cy.ctx, {}, sink);
+    ASSERT_FALSE(out.empty()) << c.name;
+    EXPECT_EQ(out[0].kind, CandidateKind::kCpuNode) << c.name;
+    EXPECT_EQ(out[0].node, c.want) << c.name;
+    EXPECT_EQ(out.size(), c.cpu_nodes ? 3u : 1u) << c.name;  // CPU nodes 1, 2, then node 0
+
+    auto profile = EmbeddedProfile("default");
+    ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+    auto s = Scheduler::Create(*profile, w.fleet);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    Decision d = (*s)->Decide(job, w.At());
+    ASSERT_EQ(d.kind, DecisionKind::kPlace) << c.name << ": " << d.status.ToString();
+    ASSERT_EQ(d.allocation->nodes.size(), 1u);
+    EXPECT_EQ(d.allocation->nodes[0].node, c.want) << c.name;
+    EXPECT_EQ(d.allocation->nodes[0].gpus, 0u) << c.name;
+    EXPECT_EQ(d.allocation->nodes[0].vcpus, 8) << c.name;
+    EXPECT_EQ(d.allocation->nodes[0].ram_mib, 32 * 1024) << c.name;
+  }
 }
 
 }  // namespace
