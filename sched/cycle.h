@@ -38,6 +38,12 @@ struct Workspace {
   std::vector<Candidate> feasible;   // passed every filter
   std::vector<NodeId> members;       // gang members of every candidate
   std::vector<PoolId> pools;         // pools of the current demand
+  struct Head {
+    double cost;
+    uint8_t demand;
+    uint32_t pos;
+  };
+  std::vector<Head> heads;           // elastic generation's merge of the demands
   std::vector<int64_t> raw;          // [score plugin x feasible]
   std::vector<int64_t> norm;
   std::vector<int64_t> total;

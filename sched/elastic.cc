@@ -47,7 +47,10 @@ ElasticIndex::ElasticIndex(const catalog::Catalog& catalog) {
       const size_t k = m * (kMaxIndexedGpus + 1) + static_cast<size_t>(g);
       auto& r = ranges_[k];
       r.first = static_cast<uint32_t>(choices_.size());
-      for (const auto& [price, c] : list) choices_.push_back(c);
+      for (auto [price, c] : list) {
+        c.price_micros = price;
+        choices_.push_back(c);
+      }
       r.second = static_cast<uint32_t>(choices_.size());
       for (size_t pm = 0; pm < kPricingModels; ++pm) {
         std::vector<std::pair<int64_t, ElasticChoice>> priced;
@@ -63,7 +66,10 @@ ElasticIndex::ElasticIndex(const catalog::Catalog& catalog) {
                          [](const auto& a, const auto& b) { return a.first < b.first; });
         auto& pr = price_ranges_[pm][k];
         pr.first = static_cast<uint32_t>(by_price_.size());
-        for (const auto& [price, c] : priced) by_price_.push_back(c);
+        for (auto [price, c] : priced) {
+          c.price_micros = price;
+          by_price_.push_back(c);
+        }
         pr.second = static_cast<uint32_t>(by_price_.size());
       }
     }

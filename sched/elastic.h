@@ -24,6 +24,9 @@ struct ElasticChoice {
   RegionId region;
   uint16_t instances = 1;
   int32_t gpus_billed = 0;  // instances x the offering's GPUs
+  // Instances x the catalog price per hour the list is sorted by (on-demand
+  // for Choices(m, gpus), the pricing model's for Choices(m, gpus, pricing)).
+  int64_t price_micros = 0;
 };
 
 class ElasticIndex {

@@ -1,5 +1,6 @@
 // The built-in candidate generator: index-driven, bounded, in fleet order.
 #include <algorithm>
+#include <array>
 
 #include "sched/cycle.h"
 
@@ -251,37 +252,65 @@ bool PricingAllowed(const CycleContext& ctx, PricingModel m, OfferingId o, bool 
   return false;
 }
 
-void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope& scope, uint8_t di,
-             int quota, uint32_t* examined) {
+// Elastic candidates for every demand in scope, at most `quota` feasible in
+// all. The quota is shared between the pricing models the job may use; each
+// walks the offerings in the order of its own price (the cheapest spot
+// locations are not the cheapest on-demand ones) and merges the GPU models
+// by the run's cost at catalog prices (price x instances x run hours), so
+// the cheapest ways to buy the run come first, whichever GPU they use.
+void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope& scope, int quota,
+             uint32_t* examined) {
   const ElasticIndex* index = ctx.snapshot().elastic;
   if (!index || !s.profile.options.elastic || !ctx.fleet().elastic() || quota == 0) return;
   Workspace& ws = s.ws;
-  const ModelDemand& d = ctx.job().demands[di];
+  const QueuedJob& job = ctx.job();
   const std::vector<PricingModel>& models = s.profile.options.pricing_models;
-  // The quota is shared between the pricing models; each walks the choices
-  // in the order of its own price, so the cheapest spot locations are
-  // considered even where their on-demand price is not among the cheapest.
   auto open_to_job = [&](PricingModel m) {
-    return !(m == PricingModel::kSpot && !ctx.job().spot_run_multiplier) &&
-           !(m == PricingModel::kFlexStart && !ctx.job().flex_refusal.empty());
+    return !(m == PricingModel::kSpot && !job.spot_run_multiplier) &&
+           !(m == PricingModel::kFlexStart && !job.flex_refusal.empty());
   };
   const int open = static_cast<int>(std::count_if(models.begin(), models.end(), open_to_job));
   if (open == 0) return;
   const int per_model = std::max(1, (quota + open - 1) / open);
+  using Head = Workspace::Head;  // cost: price x instances x run hours of lists[demand][pos]
+  auto later = [](const Head& a, const Head& b) {
+    return a.cost != b.cost ? a.cost > b.cost : a.demand > b.demand;
+  };
+  std::array<std::span<const ElasticChoice>, 256> lists;
+  std::vector<Head>& heap = ws.heads;
   for (PricingModel m : models) {
     if (!open_to_job(m)) continue;
-    std::span<const ElasticChoice> choices = index->Choices(d.model, d.gpus, m);
-    size_t ci = 0;
+    const double rework = m == PricingModel::kSpot ? *job.spot_run_multiplier : 1.0;
+    heap.clear();
+    for (size_t i = 0; i < job.demands.size() && i < lists.size(); ++i) {
+      const ModelDemand& d = job.demands[i];
+      if (!scope.models.test(d.model.index())) continue;
+      lists[i] = index->Choices(d.model, d.gpus, m);
+      if (lists[i].empty()) continue;
+      heap.push_back({static_cast<double>(lists[i][0].price_micros) * d.run_hours * rework,
+                      static_cast<uint8_t>(i), 0});
+    }
+    std::make_heap(heap.begin(), heap.end(), later);
     Drain(s, ctx, per_model, examined, [&](size_t want) {
-      for (; ci < choices.size() && ws.batch.size() < want; ++ci) {
-        const ElasticChoice& e = choices[ci];
+      while (!heap.empty() && ws.batch.size() < want) {
+        std::pop_heap(heap.begin(), heap.end(), later);
+        Head h = heap.back();
+        heap.pop_back();
+        const std::span<const ElasticChoice> list = lists[h.demand];
+        const ElasticChoice& e = list[h.pos];
+        if (h.pos + 1 < list.size()) {
+          const double hours = job.demands[h.demand].run_hours * rework;
+          heap.push_back({static_cast<double>(list[h.pos + 1].price_micros) * hours, h.demand,
+                          h.pos + 1});
+          std::push_heap(heap.begin(), heap.end(), later);
+        }
         if (!scope.regions.test(e.region.index())) continue;
         if (!PricingAllowed(ctx, m, e.offering, scope.ever)) continue;
         if (!ctx.market().PricePerHour(e.offering, m, ctx.now())) continue;
         Candidate c;
         c.kind = CandidateKind::kElastic;
         c.pricing = m;
-        c.demand = di;
+        c.demand = h.demand;
         c.region = e.region;
         c.offering = e.offering;
         c.instances = e.instances;
@@ -292,7 +321,7 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
         }
         ws.batch.push_back(c);
       }
-      return ci < choices.size();
+      return !heap.empty();
     }, static_cast<size_t>(per_model));
   }
 }
@@ -320,8 +349,7 @@ uint32_t GenerateAndFilter(Scheduler::Impl& s, const CycleContext& ctx,
   const ProfileOptions& o = s.profile.options;
   const int demands = std::max<int>(1, static_cast<int>(job.demands.size()));
   const int fleet_quota = std::max(8, o.max_fleet_candidates / demands);
-  const int elastic_quota =
-      o.max_elastic_candidates == 0 ? 0 : std::max(8, o.max_elastic_candidates / demands);
+
   for (size_t i = 0; i < job.demands.size(); ++i) {
     const ModelDemand& d = job.demands[i];
     if (!scope.models.test(d.model.index())) continue;
@@ -331,8 +359,8 @@ uint32_t GenerateAndFilter(Scheduler::Impl& s, const CycleContext& ctx,
     } else if (scope.fleet) {
       FleetNow(s, ctx, scope, di, fleet_quota, &examined);
     }
-    if (scope.elastic) Elastic(s, ctx, scope, di, elastic_quota, &examined);
   }
+  if (scope.elastic) Elastic(s, ctx, scope, o.max_elastic_candidates, &examined);
   for (PluginSlot* p : s.adds) {
     ws.batch.clear();
     CandidateSink sink(&ws.batch, &ws.members, static_cast<size_t>(o.max_added_candidates),

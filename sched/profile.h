@@ -10,8 +10,8 @@
 //   options:
 //     elastic: true                       # also consider catalog offerings
 //     pricing_models: [on-demand, spot, flex-start]
-//     max_fleet_candidates: 64            # feasible fleet candidates per demand
-//     max_elastic_candidates: 64          # feasible elastic candidates per demand
+//     max_fleet_candidates: 64            # feasible fleet candidates, shared by the demands
+//     max_elastic_candidates: 64          # feasible elastic candidates for the job in all
 //     tie_break: first                    # first | random (seeded)
 //     head_of_line_blocking: false        # a cycle stops at the first job that waits
 //     explain: full                       # full | counts

@@ -13,7 +13,8 @@
 //   2. candidates from the indexes: per demand (GPU model) the pools of the
 //      allowed regions, nodes with enough free GPUs (or a free MIG instance)
 //      in fleet order; gangs within a cluster; elastic offerings pre-grouped
-//      per (model, GPU count); then AddCandidates plugins. Generated in
+//      per (model, GPU count, pricing model) and merged across the job's
+//      models by the run's cost; then AddCandidates plugins. Generated in
 //      batches and filtered until max_*_candidates are feasible (bounded, as
 //      kube-scheduler's percentageOfNodesToScore).
 //   3. Score plugins, NormalizeScore per plugin, weights; best total wins
