@@ -1,0 +1,558 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <queue>
+
+#include "estimate/defaults.h"
+#include "estimate/pricing.h"
+#include "sched/plugin.h"
+#include "sched/rng.h"
+#include "sched/scheduler.h"
+#include "sim/hourly_carbon.h"
+
+namespace meridian::sim {
+
+JobShapes JobShapes::Make(const Trace& trace, const catalog::Catalog& catalog) {
+  JobShapes s;
+  s.shapes_.resize(trace.specs.size());
+  s.refusals_.resize(trace.specs.size());
+  for (size_t i = 0; i < trace.specs.size(); ++i) {
+    const auto& spec = trace.specs[i];
+    auto t = std::find(s.tenants_.begin(), s.tenants_.end(), spec->tenant);
+    if (t == s.tenants_.end()) t = s.tenants_.insert(s.tenants_.end(), spec->tenant);
+    sched::EnqueueRequest req{JobId(0), TenantId(static_cast<uint32_t>(t - s.tenants_.begin())), 0, 0};
+    auto q = sched::MakeQueuedJob(spec, catalog, req);
+    if (q.ok()) {
+      s.shapes_[i] = std::move(q).value();
+    } else {
+      s.refusals_[i] = q.status().message();
+    }
+  }
+  return s;
+}
+
+std::optional<int64_t> DeadlineS(const TraceJob& job, const JobSpec& spec, UnixSeconds start) {
+  if (job.deadline_s >= 0) return job.submit_s + job.deadline_s;
+  if (spec.deadline.after_submit_s) return job.submit_s + *spec.deadline.after_submit_s;
+  if (spec.deadline.at) return *spec.deadline.at - start;
+  return std::nullopt;
+}
+
+namespace {
+
+enum class EventKind : uint8_t { kEnd, kReclaim, kNodeFailure, kFlexLimit, kFlexCancel, kStart };
+
+struct Event {
+  UnixSeconds t;
+  EventKind kind;
+  uint32_t job;
+  uint32_t attempt;
+  uint64_t seq;
+  bool operator>(const Event& o) const {
+    if (t != o.t) return t > o.t;
+    if (kind != o.kind) return kind > o.kind;
+    return seq > o.seq;
+  }
+};
+
+// A job between its submission and its end.
+struct LiveJob {
+  sched::QueuedJob q;                   // as queued now: run hours scaled to the work left
+  const sched::QueuedJob* shape = nullptr;
+  double done = 0;                      // fraction of the work saved at checkpoints
+  uint32_t attempt = 0;
+  int64_t interval_s = 0, restart_s = 0;
+  // The placement of the current attempt.
+  UnixSeconds run_start = 0;
+  int64_t overhead_s = 0;               // restart overhead at the start of this run
+  double full_s = 0;                    // the whole job's run seconds on this placement
+  int64_t gpu_milli = 0;                // GPUs held, thousandths
+  uint32_t nodes = 0;                   // fleet nodes held
+  double watts = 0;
+  Money rate;                           // per hour running
+  PayKind pay = PayKind::kOnDemand;
+  bool on_fleet = false, spot = false, flex = false, running = false;
+  RegionId region;
+  ClusterId cluster;                    // on the fleet
+  OfferingId offering;
+};
+
+// CycleContext::RunHours of the whole job on `c`, without spot's expected
+// rework. RunHours reads only the job, so the context holds nothing else.
+double FullRunHours(const sched::QueuedJob& shape, sched::Candidate c) {
+  c.pricing = PricingModel::kOnDemand;
+  sched::CycleContext ctx({&shape, nullptr, nullptr, nullptr, nullptr, nullptr,
+                           sched::ExplainLevel::kCounts, false});
+  return ctx.RunHours(c);
+}
+
+PayKind PayOf(PricingModel m) {
+  switch (m) {
+    case PricingModel::kSpot: return PayKind::kSpot;
+    case PricingModel::kFlexStart: return PayKind::kFlexStart;
+    case PricingModel::kReserved: return PayKind::kReserved;
+    case PricingModel::kOnDemand: break;
+  }
+  return PayKind::kOnDemand;
+}
+
+class Engine {
+ public:
+  Engine(const Trace& trace, const JobShapes& shapes, const World& world,
+         std::unique_ptr<sched::Scheduler> scheduler, Ledger ledger, const EngineOptions& options,
+         PolicyRun* out)
+      : trace_(trace), shapes_(shapes), world_(world), sched_(std::move(scheduler)),
+        ledger_(std::move(ledger)), options_(options), out_(*out),
+        t0_(world.market->options().start), carbon_(*world.market, t0_),
+        flex_max_s_(std::llround(world.catalog->market().flex_start_max_run_hours * 3600.0)),
+        slot_(trace.jobs.size(), kNone) {}
+
+  void Run();
+
+ private:
+  static constexpr uint32_t kNone = ~0u;
+
+  LiveJob& Live(uint32_t j) { return *live_[slot_[j]]; }
+  JobOutcome& Out(uint32_t j) { return out_.jobs[j]; }
+  sched::Snapshot Snap(UnixSeconds t) const {
+    sched::Snapshot s;
+    s.now = t;
+    s.fleet = world_.fleet.get();
+    s.ledger = &ledger_;
+    s.market = world_.market.get();
+    s.elastic = world_.elastic.get();
+    return s;
+  }
+  void Push(UnixSeconds t, EventKind k, uint32_t j) {
+    events_.push({t, k, j, Live(j).attempt, seq_++});
+  }
+  void Arrive(uint32_t j);
+  void Handle(const Event& e);
+  void Cycle(UnixSeconds t);
+  void Apply(const sched::Decision& d, UnixSeconds t);
+  void Place(uint32_t j, const sched::Decision& d, UnixSeconds t);
+  void StartRun(uint32_t j, UnixSeconds t);
+  enum class Stop { kReclaim, kNodeFailure, kPreempted, kFlexLimit, kFlexCancel };
+  void Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released);
+  void Finish(uint32_t j, UnixSeconds t);
+  void Account(LiveJob& l, JobOutcome& o, UnixSeconds a, UnixSeconds b);
+  void SetWork(LiveJob& l, const TraceJob& tj);
+  void Requeue(uint32_t j);
+  void Drop(uint32_t j);
+  void GpuLevels(UnixSeconds t);
+  void Note(const std::string& key);
+
+  const Trace& trace_;
+  const JobShapes& shapes_;
+  const World& world_;
+  std::unique_ptr<sched::Scheduler> sched_;
+  Ledger ledger_;
+  const EngineOptions& options_;
+  PolicyRun& out_;
+  const UnixSeconds t0_;
+  HourlyCarbon carbon_;
+  const int64_t flex_max_s_;
+
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  uint64_t seq_ = 0;
+  std::vector<uint32_t> slot_;                    // by job: index into live_, or kNone
+  std::vector<std::unique_ptr<LiveJob>> live_;
+  std::vector<uint32_t> free_;
+  std::vector<uint32_t> waiting_;                 // jobs in the queue, in queue order
+  bool dirty_ = false;
+  int64_t fleet_milli_ = 0, cloud_milli_ = 0, ended_ = 0;
+  std::map<std::string, int64_t> notes_;
+};
+
+void Engine::Note(const std::string& key) { ++notes_[key]; }
+
+void Engine::SetWork(LiveJob& l, const TraceJob& tj) {
+  const double left = 1.0 - l.done;
+  double longest = 0;
+  for (size_t i = 0; i < l.q.demands.size(); ++i) {
+    sched::ModelDemand& d = l.q.demands[i];
+    const sched::ModelDemand& full = l.shape->demands[i];
+    if (tj.duration_s >= 0) {
+      d.run_hours = d.mig_run_hours = static_cast<float>(left * static_cast<double>(tj.duration_s) / 3600.0);
+    } else {
+      d.run_hours = static_cast<float>(left * full.run_hours);
+      d.mig_run_hours = static_cast<float>(left * full.mig_run_hours);
+    }
+    longest = std::max<double>(longest, d.run_hours);
+  }
+  l.q.flex_refusal = estimate::FlexStartRefusal(*l.q.spec, world_.catalog->market(),
+                                                {longest, l.q.submitted, {}});
+}
+
+void Engine::Arrive(uint32_t j) {
+  const TraceJob& tj = trace_.jobs[j];
+  JobOutcome& o = Out(j);
+  const sched::QueuedJob* shape = shapes_.Of(tj.spec);
+  if (!shape) {
+    o.state = JobState::kRejected;
+    ++ended_;
+    if (options_.on_job_end) options_.on_job_end(j, o.state);
+    Note("not queued: " + shapes_.refusal(tj.spec));
+    return;
+  }
+  uint32_t s;
+  if (free_.empty()) {
+    s = static_cast<uint32_t>(live_.size());
+    live_.push_back(std::make_unique<LiveJob>());
+  } else {
+    s = free_.back();
+    free_.pop_back();
+  }
+  slot_[j] = s;
+  LiveJob& l = *live_[s];
+  l = LiveJob{};
+  l.shape = shape;
+  l.q = *shape;
+  l.q.id = JobId(j);
+  l.q.submitted = t0_ + tj.submit_s;
+  l.q.sequence = j;
+  const JobSpec& spec = *shape->spec;
+  l.q.deadline.reset();
+  if (std::optional<int64_t> d = DeadlineS(tj, spec, t0_)) l.q.deadline = t0_ + *d;
+  l.interval_s = spec.checkpoint.interval_s.value_or(estimate::kDefaultCheckpointIntervalS);
+  l.restart_s = spec.checkpoint.restart_overhead_s.value_or(estimate::kDefaultRestartOverheadS);
+  SetWork(l, tj);
+  o.state = JobState::kWaiting;
+  waiting_.push_back(j);
+  dirty_ = true;
+}
+
+void Engine::GpuLevels(UnixSeconds t) {
+  out_.timeline.Level(Timeline::kFleetGpus, t - t0_, static_cast<double>(fleet_milli_) / 1000.0);
+  out_.timeline.Level(Timeline::kCloudGpus, t - t0_, static_cast<double>(cloud_milli_) / 1000.0);
+}
+
+void Engine::Account(LiveJob& l, JobOutcome& o, UnixSeconds a, UnixSeconds b) {
+  if (b <= a) return;
+  const double seconds = static_cast<double>(b - a);
+  const int64_t cost = l.rate.Times(seconds / 3600.0).micros();
+  const int64_t co2 =
+      std::llround(l.watts / 1000.0 * carbon_.GramHoursPerKwh(l.region, a, b));
+  o.cost_micros += cost;
+  o.co2_g += co2;
+  o.gpu_ms += l.gpu_milli * (b - a);
+  out_.cost_by_pricing[static_cast<size_t>(l.pay)] += cost;
+  if (l.region.valid()) {
+    if (out_.cost_by_region.size() <= l.region.index()) {
+      out_.cost_by_region.resize(l.region.index() + 1, 0);
+      out_.co2_by_region.resize(l.region.index() + 1, 0);
+    }
+    out_.cost_by_region[l.region.index()] += cost;
+    out_.co2_by_region[l.region.index()] += co2;
+  }
+  if (l.on_fleet) {
+    out_.cost_by_cluster[l.cluster.index()] += cost;
+    out_.fleet_gpu_ms += l.gpu_milli * (b - a);
+  }
+  out_.timeline.Spread(static_cast<Timeline::Series>(Timeline::kSpend + static_cast<int>(l.pay)),
+                       a - t0_, b - t0_, static_cast<double>(cost));
+  out_.region_hours.Add(l.region, a, b, static_cast<double>(l.gpu_milli) / 1000.0);
+  (l.on_fleet ? fleet_milli_ : cloud_milli_) -= l.gpu_milli;
+  GpuLevels(b);
+}
+
+void Engine::Drop(uint32_t j) {
+  free_.push_back(slot_[j]);
+  live_[slot_[j]]->q = sched::QueuedJob{};  // free its vectors now
+  slot_[j] = kNone;
+  ++ended_;
+  if (options_.on_job_end) options_.on_job_end(j, Out(j).state);
+}
+
+void Engine::Requeue(uint32_t j) {
+  LiveJob& l = Live(j);
+  ++l.attempt;  // events of the stopped attempt are stale
+  l.running = false;
+  SetWork(l, trace_.jobs[j]);
+  Out(j).state = JobState::kWaiting;
+  waiting_.push_back(j);
+  dirty_ = true;
+}
+
+void Engine::StartRun(uint32_t j, UnixSeconds t) {
+  LiveJob& l = Live(j);
+  JobOutcome& o = Out(j);
+  l.run_start = t;
+  l.running = true;
+  o.state = JobState::kRunning;
+  if (o.start_s < 0) o.start_s = t - t0_;
+  const double left_s = (1.0 - l.done) * l.full_s;
+  const UnixSeconds end = t + l.overhead_s + static_cast<int64_t>(std::ceil(left_s - 1e-6));
+  Push(end, EventKind::kEnd, j);
+  if (l.spot) {
+    std::optional<UnixSeconds> r = world_.market->NextSpotReclaim(l.offering, t);
+    if (r && *r < end) Push(*r, EventKind::kReclaim, j);
+  }
+  if (l.flex && t + flex_max_s_ < end) Push(t + flex_max_s_, EventKind::kFlexLimit, j);
+  if (l.on_fleet && options_.node_mtbf_h > 0 && l.nodes > 0) {
+    sched::Rng rng(sched::Rng::Mix(options_.seed ^ 0xfa11ed, j, l.attempt));
+    const double mean_s = options_.node_mtbf_h * 3600.0 / static_cast<double>(l.nodes);
+    const double fail = -mean_s * std::log1p(-rng.Unit());
+    if (fail < static_cast<double>(end - t)) Push(t + static_cast<int64_t>(fail), EventKind::kNodeFailure, j);
+  }
+  (l.on_fleet ? fleet_milli_ : cloud_milli_) += l.gpu_milli;
+  GpuLevels(t);
+}
+
+void Engine::Place(uint32_t j, const sched::Decision& d, UnixSeconds t) {
+  LiveJob& l = Live(j);
+  JobOutcome& o = Out(j);
+  const Allocation& a = *d.allocation;
+  const sched::Candidate& c = d.chosen->candidate;
+  const catalog::Catalog& cat = *world_.catalog;
+  ++l.attempt;
+  l.spot = l.flex = false;
+  l.offering = OfferingId();
+  o.mig_profile = -1;
+  o.cpu = false;
+  if (a.elastic) {
+    const catalog::Offering& off = cat.offerings()[a.elastic->offering.index()];
+    const catalog::GpuModel* gpu = cat.FindGpu(off.gpu_model);
+    const int gpus = a.elastic->instances * off.gpu_count;
+    l.on_fleet = false;
+    l.nodes = 0;
+    l.offering = a.elastic->offering;
+    l.gpu_milli = gpus * 1000;
+    l.watts = gpu ? gpu->power_w * gpus : 0;
+    l.rate = a.elastic->price_per_hour;
+    l.pay = PayOf(a.elastic->pricing);
+    l.spot = a.elastic->pricing == PricingModel::kSpot;
+    l.flex = a.elastic->pricing == PricingModel::kFlexStart;
+    l.region = c.region;
+    o.gpu_model = sched::FindGpuModelId(cat, off.gpu_model);
+    o.gpus = static_cast<uint16_t>(gpus);
+  } else {
+    const sched::Fleet& fleet = *world_.fleet;
+    const sched::Node& node = fleet.node(a.nodes.front().node);
+    const sched::Cluster& cluster = fleet.cluster(node.cluster);
+    int64_t milli = 0;
+    for (const NodeShare& s : a.nodes) {
+      milli += 1000 * std::popcount(s.gpus);
+      if (s.mig) milli += 1000 * s.mig->shape.span / kMigMemorySlices;
+    }
+    l.on_fleet = true;
+    l.nodes = static_cast<uint32_t>(a.nodes.size());
+    l.gpu_milli = milli;
+    const bool gpu = node.gpu_model.valid() && milli > 0;
+    l.watts = gpu ? cat.gpus()[node.gpu_model.index()].power_w * static_cast<double>(milli) / 1000.0 : 0;
+    l.rate = cluster.gpu_hour.Times(static_cast<double>(milli) / 1000.0);
+    l.pay = cluster.pricing == CapacityPricing::kReserved ? PayKind::kReserved : PayKind::kOwned;
+    l.region = node.region;
+    l.cluster = node.cluster;
+    o.gpu_model = gpu ? node.gpu_model : GpuModelId();
+    o.gpus = static_cast<uint16_t>(milli / 1000);
+    if (c.kind == sched::CandidateKind::kMigSlice) {
+      o.mig_profile = static_cast<int8_t>(c.mig_profile);
+      o.gpus = 1;
+    }
+    o.cpu = !gpu;
+  }
+  o.region = l.region;
+  o.pay = l.pay;
+  // The whole job's run on this placement: the recorded duration, else the
+  // core's own run time for the candidate (shape = the full work; q holds
+  // what is left), at on-demand speed: spot's rework comes from reclaims.
+  const TraceJob& tj = trace_.jobs[j];
+  const double hours = tj.duration_s >= 0 ? static_cast<double>(tj.duration_s) / 3600.0
+                                          : FullRunHours(*l.shape, c);
+  l.full_s = hours * 3600.0;
+  l.overhead_s = o.preemptions > 0 ? l.restart_s : 0;
+  if (d.kind != sched::DecisionKind::kDefer) {
+    StartRun(j, t);
+    return;
+  }
+  o.state = JobState::kHeld;
+  if (l.flex) {
+    // The request is served after the drawn wait, or cancelled at the start
+    // the scheduler planned for (its deadline guarantee assumes no later).
+    const int64_t wait = world_.market->DrawFlexWait((static_cast<uint64_t>(j) << 20) ^ l.attempt);
+    if (t + wait > d.start) {
+      Push(d.start, EventKind::kFlexCancel, j);
+      return;
+    }
+    if (wait == 0) {
+      StartRun(j, t);
+      return;
+    }
+    Push(t + wait, EventKind::kStart, j);
+    return;
+  }
+  Push(d.start, EventKind::kStart, j);
+}
+
+void Engine::Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released) {
+  LiveJob& l = Live(j);
+  JobOutcome& o = Out(j);
+  if (l.running) {
+    const int64_t elapsed = t - l.run_start;
+    const int64_t progress = std::max<int64_t>(0, elapsed - l.overhead_s);
+    const double left_s = (1.0 - l.done) * l.full_s;
+    double saved = l.interval_s > 0 ? static_cast<double>(progress / l.interval_s * l.interval_s) : 0;
+    saved = std::min(saved, left_s);
+    l.done = std::min(1.0, l.done + saved / l.full_s);
+    o.lost_gpu_ms += l.gpu_milli * (elapsed - static_cast<int64_t>(saved));
+    Account(l, o, l.run_start, t);
+  }
+  if (why == Stop::kFlexCancel) {
+    ++o.flex_cancels;
+  } else {
+    ++o.preemptions;
+  }
+  if (!released) sched_->Release(JobId(j), Snap(t), &ledger_);
+  Requeue(j);
+}
+
+void Engine::Finish(uint32_t j, UnixSeconds t) {
+  LiveJob& l = Live(j);
+  JobOutcome& o = Out(j);
+  Account(l, o, l.run_start, t);
+  o.end_s = t - t0_;
+  o.state = JobState::kDone;
+  sched_->Release(JobId(j), Snap(t), &ledger_);
+  Drop(j);
+  dirty_ = true;
+}
+
+void Engine::Handle(const Event& e) {
+  if (slot_[e.job] == kNone || Live(e.job).attempt != e.attempt) return;  // stale
+  switch (e.kind) {
+    case EventKind::kEnd: Finish(e.job, e.t); break;
+    case EventKind::kReclaim: Interrupt(e.job, e.t, Stop::kReclaim, false); break;
+    case EventKind::kNodeFailure: Interrupt(e.job, e.t, Stop::kNodeFailure, false); break;
+    case EventKind::kFlexLimit: Interrupt(e.job, e.t, Stop::kFlexLimit, false); break;
+    case EventKind::kFlexCancel: Interrupt(e.job, e.t, Stop::kFlexCancel, false); break;
+    case EventKind::kStart: StartRun(e.job, e.t); break;
+  }
+}
+
+void Engine::Apply(const sched::Decision& d, UnixSeconds t) {
+  const uint32_t j = d.job.value();
+  ++out_.decisions;
+  switch (d.kind) {
+    case sched::DecisionKind::kPlace:
+    case sched::DecisionKind::kPreempt:
+    case sched::DecisionKind::kDefer:
+      for (JobId v : d.victims) {
+        if (slot_[v.value()] != kNone) Interrupt(v.value(), t, Stop::kPreempted, true);
+      }
+      Place(j, d, t);
+      break;
+    case sched::DecisionKind::kReject:
+      Out(j).state = JobState::kRejected;
+      Note("rejected: " + d.status.message());
+      Drop(j);
+      break;
+    case sched::DecisionKind::kError:
+      Note("scheduler error (the job stays queued): " + d.status.message());
+      break;
+    case sched::DecisionKind::kWait: break;
+  }
+}
+
+void Engine::Cycle(UnixSeconds t) {
+  dirty_ = false;
+  if (waiting_.empty()) return;
+  ++out_.cycles;
+  std::vector<const sched::QueuedJob*> queue;
+  queue.reserve(waiting_.size());
+  for (uint32_t j : waiting_) queue.push_back(&Live(j).q);
+  sched::Snapshot snap = Snap(t);
+  snap.queue = queue;
+  std::vector<uint32_t> cycle_jobs;
+  cycle_jobs.swap(waiting_);  // victims and rejections re-enter waiting_ as they happen
+  if (queue.size() == 1) {
+    // A cycle of one job is one decision and its commit (no queue to sort,
+    // no reservation for later jobs to respect).
+    sched::Decision d = sched_->Decide(*queue[0], snap);
+    if (d.allocation) {
+      if (Status st = sched_->Commit(d, snap, &ledger_); !st.ok()) {
+        d.kind = sched::DecisionKind::kError;
+        d.status = st;
+        d.allocation.reset();
+      }
+    }
+    Apply(d, t);
+  } else {
+    for (const sched::Decision& d : sched_->RunCycle(snap, queue, &ledger_)) Apply(d, t);
+  }
+  // Jobs still waiting keep their place ahead of those requeued just now.
+  std::vector<uint32_t> still;
+  still.reserve(cycle_jobs.size() + waiting_.size());
+  for (uint32_t j : cycle_jobs) {
+    if (Out(j).state == JobState::kWaiting) still.push_back(j);
+  }
+  for (uint32_t j : waiting_) {
+    if (std::find(still.begin(), still.end(), j) == still.end()) still.push_back(j);
+  }
+  waiting_.swap(still);
+  if (options_.on_cycle) options_.on_cycle(t, ledger_);
+  out_.timeline.Level(Timeline::kQueued, t - t0_, static_cast<double>(waiting_.size()));
+}
+
+void Engine::Run() {
+  const size_t n = trace_.jobs.size();
+  size_t next = 0;
+  int64_t last_report = 0;
+  UnixSeconds now = t0_;
+  while (next < n || !events_.empty()) {
+    now = events_.empty() ? t0_ + trace_.jobs[next].submit_s
+          : next < n      ? std::min(events_.top().t, t0_ + trace_.jobs[next].submit_s)
+                          : events_.top().t;
+    while (!events_.empty() && events_.top().t == now) {
+      Event e = events_.top();
+      events_.pop();
+      ++out_.events;
+      Handle(e);
+    }
+    while (next < n && t0_ + trace_.jobs[next].submit_s == now) {
+      ++out_.events;
+      Arrive(static_cast<uint32_t>(next++));
+    }
+    if (dirty_) Cycle(now);
+    if (options_.on_progress && out_.events - last_report >= options_.progress_every) {
+      last_report = out_.events;
+      options_.on_progress({out_.events, ended_, static_cast<int64_t>(n), now - t0_});
+    }
+  }
+  for (uint32_t j : waiting_) Out(j).state = JobState::kUnfinished;
+  out_.end_s = now - t0_;
+  out_.timeline.Finish(out_.end_s);
+  for (const auto& [what, count] : notes_) {
+    out_.notes.push_back(std::to_string(count) + " x " + what);
+  }
+  if (options_.on_progress) options_.on_progress({out_.events, ended_, static_cast<int64_t>(n), out_.end_s});
+}
+
+}  // namespace
+
+Result<PolicyRun> Simulate(const Trace& trace, const JobShapes& shapes, const World& world,
+                           const sched::Profile& profile, const std::string& policy,
+                           const EngineOptions& options) {
+  sched::SchedulerOptions so;
+  so.seed = options.seed;
+  so.explain = sched::ExplainLevel::kCounts;
+  auto scheduler = sched::Scheduler::Create(profile, world.fleet, so);
+  if (!scheduler.ok()) return scheduler.status();
+  auto ledger = world.fleet->NewLedger();
+  if (!ledger.ok()) return ledger.status();
+  PolicyRun run;
+  run.policy = policy;
+  run.jobs.resize(trace.jobs.size());
+  run.cost_by_cluster.resize(world.fleet->clusters().size(), 0);
+  const int64_t span = trace.jobs.empty() ? 0 : trace.jobs.back().submit_s;
+  run.timeline = Timeline(std::max<int64_t>(60, (span + 86400) / 400));
+  Engine engine(trace, shapes, world, std::move(scheduler).value(), std::move(ledger).value(),
+                options, &run);
+  engine.Run();
+  return run;
+}
+
+}  // namespace meridian::sim

@@ -1,0 +1,93 @@
+#include "sim/market_replay.h"
+
+#include <cmath>
+
+#include "sched/rng.h"
+
+namespace meridian::sim {
+
+uint64_t StableHash(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+namespace {
+
+bool BigInstance(int gpus) { return gpus >= 8; }
+
+SpotAssignment Assign(const catalog::Offering& o, const std::vector<SpotTrace>& traces,
+                      uint64_t seed) {
+  SpotAssignment a;
+  if (!o.spot_per_hour || traces.empty()) return a;
+  const uint64_t key = StableHash(o.region + "/" + o.zone + "/" + o.instance_type);
+  std::vector<int> own, size_class;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const SpotTrace& t = traces[i];
+    if (t.region == o.region && t.instance_type == o.instance_type) own.push_back(static_cast<int>(i));
+    if (BigInstance(t.gpus) == BigInstance(o.gpu_count)) size_class.push_back(static_cast<int>(i));
+  }
+  sched::Rng rng(sched::Rng::Mix(seed, key, 0x5107));
+  if (!own.empty()) {
+    a.trace = own[rng.Below(own.size())];
+    a.same_region = true;
+    return a;
+  }
+  const std::vector<int>& pool = size_class.empty() ? own : size_class;
+  if (pool.empty()) return a;
+  a.trace = pool[rng.Below(pool.size())];
+  const SpotTrace& t = traces[static_cast<size_t>(a.trace)];
+  a.offset_s = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(t.ticks))) * t.gap_s;
+  return a;
+}
+
+}  // namespace
+
+ReplayMarket::ReplayMarket(std::shared_ptr<const catalog::Catalog> catalog,
+                           std::vector<SpotTrace> traces, const ReplayMarketOptions& options)
+    : catalog_(std::move(catalog)), prices_(catalog_), traces_(std::move(traces)), options_(options) {
+  flex_mean_h_ = options_.flex_wait_mean_h >= 0 ? options_.flex_wait_mean_h
+                                                 : catalog_->market().flex_start_expected_wait_hours;
+  assignment_.reserve(catalog_->offerings().size());
+  for (const catalog::Offering& o : catalog_->offerings()) {
+    assignment_.push_back(Assign(o, traces_, options_.seed));
+  }
+}
+
+std::optional<Money> ReplayMarket::PricePerHour(OfferingId o, PricingModel m, UnixSeconds t) const {
+  return prices_.PricePerHour(o, m, t);
+}
+
+bool ReplayMarket::SpotAvailable(OfferingId o, UnixSeconds t) const {
+  if (o.index() >= assignment_.size()) return false;
+  const SpotAssignment& a = assignment_[o.index()];
+  if (a.trace < 0) return false;
+  return traces_[static_cast<size_t>(a.trace)].UpAt(t - options_.start + a.offset_s);
+}
+
+double ReplayMarket::FlexStartWaitHours(OfferingId, UnixSeconds) const { return flex_mean_h_; }
+
+double ReplayMarket::CarbonGPerKwh(RegionId r, UnixSeconds t) const {
+  return prices_.CarbonGPerKwh(r, t);
+}
+
+std::optional<UnixSeconds> ReplayMarket::NextSpotReclaim(OfferingId o, UnixSeconds from) const {
+  if (o.index() >= assignment_.size()) return from;
+  const SpotAssignment& a = assignment_[o.index()];
+  if (a.trace < 0) return from;
+  const int64_t s = std::max<int64_t>(0, from - options_.start) + a.offset_s;
+  std::optional<int64_t> down = traces_[static_cast<size_t>(a.trace)].NextDown(s);
+  if (!down) return std::nullopt;
+  return from + (*down - s);
+}
+
+int64_t ReplayMarket::DrawFlexWait(uint64_t key) const {
+  sched::Rng rng(sched::Rng::Mix(options_.seed, key, 0xf1e7));
+  const double u = rng.Unit();
+  return std::llround(-flex_mean_h_ * 3600.0 * std::log1p(-u));
+}
+
+}  // namespace meridian::sim

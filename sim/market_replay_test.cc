@@ -1,0 +1,110 @@
+#include "sim/market_replay.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace meridian::sim {
+namespace {
+
+std::shared_ptr<const catalog::Catalog> Embedded() {
+  static auto c = catalog::Catalog::LoadEmbedded();
+  return *c;
+}
+
+ReplayMarket Market(uint64_t seed) {
+  ReplayMarketOptions o;
+  o.start = 1704067200;
+  o.seed = seed;
+  return ReplayMarket(Embedded(), EmbeddedSpotTraces(), o);
+}
+
+TEST(ReplayMarket, MeasuredInstanceTypesReplayTheirOwnRegionsTraces) {
+  ReplayMarket m = Market(1);
+  const auto& offers = Embedded()->offerings();
+  int own = 0, mapped = 0;
+  for (size_t i = 0; i < offers.size(); ++i) {
+    const SpotAssignment& a = m.AssignmentOf(OfferingId(static_cast<uint32_t>(i)));
+    if (!offers[i].spot_per_hour) {
+      EXPECT_EQ(a.trace, -1);
+      continue;
+    }
+    ASSERT_GE(a.trace, 0);
+    const SpotTrace& t = m.traces()[static_cast<size_t>(a.trace)];
+    if (a.same_region) {
+      ++own;
+      EXPECT_EQ(t.region, offers[i].region);
+      EXPECT_EQ(t.instance_type, offers[i].instance_type);
+      EXPECT_EQ(a.offset_s, 0);
+    } else {
+      ++mapped;
+      EXPECT_EQ(t.gpus >= 8, offers[i].gpu_count >= 8) << offers[i].instance_type;
+    }
+  }
+  EXPECT_GT(own, 0);
+  EXPECT_GT(mapped, own);
+}
+
+TEST(ReplayMarket, TheSeedPicksTheAssignment) {
+  ReplayMarket a = Market(1), b = Market(1), c = Market(2);
+  int differ = 0;
+  for (size_t i = 0; i < Embedded()->offerings().size(); ++i) {
+    OfferingId o(static_cast<uint32_t>(i));
+    EXPECT_EQ(a.AssignmentOf(o).trace, b.AssignmentOf(o).trace);
+    EXPECT_EQ(a.AssignmentOf(o).offset_s, b.AssignmentOf(o).offset_s);
+    differ += a.AssignmentOf(o).trace != c.AssignmentOf(o).trace ||
+              a.AssignmentOf(o).offset_s != c.AssignmentOf(o).offset_s;
+  }
+  EXPECT_GT(differ, 0);
+}
+
+TEST(ReplayMarket, SpotFollowsTheTraceAndReclaimsWhenItGoesDown) {
+  ReplayMarket m = Market(1);
+  const auto& offers = Embedded()->offerings();
+  for (size_t i = 0; i < offers.size(); ++i) {
+    OfferingId o(static_cast<uint32_t>(i));
+    const SpotAssignment& a = m.AssignmentOf(o);
+    if (a.trace < 0) continue;
+    const SpotTrace& t = m.traces()[static_cast<size_t>(a.trace)];
+    for (int64_t s : {int64_t{0}, int64_t{3600}, int64_t{86400 * 3 + 17}}) {
+      const UnixSeconds at = m.options().start + s;
+      EXPECT_EQ(m.SpotAvailable(o, at), t.UpAt(s + a.offset_s));
+      std::optional<UnixSeconds> r = m.NextSpotReclaim(o, at);
+      if (!r) continue;
+      EXPECT_GE(*r, at);
+      EXPECT_FALSE(m.SpotAvailable(o, *r));
+      if (*r > at) EXPECT_TRUE(m.SpotAvailable(o, *r - 1));
+    }
+  }
+}
+
+TEST(ReplayMarket, FlexWaitsAreSeededAndAverageTheExpectedWait) {
+  ReplayMarket m = Market(3);
+  const double expected_h = Embedded()->market().flex_start_expected_wait_hours;
+  EXPECT_DOUBLE_EQ(m.FlexStartWaitHours(OfferingId(0), 0), expected_h);
+  double sum = 0;
+  const int n = 20000;
+  for (int k = 0; k < n; ++k) {
+    const int64_t w = m.DrawFlexWait(static_cast<uint64_t>(k));
+    EXPECT_GE(w, 0);
+    EXPECT_EQ(w, m.DrawFlexWait(static_cast<uint64_t>(k)));
+    sum += static_cast<double>(w);
+  }
+  EXPECT_NEAR(sum / n / 3600.0, expected_h, 0.03 * expected_h);  // exponential, mean = expected wait
+}
+
+TEST(ReplayMarket, PricesAndCarbonAreTheCatalogs) {
+  ReplayMarket m = Market(1);
+  sched::CatalogMarket catalog(Embedded());
+  for (uint32_t i = 0; i < 50; ++i) {
+    for (PricingModel p : {PricingModel::kOnDemand, PricingModel::kSpot, PricingModel::kFlexStart}) {
+      EXPECT_EQ(m.PricePerHour(OfferingId(i), p, 0), catalog.PricePerHour(OfferingId(i), p, 0));
+    }
+  }
+  for (uint16_t r = 0; r < 10; ++r) {
+    EXPECT_EQ(m.CarbonGPerKwh(RegionId(r), 1704067200), catalog.CarbonGPerKwh(RegionId(r), 1704067200));
+  }
+}
+
+}  // namespace
+}  // namespace meridian::sim

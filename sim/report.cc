@@ -1,0 +1,129 @@
+#include "sim/report.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace meridian::sim {
+
+namespace {
+
+double Usd(int64_t micros) { return static_cast<double>(micros) / 1e6; }
+
+
+nlohmann::json Optional(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::ordered_json ToJson(const Summary& s) {
+  nlohmann::json by_pricing = nlohmann::json::object();
+  for (int k = 0; k < kPayKinds; ++k) {
+    by_pricing[std::string(ToString(static_cast<PayKind>(k)))] = Usd(s.cost_by_pricing[static_cast<size_t>(k)]);
+  }
+  nlohmann::json by_region = nlohmann::json::object();
+  for (const auto& [region, micros] : s.cost_by_region) by_region[region] = Usd(micros);
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["policy"] = s.policy;
+  j["jobs"] = s.jobs;
+  j["jobs_done"] = s.jobs_done;
+  j["jobs_rejected"] = s.jobs_rejected;
+  j["jobs_unfinished"] = s.jobs_unfinished;
+  j["avg_jct_s"] = s.avg_jct_s;
+  j["p50_jct_s"] = s.p50_jct_s;
+  j["p99_jct_s"] = s.p99_jct_s;
+  j["avg_wait_s"] = s.avg_wait_s;
+  j["makespan_s"] = s.makespan_s;
+  j["cost_usd"] = Usd(s.cost_micros);
+  j["cost_by_pricing"] = by_pricing;
+  j["cost_by_region"] = by_region;
+  j["reserved_idle_usd"] = Usd(s.reserved_idle_micros);
+  j["gpu_hours"] = s.gpu_hours;
+  j["co2_kg"] = static_cast<double>(s.co2_g) / 1000.0;
+  j["deadline_met_frac"] = Optional(s.deadline_met_frac);
+  j["deadline_jobs"] = s.deadline_jobs;
+  j["preemptions"] = s.preemptions;
+  j["flex_cancels"] = s.flex_cancels;
+  j["lost_gpu_hours"] = s.lost_gpu_hours;
+  j["utilization"] = Optional(s.utilization);
+  j["slo_met_frac"] = Optional(s.slo_met_frac);
+  j["events"] = s.events;
+  j["decisions"] = s.decisions;
+  return j;
+}
+
+// A CSV field: quoted when it holds a comma, quote or newline.
+std::string Field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string Num(int64_t v) { return v < 0 ? "" : std::to_string(v); }
+
+std::string Fixed6(int64_t micros) {
+  const int64_t a = micros < 0 ? -micros : micros;
+  std::string frac = std::to_string(a % 1000000);
+  return (micros < 0 ? "-" : "") + std::to_string(a / 1000000) + "." +
+         std::string(6 - frac.size(), '0') + frac;
+}
+
+}  // namespace
+
+std::string SummaryJson(const std::vector<Summary>& summaries) {
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const Summary& s : summaries) all.push_back(ToJson(s));
+  return all.dump(2) + "\n";
+}
+
+void WriteJobsCsv(const Simulation& sim, std::ostream& out) {
+  const catalog::Catalog& cat = *sim.world->catalog;
+  const UnixSeconds start = sim.world->market->options().start;
+  out << "policy,job,submit_s,start_s,end_s,state,region,gpu_model,gpus,mig,cpu,pricing,"
+         "cost_usd,co2_g,preemptions,lost_gpu_h,deadline_s,deadline_met\n";
+  for (const PolicyRun& run : sim.runs) {
+    for (size_t i = 0; i < run.jobs.size(); ++i) {
+      const TraceJob& tj = sim.trace->jobs[i];
+      const JobOutcome& o = run.jobs[i];
+      const bool placed = o.start_s >= 0;
+      std::string mig;
+      if (o.mig_profile >= 0 && o.gpu_model.valid()) {
+        mig = cat.gpus()[o.gpu_model.index()].mig_profiles[static_cast<size_t>(o.mig_profile)].name;
+      }
+      std::optional<int64_t> deadline = DeadlineS(tj, *sim.trace->specs[tj.spec], start);
+      out << Field(run.policy) << ',' << Field(tj.name) << ',' << tj.submit_s << ','
+          << Num(o.start_s) << ',' << Num(o.end_s) << ',' << ToString(o.state) << ','
+          << (placed && o.region.valid() ? cat.regions()[o.region.index()].id : "") << ','
+          << (placed && o.gpu_model.valid() ? cat.gpus()[o.gpu_model.index()].name : "") << ','
+          << (placed ? std::to_string(o.gpus) : "") << ',' << mig << ','
+          << (placed ? (o.cpu ? "true" : "false") : "") << ','
+          << (placed ? std::string(ToString(o.pay)) : "") << ',' << Fixed6(o.cost_micros) << ','
+          << o.co2_g << ',' << o.preemptions << ','
+          << static_cast<double>(o.lost_gpu_ms) / 3.6e6 << ','
+          << (deadline ? std::to_string(*deadline) : "") << ','
+          << (deadline ? (o.state == JobState::kDone && o.end_s <= *deadline ? "true" : "false") : "")
+          << '\n';
+    }
+  }
+}
+
+Status WriteSimulation(const Simulation& sim, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Invalid(dir + ": cannot create the output folder: " + ec.message());
+  auto write = [&](const std::string& name, auto&& body) -> Status {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    if (!f) return Status::Invalid(path + ": cannot write");
+    body(f);
+    f.close();
+    if (!f) return Status::Invalid(path + ": write failed");
+    return Status::Ok();
+  };
+  MERIDIAN_RETURN_IF_ERROR(write("summary.json", [&](std::ostream& f) { f << SummaryJson(sim.summaries); }));
+  MERIDIAN_RETURN_IF_ERROR(write("jobs.csv", [&](std::ostream& f) { WriteJobsCsv(sim, f); }));
+  MERIDIAN_RETURN_IF_ERROR(write("report.html", [&](std::ostream& f) { f << ReportHtml(sim); }));
+  return Status::Ok();
+}
+
+}  // namespace meridian::sim

@@ -1,0 +1,43 @@
+// The files `meridian simulate --out DIR` writes (docs/simulate.md):
+//   summary.json  one object per policy, in command-line order
+//   jobs.csv      one row per job per policy
+//   report.html   one self-contained page of plots (report_html.cc)
+// Every figure comes from the PolicyRuns and their Summaries; the same runs
+// give the same bytes.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "sim/engine.h"
+#include "sim/metrics.h"
+#include "sim/trace.h"
+
+namespace meridian::sim {
+
+// What one `meridian simulate` produced, for the report writers.
+struct Simulation {
+  const Trace* trace = nullptr;
+  const World* world = nullptr;
+  std::vector<PolicyRun> runs;
+  std::vector<Summary> summaries;  // one per run, same order
+  uint64_t seed = 1;
+  std::string fleet_source;        // "--fleet FILE", "the trace's node list", "elastic only"
+};
+
+// summary.json: a JSON list, one object per policy (fields in docs/simulate.md).
+std::string SummaryJson(const std::vector<Summary>& summaries);
+
+// jobs.csv: header, then for each policy its jobs in trace order.
+void WriteJobsCsv(const Simulation& sim, std::ostream& out);
+
+// report.html: self-contained (inline SVG and CSS, no script, no network).
+std::string ReportHtml(const Simulation& sim);
+
+// Creates `dir` (and parents) if needed and writes the three files into it,
+// replacing earlier ones. Errors name the path.
+Status WriteSimulation(const Simulation& sim, const std::string& dir);
+
+}  // namespace meridian::sim

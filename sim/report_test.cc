@@ -1,0 +1,140 @@
+// The outputs of a simulation (summary.json, jobs.csv, report.html), and the
+// openb replay: every GPU pod of the real trace placed on its own node list.
+#include "sim/report.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/test_world.h"
+
+namespace meridian::sim {
+namespace {
+
+using testing::AddJob;
+using testing::FixedJob;
+
+struct Fixture {
+  Trace trace;
+  World world;
+  Simulation sim;
+};
+
+std::unique_ptr<Fixture> Simulated(const std::vector<std::string>& policies) {
+  auto f = std::make_unique<Fixture>();
+  AddJob(f->trace, FixedJob(4, "H100-80GB"), "a", 0, 7200);
+  AddJob(f->trace, FixedJob(8, "H100-80GB"), "b,with comma", 60, 3600, 86400);
+  AddJob(f->trace, FixedJob(2, "H100-80GB"), "c", 120, 1800);
+  f->trace.source = "test.jsonl";
+  f->world = testing::TestWorld(testing::OneCluster(1, 8, true));
+  f->sim.trace = &f->trace;
+  f->sim.world = &f->world;
+  f->sim.fleet_source = "test fleet";
+  for (const std::string& p : policies) {
+    f->sim.runs.push_back(testing::RunPolicy(f->trace, f->world, p));
+    f->sim.runs.back().policy = p;
+    f->sim.summaries.push_back(Summarize(f->trace, f->world, f->sim.runs.back()));
+  }
+  return f;
+}
+
+TEST(Report, SummaryJsonHasTheIssuesFieldsPerPolicyInOrder) {
+  auto f = Simulated({"fifo-greedy", "default"});
+  auto j = nlohmann::json::parse(SummaryJson(f->sim.summaries));
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["policy"], "fifo-greedy");
+  EXPECT_EQ(j[1]["policy"], "default");
+  for (const char* k : {"jobs_done", "avg_jct_s", "p50_jct_s", "p99_jct_s", "avg_wait_s", "makespan_s",
+                        "cost_usd", "cost_by_pricing", "gpu_hours", "co2_kg", "deadline_met_frac",
+                        "preemptions", "lost_gpu_hours", "utilization", "slo_met_frac"}) {
+    EXPECT_TRUE(j[0].contains(k)) << k;
+  }
+  EXPECT_EQ(j[0]["jobs_done"], 3);
+  EXPECT_EQ(j[0]["deadline_met_frac"], 1.0);
+  EXPECT_TRUE(j[0]["slo_met_frac"].is_null());  // no real-time services
+  for (const char* p : {"owned", "reserved", "on-demand", "spot", "flex-start"}) {
+    EXPECT_TRUE(j[0]["cost_by_pricing"].contains(p)) << p;
+  }
+}
+
+TEST(Report, JobsCsvHasOneRowPerJobPerPolicy) {
+  auto f = Simulated({"fifo-greedy", "fifo-strict"});
+  std::ostringstream out;
+  WriteJobsCsv(f->sim, out);
+  std::istringstream in(out.str());
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 1u + 2 * 3);
+  EXPECT_EQ(lines[0].substr(0, 42), "policy,job,submit_s,start_s,end_s,state,re");
+  // fifo-greedy: a at 0 on the 8-GPU node, so b (8 GPUs) waits; the fleet
+  // may overflow to the catalog's H100 offerings (elastic: true).
+  EXPECT_EQ(lines[1].substr(0, 19), "fifo-greedy,a,0,0,7");
+  EXPECT_NE(lines[2].find("\"b,with comma\""), std::string::npos) << lines[2];
+  EXPECT_EQ(lines[4].substr(0, 12), "fifo-strict,");
+}
+
+TEST(Report, HtmlIsOneSelfContainedFile) {
+  auto f = Simulated({"fifo-greedy", "default"});
+  const std::string html = ReportHtml(f->sim);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  size_t at = 0;
+  while ((at = html.find("http", at)) != std::string::npos) {
+    EXPECT_EQ(html.compare(at, 26, "http://www.w3.org/2000/svg"), 0) << html.substr(at, 60);
+    ++at;
+  }
+  for (const char* want : {"Cost per policy", "CO2 per policy", "Job completion time, CDF",
+                           "Jobs waiting in the queue", "utilization", "Spend rate by pricing model",
+                           "Where work ran", "fifo-greedy", "default", "<svg"}) {
+    EXPECT_NE(html.find(want), std::string::npos) << want;
+  }
+}
+
+TEST(Report, WritesTheThreeFilesIntoANewFolder) {
+  auto f = Simulated({"fifo-greedy"});
+  const auto dir = std::filesystem::temp_directory_path() / "meridian-sim-report-test" / "nested";
+  std::filesystem::remove_all(dir.parent_path());
+  ASSERT_TRUE(WriteSimulation(f->sim, dir.string()).ok());
+  for (const char* name : {"summary.json", "jobs.csv", "report.html"}) {
+    EXPECT_GT(std::filesystem::file_size(dir / name), 100u) << name;
+  }
+  ASSERT_TRUE(WriteSimulation(f->sim, dir.string()).ok());  // overwritten
+  std::filesystem::remove_all(dir.parent_path());
+}
+
+// The real openb trace (../shared/data) onto its own node list: every pod
+// that ran is placed. default places the CPU-only pods too (cpu_fallback);
+// fifo-greedy has no plugin that places CPU-only work, so it refuses them.
+TEST(Openb, EveryPodThatRanIsPlacedOnTheNodeList) {
+  const std::string path = std::string(MERIDIAN_SOURCE_DIR) +
+                           "/../shared/data/traces/alibaba-gpu-v2023/csv/openb_pod_list_default.csv";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
+  auto cat = catalog::Catalog::LoadEmbedded();
+  auto trace = ReadTrace(path, TraceFormat::kOpenb, **cat);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_TRUE(trace->fleet.has_value());
+  ASSERT_EQ(trace->jobs.size(), 7255u);  // docs/trace-format.md: 6,203 with GPUs, 1,052 CPU-only
+  World w = testing::MakeWorld(*cat, *trace->fleet);
+  for (const char* policy : {"default", "fifo-greedy"}) {
+    SCOPED_TRACE(policy);
+    PolicyRun run = testing::RunPolicy(*trace, w, policy);
+    int64_t gpu_placed = 0, cpu_placed = 0;
+    for (size_t i = 0; i < trace->jobs.size(); ++i) {
+      const JobOutcome& o = run.jobs[i];
+      const bool cpu_only = trace->specs[trace->jobs[i].spec]->resources.gpus.value_or(1) == 0;
+      if (o.state != JobState::kDone) continue;
+      (cpu_only ? cpu_placed : gpu_placed) += 1;
+      // A recorded pod runs exactly as long as it did in the trace.
+      if (o.preemptions == 0) EXPECT_EQ(o.end_s - o.start_s, trace->jobs[i].duration_s);
+    }
+    EXPECT_EQ(gpu_placed, 6203);
+    EXPECT_EQ(cpu_placed, std::string(policy) == "default" ? 1052 : 0);
+  }
+}
+
+}  // namespace
+}  // namespace meridian::sim

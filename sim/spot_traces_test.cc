@@ -1,0 +1,77 @@
+#include "sim/spot_traces.h"
+
+#include <gtest/gtest.h>
+
+namespace meridian::sim {
+namespace {
+
+SpotTrace Parse(const std::string& runs, int64_t gap = 10) {
+  int64_t ticks = 0;
+  for (size_t p = 0; (p = runs.find('*', p)) != std::string::npos; ++p) ticks += std::stoll(runs.substr(p + 1));
+  const std::string csv =
+      "trace,kind,provider,zone,instance_type,gpu_model,gpus,gap_s,date,ticks,runs\n"
+      "t,availability,aws,us-east-1a,p3.2xlarge,V100-16GB,1," + std::to_string(gap) + ",d," +
+      std::to_string(ticks) + "," + runs + "\n";
+  auto t = ParseSpotTraces(csv, "t.csv");
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return t->front();
+}
+
+TEST(SpotTraces, EmbeddedTracesAreTheGpuTracesOfTheData) {
+  const auto& traces = EmbeddedSpotTraces();
+  ASSERT_EQ(traces.size(), 21u);  // 17 availability (V100, K80) + 4 V100 preemption
+  for (const SpotTrace& t : traces) {
+    EXPECT_EQ(t.run_end.back(), t.ticks) << t.name;
+    EXPECT_GT(t.gap_s, 0) << t.name;
+  }
+  // The data's README: us-east-1a is up 17% of the time, us-west-2b 91%.
+  for (const SpotTrace& t : traces) {
+    if (t.name == "availability/1-node/aws-02-15-2023/us-east-1a_v100_1") {
+      EXPECT_NEAR(t.UpFraction(), 0.17, 0.01);
+      EXPECT_EQ(t.region, "aws:us-east-1");
+      EXPECT_EQ(t.instance_type, "p3.2xlarge");
+      EXPECT_EQ(t.ticks, 20158);
+      EXPECT_EQ(t.gap_s, 195);
+    }
+    if (t.name == "availability/1-node/aws-02-15-2023/us-west-2b_v100_1") {
+      EXPECT_NEAR(t.UpFraction(), 0.91, 0.01);
+    }
+  }
+}
+
+TEST(SpotTraces, StateAndNextDownCycleThroughTheTrace) {
+  // Ticks of 10 s: down 0-19, up 20-49, down 50-59; period 60 s.
+  SpotTrace t = Parse("0*2 1*3 0*1");
+  EXPECT_FALSE(t.UpAt(0));
+  EXPECT_TRUE(t.UpAt(25));
+  EXPECT_FALSE(t.UpAt(55));
+  EXPECT_TRUE(t.UpAt(85));  // 85 - 60 = 25: the second cycle
+  EXPECT_EQ(t.NextDown(20), 50);
+  EXPECT_EQ(t.NextDown(0), 0);  // down already
+  EXPECT_EQ(t.NextDown(81), 110);
+  EXPECT_DOUBLE_EQ(t.UpFraction(), 0.5);
+  EXPECT_EQ(t.Reclaims(), 1);
+  // Up at the end and the start: the next down run is in the next cycle.
+  SpotTrace wrap = Parse("1*2 0*1 1*3");  // period 60, down 20-29
+  EXPECT_EQ(wrap.NextDown(35), 80);
+  EXPECT_EQ(wrap.Reclaims(), 1);
+  EXPECT_EQ(Parse("1*5").NextDown(7), std::nullopt);
+}
+
+TEST(SpotTraces, MalformedRowsNameFileAndLine) {
+  auto bad = ParseSpotTraces(
+      "trace,kind,provider,zone,instance_type,gpu_model,gpus,gap_s,date,ticks,runs\n"
+      "t,availability,aws,us-east-1a,p3.2xlarge,V100-16GB,1,10,d,3,1*2 0-1\n",
+      "t.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("t.csv:2"), std::string::npos) << bad.status().message();
+  auto short_runs = ParseSpotTraces(
+      "trace,kind,provider,zone,instance_type,gpu_model,gpus,gap_s,date,ticks,runs\n"
+      "t,availability,aws,us-east-1a,p3.2xlarge,V100-16GB,1,10,d,4,1*2 0*1\n",
+      "t.csv");
+  ASSERT_FALSE(short_runs.ok());
+  EXPECT_NE(short_runs.status().message().find("covers 3 ticks, not 4"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meridian::sim
