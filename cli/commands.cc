@@ -13,6 +13,7 @@
 #include "cli/fleet_output.h"
 #include "cli/plan_output.h"
 #include "cli/serve_cmd.h"
+#include "cli/simulate_cmd.h"
 #include "cli/workload_cmd.h"
 #include "core/time.h"
 #include "estimate/plan.h"
@@ -26,6 +27,27 @@
 #include "spec/spec.h"
 
 namespace meridian::cli {
+
+// A shipped profile by name, or a profile file (a value naming an existing
+// file or ending in .yaml/.yml); every plugin built once to check its args.
+Result<sched::Profile> LoadProfile(const std::string& name_or_path) {
+  std::error_code ec;
+  const bool file = std::filesystem::is_regular_file(name_or_path, ec) ||
+                    name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml");
+  Result<sched::Profile> p = Status::Internal("unset");
+  if (file) {
+    std::ifstream in(name_or_path);
+    if (!in) return Status::NotFound(name_or_path + ": cannot read the profile file");
+    std::stringstream text;
+    text << in.rdbuf();
+    p = sched::ParseProfile(text.str(), name_or_path);
+  } else {
+    p = sched::EmbeddedProfile(name_or_path);
+  }
+  if (!p.ok()) return p.status();
+  MERIDIAN_RETURN_IF_ERROR(sched::CheckProfile(*p));
+  return p;
+}
 
 namespace {
 
@@ -64,27 +86,6 @@ int ExitFor(const Status& s) {
 Result<std::shared_ptr<const catalog::Catalog>> OpenCatalog(const GlobalFlags& g) {
   if (g.catalog_dir.empty()) return catalog::Catalog::LoadEmbedded();
   return catalog::Catalog::LoadFromDirectory(g.catalog_dir);
-}
-
-// A shipped profile by name, or a profile file (a value naming an existing
-// file or ending in .yaml/.yml); every plugin built once to check its args.
-Result<sched::Profile> LoadProfile(const std::string& name_or_path) {
-  std::error_code ec;
-  const bool file = std::filesystem::is_regular_file(name_or_path, ec) ||
-                    name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml");
-  Result<sched::Profile> p = Status::Internal("unset");
-  if (file) {
-    std::ifstream in(name_or_path);
-    if (!in) return Status::NotFound(name_or_path + ": cannot read the profile file");
-    std::stringstream text;
-    text << in.rdbuf();
-    p = sched::ParseProfile(text.str(), name_or_path);
-  } else {
-    p = sched::EmbeddedProfile(name_or_path);
-  }
-  if (!p.ok()) return p.status();
-  MERIDIAN_RETURN_IF_ERROR(sched::CheckProfile(*p));
-  return p;
 }
 
 // `plan --fleet`: the jobs of the file queued together at `at` and decided by
@@ -336,6 +337,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   std::unique_ptr<ClientCommands> client = AddClientCommands(app);
   std::unique_ptr<ServeCommands> serve = AddServeCommands(app);
   std::unique_ptr<WorkloadCommands> workload = AddWorkloadCommands(app);
+  std::unique_ptr<SimulateCommand> simulate = AddSimulateCommand(app);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -356,6 +358,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   if (auto rc = RunClientCommand(*client, out, err)) return *rc;
   if (auto rc = RunServeCommand(*serve, now, out, err)) return *rc;
   if (auto rc = RunWorkloadCommand(*workload, out, err)) return *rc;
+  if (auto rc = RunSimulateCommand(*simulate, g.catalog_dir, out, err)) return *rc;
   err << app.help();
   return kExitBadInput;
 }

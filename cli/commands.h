@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
+#include "sched/profile.h"
+
 namespace meridian::cli {
 
 inline constexpr int kExitOk = 0;
@@ -17,6 +20,11 @@ inline constexpr int kExitBadInput = 2;
 
 // `args` excludes the program name. `now` is the wall-clock time in Unix
 // seconds, used where the user gives no --at.
+// A shipped profile by name, or a profile file (a value naming an existing
+// file or ending in .yaml/.yml); every plugin built once to check its args.
+// Used by plan --profile and simulate --policy.
+Result<sched::Profile> LoadProfile(const std::string& name_or_path);
+
 int RunMeridian(const std::vector<std::string>& args, long long now, std::ostream& out,
                 std::ostream& err);
 

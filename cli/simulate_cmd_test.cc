@@ -1,0 +1,96 @@
+// `meridian simulate` end to end, in-process as a user runs it: a JSONL
+// trace, several policies (shipped names and a profile file), --out.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.h"
+
+namespace meridian::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Ran {
+  int rc;
+  std::string out, err;
+};
+
+Ran Meridian(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int rc = RunMeridian(args, 1767225600, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class SimulateCmd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("meridian-simulate-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "t.jsonl")
+        << R"({"name": "a", "submit_s": 0, "duration_s": 3600, "gpus": 8, "gpu_model": "H100-80GB", "tenant": "x", "kind": "training", "deadline_s": 86400, "preemptible": true})"
+        << "\n"
+        << R"({"name": "b", "submit_s": 60, "duration_s": 1800, "gpus": 1, "kind": "batch-inference"})" << "\n"
+        << R"({"name": "c", "submit_s": 120, "gpus": 2, "kind": "fine-tuning", "model": {"params_b": 7}, "work": {"tokens": 1e8}})"
+        << "\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const char* name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(SimulateCmd, ComparesPoliciesAndWritesTheThreeFiles) {
+  const std::string profile = std::string(MERIDIAN_SOURCE_DIR) + "/sched/profiles/kueue-like.yaml";
+  Ran r = Meridian({"simulate", "--trace", Path("t.jsonl"), "--format", "jsonl", "--policy",
+               "default,fifo-greedy," + profile, "--seed", "3", "--out", Path("out")});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("POLICY"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fifo-greedy"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");  // not a terminal: no progress bar
+  for (const char* f : {"summary.json", "jobs.csv", "report.html"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "out" / f)) << f;
+  }
+  const std::string summary = Slurp(dir_ / "out" / "summary.json");
+  EXPECT_NE(summary.find("\"policy\": \"" + profile + "\""), std::string::npos);  // as given
+  // The same command again: the same bytes.
+  Ran again = Meridian({"simulate", "--trace", Path("t.jsonl"), "--format", "jsonl", "--policy",
+                   "default,fifo-greedy," + profile, "--seed", "3", "--out", Path("out")});
+  ASSERT_EQ(again.rc, kExitOk) << again.err;
+  EXPECT_EQ(Slurp(dir_ / "out" / "summary.json"), summary);
+  const std::string csv = Slurp(dir_ / "out" / "jobs.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 3);
+}
+
+TEST_F(SimulateCmd, BadInputIsExitTwoWithTheReason) {
+  Ran unknown = Meridian({"simulate", "--trace", Path("t.jsonl"), "--format", "jsonl", "--policy", "nope"});
+  EXPECT_EQ(unknown.rc, kExitBadInput);
+  EXPECT_NE(unknown.err.find("--policy nope: profile \"nope\""), std::string::npos) << unknown.err;
+
+  std::ofstream(dir_ / "bad.jsonl") << "{\"name\": \"a\", \"submit_s\": \"soon\"}\n";
+  Ran bad = Meridian({"simulate", "--trace", Path("bad.jsonl"), "--format", "jsonl"});
+  EXPECT_EQ(bad.rc, kExitBadInput);
+  EXPECT_NE(bad.err.find("bad.jsonl:1: submit_s"), std::string::npos) << bad.err;
+
+  Ran no_format = Meridian({"simulate", "--trace", Path("t.jsonl")});
+  EXPECT_EQ(no_format.rc, kExitBadInput);
+
+  std::ofstream(dir_ / "fleet.yaml") << "clusters:\n  - name: x\n    region: nowhere\n    gpu_hour_usd: 1\n    nodes: [{count: 1, gpu: H100-80GB, gpus: 8}]\n";
+  Ran fleet = Meridian({"simulate", "--trace", Path("t.jsonl"), "--format", "jsonl", "--fleet", Path("fleet.yaml")});
+  EXPECT_EQ(fleet.rc, kExitBadInput);
+  EXPECT_NE(fleet.err.find("nowhere"), std::string::npos) << fleet.err;
+}
+
+}  // namespace
+}  // namespace meridian::cli
