@@ -124,20 +124,9 @@ Result<std::pair<std::string, int>> ParseListen(const std::string& s) {
   return std::make_pair(s.substr(0, colon), static_cast<int>(p));
 }
 
+// The same profile lookup as plan and simulate: a file, or a shipped name.
 Result<sched::Profile> LoadServeProfile(const std::string& name_or_path) {
-  Result<sched::Profile> p = Status::Internal("unset");
-  if (name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml")) {
-    std::ifstream in(name_or_path);
-    if (!in) return Status::Invalid(name_or_path + ": cannot read the profile file");
-    std::stringstream text;
-    text << in.rdbuf();
-    p = sched::ParseProfile(text.str(), name_or_path);
-  } else {
-    p = sched::EmbeddedProfile(name_or_path);
-  }
-  if (!p.ok()) return p.status();
-  MERIDIAN_RETURN_IF_ERROR(sched::CheckProfile(*p));
-  return p;
+  return LoadProfile(name_or_path);
 }
 
 int Fail(std::ostream& err, const std::string& cmd, const Status& st) {
