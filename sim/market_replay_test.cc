@@ -73,7 +73,9 @@ TEST(ReplayMarket, SpotFollowsTheTraceAndReclaimsWhenItGoesDown) {
       if (!r) continue;
       EXPECT_GE(*r, at);
       EXPECT_FALSE(m.SpotAvailable(o, *r));
-      if (*r > at) EXPECT_TRUE(m.SpotAvailable(o, *r - 1));
+      if (*r > at) {
+        EXPECT_TRUE(m.SpotAvailable(o, *r - 1));
+      }
     }
   }
 }

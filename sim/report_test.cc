@@ -129,7 +129,9 @@ TEST(Openb, EveryPodThatRanIsPlacedOnTheNodeList) {
       if (o.state != JobState::kDone) continue;
       (cpu_only ? cpu_placed : gpu_placed) += 1;
       // A recorded pod runs exactly as long as it did in the trace.
-      if (o.preemptions == 0) EXPECT_EQ(o.end_s - o.start_s, trace->jobs[i].duration_s);
+      if (o.preemptions == 0) {
+        EXPECT_EQ(o.end_s - o.start_s, trace->jobs[i].duration_s);
+      }
     }
     EXPECT_EQ(gpu_placed, 6203);
     EXPECT_EQ(cpu_placed, std::string(policy) == "default" ? 1052 : 0);
