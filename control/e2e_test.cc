@@ -2,6 +2,7 @@
 // runs the jobs' commands, returns their logs and exit codes, cancels them,
 // preempts one that checkpoints on SIGTERM and resumes it from its
 // checkpoint, and re-adopts a running job after kill -9 of the daemon.
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "control/test_daemon.h"
@@ -155,11 +156,18 @@ TEST_F(E2eTest, PreemptedJobResumesFromItsCheckpoint) {
 
 TEST_F(E2eTest, RestartedDaemonReadoptsARunningJob) {
   Begin(4);
-  const std::string id = Submit(Spec("survivor", {"/bin/sh", "-c", "sleep 1.5; echo done"}));
+  // The job runs until the test lets it end, after the new daemon is up, so
+  // a slow restart cannot see it already finished.
+  const std::string go = dir_ + "/go";
+  const std::string id = Submit(Spec(
+      "survivor", {"/bin/sh", "-c", "while [ ! -e " + go + " ]; do sleep 0.05; done; echo done"}));
   WaitFor(id, "running");
   daemon_->Kill(SIGKILL);
   daemon_->Start();
   http_ = daemon_->Client();
+  auto up = http_->Get(("/v1/jobs/" + id).c_str(), Auth(token_));
+  ASSERT_TRUE(up);
+  std::ofstream(go) << "go\n";
   json j = WaitFor(id, "succeeded");
   EXPECT_EQ(j["attempts"], 1);
   EXPECT_EQ(Logs(id, "stdout"), "done\n");
