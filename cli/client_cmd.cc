@@ -158,8 +158,7 @@ int RunStatus(const ClientCommands& c, std::ostream& out, std::ostream& err) {
       return run.Fail("the daemon's job list has no \"jobs\" array", kExitInternal);
     }
     for (auto& j : body["jobs"]) all.push_back(std::move(j));
-    const json& next = body.contains("next_page_token") ? body["next_page_token"]
-                                                        : body.value("next_cursor", json());
+    const json next = body.value("next_page_token", json());
     if (!next.is_string() || next.get<std::string>().empty() || body["jobs"].empty()) break;
     token = next.get<std::string>();
   }

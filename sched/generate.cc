@@ -240,13 +240,13 @@ void FleetEver(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScop
   });
 }
 
-bool PricingAllowed(const CycleContext& ctx, PricingModel m, OfferingId o, bool ever) {
-  const QueuedJob& job = ctx.job();
+// Whether the job's own rules let it be bought under `m` (spot needs a spot
+// rework factor, flex-start no flex refusal); availability aside.
+bool OpenToJob(const QueuedJob& job, PricingModel m) {
   switch (m) {
-    case PricingModel::kOnDemand: return true;
-    case PricingModel::kSpot:
-      return job.spot_run_multiplier.has_value() && (ever || ctx.market().SpotAvailable(o, ctx.now()));
+    case PricingModel::kSpot: return job.spot_run_multiplier.has_value();
     case PricingModel::kFlexStart: return job.flex_refusal.empty();
+    case PricingModel::kOnDemand:
     case PricingModel::kReserved: return true;
   }
   return false;
@@ -265,10 +265,7 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
   Workspace& ws = s.ws;
   const QueuedJob& job = ctx.job();
   const std::vector<PricingModel>& models = s.profile.options.pricing_models;
-  auto open_to_job = [&](PricingModel m) {
-    return !(m == PricingModel::kSpot && !job.spot_run_multiplier) &&
-           !(m == PricingModel::kFlexStart && !job.flex_refusal.empty());
-  };
+  auto open_to_job = [&](PricingModel m) { return OpenToJob(job, m); };
   const int open = static_cast<int>(std::count_if(models.begin(), models.end(), open_to_job));
   if (open == 0) return;
   const int per_model = std::max(1, (quota + open - 1) / open);
@@ -305,7 +302,10 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
           std::push_heap(heap.begin(), heap.end(), later);
         }
         if (!scope.regions.test(e.region.index())) continue;
-        if (!PricingAllowed(ctx, m, e.offering, scope.ever)) continue;
+        if (m == PricingModel::kSpot && !scope.ever &&
+            !ctx.market().SpotAvailable(e.offering, ctx.now())) {
+          continue;
+        }
         if (!ctx.market().PricePerHour(e.offering, m, ctx.now())) continue;
         Candidate c;
         c.kind = CandidateKind::kElastic;
