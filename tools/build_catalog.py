@@ -96,16 +96,31 @@ def build_gpus(data):
 
 
 def build_mig(data):
+    """Profiles: names, memory size and SMs from the go-nvml mocks; compute slices, memory
+    slices and instance counts from the MIG User Guide (tools/catalog_mig_guide.csv), which
+    wins where they differ (each difference counted; docs/mig.md)."""
     out = []
     profiles = read_csv(f"{data}/gpus/mig/go_nvml_mock_gpu_instance_profiles.csv")
+    guide = {(r["gpu"], r["profile"]): r for r in read_csv(f"{TOOLS}/catalog_mig_guide.csv")}
+    seen = set()
     for gpu, config in MIG_GPUS.items():
         for p in (r for r in profiles if r["config"] == config):
             device_mib = int(p["device_memory_mb"])
             mem_mib = int(p["memory_size_mb"])
             name = p["profile_name"].split(" [")[0]
-            memory_slices = round(mem_mib / (device_mib / 8))
-            out.append([gpu, name, int(p["slice_count"]), memory_slices, fmt(mem_mib / 1024, 3),
-                        int(p["instance_count"]), int(p["sm_count"])])
+            row = [int(p["slice_count"]), round(mem_mib / (device_mib / 8)), int(p["instance_count"])]
+            g = guide.get((gpu, name))
+            if g is None:
+                sys.exit(f"catalog_mig_guide.csv lacks {gpu} {name} (the go-nvml mock has it)")
+            seen.add((gpu, name))
+            want = [int(g["compute_slices"]), int(g["memory_slices"]), int(g["max_instances"])]
+            for field, mock, ours in zip(["compute_slices", "memory_slices", "max_instances"], row, want):
+                if mock != ours:
+                    stats[f"mig profiles: {field} from the guide, not the go-nvml mock ({gpu} {name})"] += 1
+            out.append([gpu, name, want[0], want[1], fmt(mem_mib / 1024, 3), want[2], int(p["sm_count"])])
+    missing = sorted(set(guide) - seen)
+    if missing:
+        sys.exit(f"the go-nvml mocks lack the guide's profiles {missing}")
     out.sort(key=lambda r: (r[0], r[2], r[3], r[1]))
     return out
 
@@ -426,7 +441,8 @@ def main(argv):
     mig = build_mig(data)
     write_csv(f"{out_dir}/mig_profiles.csv",
               ["gpu", "name", "compute_slices", "memory_slices", "memory_gib", "max_instances", "sm_count"],
-              mig, "gpus/mig/go_nvml_mock_gpu_instance_profiles.csv (NVIDIA/go-nvml 2f9e261f, Apache-2.0); memory slices out of 8")
+              mig, "gpus/mig/go_nvml_mock_gpu_instance_profiles.csv (NVIDIA/go-nvml 2f9e261f, Apache-2.0) names, memory, SMs; "
+              "slices and max_instances from tools/catalog_mig_guide.csv (MIG User Guide); memory slices out of 8")
     write_csv(f"{out_dir}/mig_placements.csv", ["gpu", "profile", "start", "span"],
               build_mig_placements(data, mig),
               "tools/catalog_mig_placements.csv (NVIDIA MIG User Guide geometry, nvidia-smi mig -lgipp); "
