@@ -13,6 +13,7 @@
 #include "cli/fleet_output.h"
 #include "cli/plan_output.h"
 #include "cli/serve_cmd.h"
+#include "cli/mig_cmd.h"
 #include "cli/simulate_cmd.h"
 #include "cli/workload_cmd.h"
 #include "core/time.h"
@@ -338,6 +339,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   std::unique_ptr<ServeCommands> serve = AddServeCommands(app);
   std::unique_ptr<WorkloadCommands> workload = AddWorkloadCommands(app);
   std::unique_ptr<SimulateCommand> simulate = AddSimulateCommand(app);
+  std::unique_ptr<MigCommands> mig = AddMigCommands(app);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -359,6 +361,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   if (auto rc = RunServeCommand(*serve, now, out, err)) return *rc;
   if (auto rc = RunWorkloadCommand(*workload, out, err)) return *rc;
   if (auto rc = RunSimulateCommand(*simulate, g.catalog_dir, out, err)) return *rc;
+  if (auto rc = RunMigCommand(*mig, g.catalog_dir, out, err)) return *rc;
   err << app.help();
   return kExitBadInput;
 }

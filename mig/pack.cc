@@ -115,15 +115,24 @@ PackResult FillGpus(const std::vector<GpuState>& gpus, const std::vector<SliceRe
       }
     }
     if (best < 0) continue;
+    // The chosen layout's instances that serve requests (the others are not
+    // created), placed again from the lowest starts so the free slices stay
+    // together.
     std::vector<size_t> next(demand.size(), 0);
+    std::vector<int> add;
+    std::vector<size_t> owner;
     for (const Placed& p : ml.layouts[best]) {
       if (std::binary_search(gs.held.begin(), gs.held.end(), p)) continue;
-      if (next[p.profile] >= demand[p.profile].size()) continue;  // not needed: not created
-      size_t q = demand[p.profile][next[p.profile]++];
-      done[q] = true;
+      if (next[p.profile] >= demand[p.profile].size()) continue;
+      add.push_back(p.profile);
+      owner.push_back(demand[p.profile][next[p.profile]++]);
+    }
+    std::vector<int> starts = *PlaceBeside(gpu, gs.held, add);
+    for (size_t i = 0; i < add.size(); ++i) {
+      done[owner[i]] = true;
       --left;
-      r.placed.push_back({q, g, p});
-      r.layouts[g].push_back(p);
+      r.placed.push_back({owner[i], g, {add[i], starts[i]}});
+      r.layouts[g].push_back({add[i], starts[i]});
     }
     std::sort(r.layouts[g].begin(), r.layouts[g].end());
     if (gs.held.empty() && !gs.whole) {
