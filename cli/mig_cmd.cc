@@ -5,6 +5,7 @@
 #include "catalog/catalog.h"
 #include "catalog/csv.h"
 #include "cli/commands.h"
+#include "cli/mig_openb.h"
 #include "cli/table.h"
 #include "mig/geometry.h"
 #include "mig/pack.h"
@@ -195,6 +196,14 @@ std::unique_ptr<MigCommands> AddMigCommands(CLI::App& app) {
   common(c->pack);
   c->pack->add_option("--gpus", c->gpus, "GPUs of --gpu to pack onto")->capture_default_str();
   c->pack->add_option("REQUEST", c->items, "requests, e.g. 3g.40gb 2g.20gbx2 milli:460")->required();
+  c->openb = c->mig->add_subcommand(
+      "openb", "the openb trace's pods on its own nodes: whole GPUs vs its sharing vs MIG slices");
+  c->openb->add_option("--trace", c->trace, "openb pod list (csv/openb_pod_list_default.csv)")->required();
+  c->openb->add_option("--mig-gpu", c->mig_gpu,
+                       "also count every GPU of the trace as this MIG model (e.g. A100-80GB)");
+  c->openb->add_option("-o,--output", c->output, "output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   return c;
 }
 
@@ -206,6 +215,7 @@ std::optional<int> RunMigCommand(const MigCommands& c, const std::string& catalo
     err << "meridian mig: " << cat.status().message() << "\n";
     return catalog_dir.empty() ? kExitInternal : kExitBadInput;
   }
+  if (c.openb->parsed()) return RunMigOpenb(**cat, c.trace, c.mig_gpu, c.output == "json", out, err);
   Result<const catalog::GpuModel*> gpu = MigGpu(**cat, c.gpu);
   if (!gpu.ok()) {
     err << "meridian mig: " << gpu.status().message() << "\n";

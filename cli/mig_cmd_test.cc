@@ -80,3 +80,42 @@ TEST(MigCmd, CheckAndPack) {
 
 }  // namespace
 }  // namespace meridian::cli
+
+namespace meridian::cli {
+namespace {
+
+// The small openb files of sim/readers/testdata: 7 GPU pods (one 8-GPU, two
+// shares: 460 and 220 milli) onto 2 x 2 P100 and 2 x 8 G2 GPUs, in creation
+// order. Whole: every pod fits, 14 GPUs held of 20. Shared: the 220 share
+// goes beside the 460 on one P100 GPU (540 left -> 320). MIG: the 460 is a
+// 4g.20gb on a G2 (A100-40GB) GPU, the 220 a 2g.10gb (ceil(1.54) compute,
+// ceil(1.76) memory) beside it at 4, so the 8-GPU pod takes the other G2 node.
+TEST(MigCmd, OpenbTestdataThreeWays) {
+  const std::string trace = std::string(MERIDIAN_SOURCE_DIR) + "/sim/readers/testdata/openb_pods.csv";
+  CliRun r = Meridian({"mig", "openb", "--trace", trace, "-o", "json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 3u);
+  for (const auto& row : j) {
+    EXPECT_EQ(row["pods"], 7);
+    EXPECT_EQ(row["placed"], 7);
+    EXPECT_EQ(row["gpus"], 20);
+    EXPECT_EQ(row["requested_milli"], 12680);  // 1 + 0.46 + 1 + 8 + 0.22 + 1 + 1 GPUs
+  }
+  EXPECT_EQ(j[0]["held_milli"], 14000);
+  EXPECT_EQ(j[0]["idle_gpus"], 6);
+  EXPECT_EQ(j[1]["held_milli"], 12680);
+  EXPECT_EQ(j[1]["idle_gpus"], 7);
+  EXPECT_EQ(j[2]["held_milli"], 1000 + 571 + 1000 + 8000 + 285 + 1000 + 1000);
+  EXPECT_EQ(j[2]["idle_gpus"], 7);
+  EXPECT_EQ(j[2]["profiles"], (nlohmann::json{{"2g.10gb", 1}, {"4g.20gb", 1}}));
+  CliRun bad = Meridian({"mig", "openb", "--trace", trace, "--mig-gpu", "T4"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_NE(bad.err.find("--mig-gpu: \"T4\" is not a MIG GPU model"), std::string::npos);
+  CliRun missing = Meridian({"mig", "openb", "--trace", "/nonexistent/pods.csv"});
+  EXPECT_EQ(missing.code, kExitBadInput);
+  EXPECT_NE(missing.err.find("--trace: cannot read \"/nonexistent/pods.csv\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meridian::cli
