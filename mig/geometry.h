@@ -10,6 +10,7 @@
 // Pure functions of their arguments; safe to call from many threads.
 #pragma once
 
+#include <compare>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,7 +27,11 @@ struct Placed {
   int profile = 0;
   int start = 0;
   friend bool operator==(const Placed&, const Placed&) = default;
-  friend auto operator<=>(const Placed&, const Placed&) = default;
+  // By start, then profile: the order of a Layout.
+  friend std::strong_ordering operator<=>(const Placed& a, const Placed& b) {
+    if (auto c = a.start <=> b.start; c != 0) return c;
+    return a.profile <=> b.profile;
+  }
 };
 
 // Instances sorted by (start, profile): one layout has one representation.
