@@ -151,7 +151,7 @@ int RunPlanFleet(const std::shared_ptr<const catalog::Catalog>& cat, const PlanF
   snap.elastic = &elastic;
   std::vector<const sched::QueuedJob*> order = (*scheduler)->SortQueue(snap, ptrs);
   snap.queue = order;
-  FleetRun run{profile->name, profile->source, f.fleet_path, at, fleet->get(), {}};
+  FleetRun run{profile->name, profile->source, f.fleet_path, at, fleet->get(), {}, {}};
   for (const sched::QueuedJob* q : order) {
     sched::Decision d = (*scheduler)->Decide(*q, snap);
     if (d.allocation) {
@@ -162,6 +162,9 @@ int RunPlanFleet(const std::shared_ptr<const catalog::Catalog>& cat, const PlanF
     }
     run.decisions.push_back({&jobs[q->id.index() - 1], std::move(d)});
   }
+  const bool has_mig = std::any_of((*fleet)->nodes().begin(), (*fleet)->nodes().end(),
+                                   [](const sched::Node& n) { return n.mig_gpus != 0; });
+  if (has_mig) run.mig = sched::MeasureMigFragmentation(**fleet, *ledger, ptrs);
   if (f.output == "json") {
     out << FleetRunToJson(run).dump(2) << "\n";
   } else {

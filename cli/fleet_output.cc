@@ -221,12 +221,25 @@ void PrintDecision(const FleetRun& run, const FleetDecision& fd, std::ostream& o
 json FleetRunToJson(const FleetRun& run) {
   json decisions = json::array();
   for (const FleetDecision& fd : run.decisions) decisions.push_back(DecisionToJson(run, fd));
-  return {{"profile", run.profile},
-          {"profile_source", run.profile_source},
-          {"fleet", run.fleet_path},
-          {"at", FormatRfc3339(run.at)},
-          {"nodes", run.fleet->nodes().size()},
-          {"decisions", std::move(decisions)}};
+  json j = {{"profile", run.profile},
+            {"profile_source", run.profile_source},
+            {"fleet", run.fleet_path},
+            {"at", FormatRfc3339(run.at)},
+            {"nodes", run.fleet->nodes().size()},
+            {"decisions", std::move(decisions)}};
+  if (run.mig) {
+    const mig::Fragmentation& a = run.mig->structural;
+    const mig::Fragmentation& d = run.mig->demand;
+    j["mig"] = {{"gpus", a.gpus},
+                {"free_memory_slices", a.free_memory},
+                {"free_compute_slices", a.free_compute},
+                {"unallocatable_memory_slices", a.unallocatable_memory()},
+                {"unallocatable_compute_slices", a.unallocatable_compute()},
+                {"unallocatable_memory_slices_for_jobs", d.unallocatable_memory()},
+                {"unallocatable_compute_slices_for_jobs", d.unallocatable_compute()},
+                {"jobs_take_mig", run.mig->has_demand}};
+  }
+  return j;
 }
 
 void PrintFleetRun(const FleetRun& run, std::ostream& out) {
@@ -237,6 +250,20 @@ void PrintFleetRun(const FleetRun& run, std::ostream& out) {
   for (size_t i = 0; i < run.decisions.size(); ++i) {
     if (i > 0) out << "\n";
     PrintDecision(run, run.decisions[i], out);
+  }
+  if (run.mig) {
+    const mig::Fragmentation& a = run.mig->structural;
+    const mig::Fragmentation& d = run.mig->demand;
+    out << "\nMIG after these placements: " << a.gpus << " GPUs in MIG mode, " << a.free_memory
+        << " memory / " << a.free_compute << " compute slices free; unallocatable: "
+        << a.unallocatable_memory() << " / " << a.unallocatable_compute() << " by any profile";
+    if (run.mig->has_demand) {
+      out << ", " << d.unallocatable_memory() << " / " << d.unallocatable_compute()
+          << " by the profiles these jobs use";
+    } else {
+      out << " (no job here takes a MIG slice)";
+    }
+    out << " (docs/mig.md)\n";
   }
 }
 

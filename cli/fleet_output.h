@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "core/job.h"
 #include "sched/decision.h"
 #include "sched/fleet.h"
+#include "sched/mig_fleet.h"
 #include "sched/profile.h"
 
 namespace meridian::cli {
@@ -31,6 +33,9 @@ struct FleetRun {
   UnixSeconds at = 0;
   const sched::Fleet* fleet = nullptr;
   std::vector<FleetDecision> decisions;  // in decision (queue) order
+  // After the placements, when the fleet has MIG GPUs: fragmentation against
+  // every profile and against those the plan's jobs use (docs/mig.md).
+  std::optional<sched::MigFleetFragmentation> mig;
 };
 
 nlohmann::json FleetRunToJson(const FleetRun& run);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -115,6 +117,43 @@ TEST(MigCmd, OpenbTestdataThreeWays) {
   CliRun missing = Meridian({"mig", "openb", "--trace", "/nonexistent/pods.csv"});
   EXPECT_EQ(missing.code, kExitBadInput);
   EXPECT_NE(missing.err.find("--trace: cannot read \"/nonexistent/pods.csv\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meridian::cli
+
+namespace meridian::cli {
+namespace {
+
+// plan --fleet on examples/fleets/onprem-mixed.yaml (32 A100-80GB laid out
+// 3g.40gb + 2g.20gb + 2g.20gb, 16 repartitionable H100-80GB in MIG mode) with
+// one job sized to a 3g.40gb (30 GiB). Against 3g demand: each A100 has only
+// its 3g instance for it, 4 memory / 4 compute slices stranded (x 32 = 128 /
+// 128); each H100 fits two 3g (all 8 memory, 6 of 7 compute: 16 compute
+// stranded). The job takes 4 memory / 3 compute slices: 380 / 333 free.
+TEST(MigCmd, PlanFleetReportsFragmentation) {
+  const std::string dir = std::string(MERIDIAN_SOURCE_DIR);
+  const std::string job = (std::filesystem::temp_directory_path() / "meridian_mig_job.yaml").string();
+  std::ofstream(job) << "name: slice\nkind: batch-inference\nresources:\n  gpus: 1\n  vram_gib: 30\n"
+                        "  mig: true\nwork:\n  duration: 1h\n";
+  CliRun r = Meridian({"plan", job, "--fleet", dir + "/examples/fleets/onprem-mixed.yaml", "-o", "json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  nlohmann::json m = nlohmann::json::parse(r.out)["mig"];
+  EXPECT_EQ(m["gpus"], 48);
+  EXPECT_EQ(m["free_memory_slices"], 380);
+  EXPECT_EQ(m["free_compute_slices"], 333);
+  EXPECT_EQ(m["unallocatable_memory_slices"], 0);
+  EXPECT_EQ(m["unallocatable_memory_slices_for_jobs"], 128);
+  EXPECT_EQ(m["unallocatable_compute_slices_for_jobs"], 144);
+  EXPECT_EQ(m["jobs_take_mig"], true);
+  CliRun text = Meridian({"plan", dir + "/examples/fine-tuning.yaml", "--fleet",
+                          dir + "/examples/fleets/onprem-mixed.yaml"});
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_NE(text.out.find("MIG after these placements: 48 GPUs in MIG mode, 384 memory / 336 compute "
+                          "slices free; unallocatable: 0 / 0 by any profile (no job here takes a MIG slice)"),
+            std::string::npos)
+      << text.out;
+  std::filesystem::remove(job);
 }
 
 }  // namespace

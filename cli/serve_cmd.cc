@@ -174,7 +174,7 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   o.reconciler.plan_renderer = [](const JobSpec& job, const sched::Decision& d,
                                   const sched::Fleet& fleet, const sched::Profile& p,
                                   UnixSeconds at) {
-    FleetRun run{p.name, p.source, "(the daemon's fleet)", at, &fleet, {}};
+    FleetRun run{p.name, p.source, "(the daemon's fleet)", at, &fleet, {}, {}};
     run.decisions.push_back({&job, d});
     return FleetRunToJson(run);
   };

@@ -88,6 +88,14 @@ void PrintComparison(const sim::Simulation& s, const std::vector<double>& wall_s
               std::to_string(m.preemptions), Pct(m.utilization), Fixed(wall_s[i], 2)});
   }
   t.Print(out);
+  // MIG fleets: drains and fragmentation (docs/mig.md).
+  for (const sim::Summary& m : s.summaries) {
+    if (!m.mig_free_slices) continue;
+    out << "MIG " << m.policy << ": " << m.mig_drains << " drains (" << Fixed(m.mig_drain_gpu_hours, 2)
+        << " GPU-h lost); mean free slices " << Fixed(*m.mig_free_slices, 1) << ", unallocatable "
+        << Fixed(*m.mig_unallocatable_slices, 1) << " by any profile, "
+        << Fixed(*m.mig_unallocatable_demand_slices, 1) << " by the waiting jobs' profiles\n";
+  }
 }
 
 }  // namespace

@@ -74,6 +74,16 @@ std::string RenderMetrics(const Metrics& m, const std::vector<GaugeFamily>& gaug
           static_cast<double>(m.spend_micro_usd.load()) / 1e6, &out);
   Counter("meridian_co2_grams_total", "CO2 of finished attempts so far, grams.",
           static_cast<double>(m.co2_mg.load()) / 1e3, &out);
+  if (m.mig_gpus.load() > 0) {
+    out += "# HELP meridian_mig_slices MIG memory slices after the last scheduling cycle: free, "
+           "unallocatable by any profile, unallocatable by the queue's profiles.\n"
+           "# TYPE meridian_mig_slices gauge\n";
+    out += "meridian_mig_slices{kind=\"free\"} " + Num(static_cast<double>(m.mig_free_slices.load())) + "\n";
+    out += "meridian_mig_slices{kind=\"unallocatable\"} " +
+           Num(static_cast<double>(m.mig_unallocatable_slices.load())) + "\n";
+    out += "meridian_mig_slices{kind=\"unallocatable_for_queue\"} " +
+           Num(static_cast<double>(m.mig_unallocatable_demand_slices.load())) + "\n";
+  }
   for (const GaugeFamily& g : gauges) {
     out += "# HELP " + g.name + " " + g.help + "\n# TYPE " + g.name + " gauge\n";
     for (const GaugeLine& l : g.lines) {

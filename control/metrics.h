@@ -41,6 +41,12 @@ struct Metrics {
   std::atomic<uint64_t> launches{0};
   std::atomic<int64_t> spend_micro_usd{0};
   std::atomic<int64_t> co2_mg{0};
+  // MIG fragmentation after the last scheduling cycle (docs/mig.md), memory
+  // slices; rendered when the fleet has MIG GPUs.
+  std::atomic<int64_t> mig_gpus{0};
+  std::atomic<int64_t> mig_free_slices{0};
+  std::atomic<int64_t> mig_unallocatable_slices{0};         // by any profile
+  std::atomic<int64_t> mig_unallocatable_demand_slices{0};  // by the queue's profiles
 };
 
 struct GaugeLine {

@@ -6,6 +6,7 @@
 
 #include "control/reconciler_state.h"
 #include "control/submission.h"
+#include "sched/mig_fleet.h"
 
 namespace meridian::control {
 
@@ -269,6 +270,11 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
       out->push_back(u);
     }
   }
+  sched::MigFleetFragmentation mig = sched::MeasureMigFragmentation(*fs.fleet, fs.ledger, ptrs);
+  metrics_->mig_gpus = mig.structural.gpus;
+  metrics_->mig_free_slices = mig.structural.free_memory;
+  metrics_->mig_unallocatable_slices = mig.structural.unallocatable_memory();
+  metrics_->mig_unallocatable_demand_slices = mig.demand.unallocatable_memory();
   if (to_launch.empty()) return Status::Ok();
   MERIDIAN_RETURN_IF_ERROR(Flush(out));  // "scheduled" is durable before the launch
   for (Active* a : to_launch) Launch(*a, now, out);

@@ -108,7 +108,7 @@ class Engine {
         ledger_(std::move(ledger)), options_(options), out_(*out),
         t0_(world.market->options().start), carbon_(*world.market, t0_),
         flex_max_s_(std::llround(world.catalog->market().flex_start_max_run_hours * 3600.0)),
-        slot_(trace.jobs.size(), kNone) {}
+        slot_(trace.jobs.size(), kNone), mig_(*world.fleet, trace.jobs.size()) {}
 
   void Run();
 
@@ -132,6 +132,8 @@ class Engine {
   void Arrive(uint32_t j);
   void Handle(const Event& e);
   void Cycle(UnixSeconds t);
+  void Repartition(UnixSeconds t);
+  std::vector<const sched::QueuedJob*> Queue();
   void Apply(const sched::Decision& d, UnixSeconds t);
   void Place(uint32_t j, const sched::Decision& d, UnixSeconds t);
   void StartRun(uint32_t j, UnixSeconds t);
@@ -165,6 +167,7 @@ class Engine {
   bool dirty_ = false;
   int64_t fleet_milli_ = 0, cloud_milli_ = 0, ended_ = 0;
   std::map<std::string, int64_t> notes_;
+  MigCycle mig_;
 };
 
 void Engine::Note(const std::string& key) { ++notes_[key]; }
@@ -213,6 +216,9 @@ void Engine::Arrive(uint32_t j) {
   l.q = *shape;
   l.q.id = JobId(j);
   l.q.submitted = t0_ + tj.submit_s;
+  if (tj.gpu_fraction > 0) {
+    sched::SizeMigByShare(l.q, static_cast<int>(std::lround(tj.gpu_fraction * 1000.0f)), *world_.fleet);
+  }
   l.q.sequence = j;
   const JobSpec& spec = *shape->spec;
   l.q.deadline.reset();
@@ -497,6 +503,38 @@ void Engine::Cycle(UnixSeconds t) {
   out_.timeline.Level(Timeline::kQueued, t - t0_, static_cast<double>(waiting_.size()));
 }
 
+std::vector<const sched::QueuedJob*> Engine::Queue() {
+  std::vector<const sched::QueuedJob*> queue;
+  queue.reserve(waiting_.size());
+  for (uint32_t j : waiting_) queue.push_back(&Live(j).q);
+  return queue;
+}
+
+// Between cycles: the MIG repartition proposals, applied (sim/mig_cycle.h),
+// and one more cycle when any job was drained.
+void Engine::Repartition(UnixSeconds t) {
+  if (!mig_.measures()) return;
+  auto profile_of = [this](JobId job, const sched::Node& n) {
+    if (job.value() >= slot_.size() || slot_[job.value()] == kNone) return -1;
+    for (const sched::ModelDemand& d : Live(job.value()).q.demands) {
+      if (d.model == n.gpu_model) return static_cast<int>(d.mig_profile);
+    }
+    return -1;
+  };
+  std::vector<const sched::QueuedJob*> queue = Queue();
+  bool drained = false;
+  std::vector<sched::MigDrain> drains;
+  if (options_.mig_repartition) drains = mig_.Drains(ledger_, queue, t, profile_of);
+  for (const sched::MigDrain& d : drains) {
+    if (d.job.value() >= slot_.size() || slot_[d.job.value()] == kNone) continue;
+    Interrupt(d.job.value(), t, Stop::kPreempted, false);
+    drained = true;
+  }
+  if (drained) Cycle(t);
+  queue = Queue();
+  mig_.Sample(ledger_, queue, t, profile_of);
+}
+
 void Engine::Run() {
   const size_t n = trace_.jobs.size();
   size_t next = 0;
@@ -516,7 +554,10 @@ void Engine::Run() {
       ++out_.events;
       Arrive(static_cast<uint32_t>(next++));
     }
-    if (dirty_) Cycle(now);
+    if (dirty_) {
+      Cycle(now);
+      Repartition(now);
+    }
     if (options_.on_progress && out_.events - last_report >= options_.progress_every) {
       last_report = out_.events;
       options_.on_progress({out_.events, ended_, static_cast<int64_t>(n), now - t0_});
@@ -528,6 +569,8 @@ void Engine::Run() {
   for (const auto& [what, count] : notes_) {
     out_.notes.push_back(std::to_string(count) + " x " + what);
   }
+  mig_.Close(now);
+  out_.mig = mig_.stats();
   if (options_.on_progress) options_.on_progress({out_.events, ended_, static_cast<int64_t>(n), out_.end_s});
 }
 

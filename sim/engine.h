@@ -45,6 +45,7 @@
 #include "sched/queued_job.h"
 #include "sim/market_replay.h"
 #include "sim/metrics.h"
+#include "sim/mig_cycle.h"
 #include "sim/trace.h"
 
 namespace meridian::sim {
@@ -97,6 +98,9 @@ struct EngineOptions {
   // scheduling cycle, with the ledger; on_job_end: when a job is done or
   // rejected (each job at most once).
   std::function<void(UnixSeconds, const Ledger&)> on_cycle;
+  // Apply MIG repartition proposals between cycles on a fleet with a
+  // repartitionable MIG cluster (sim/mig_cycle.h); false: never drain.
+  bool mig_repartition = true;
   std::function<void(uint32_t job, JobState state)> on_job_end;
 };
 
@@ -118,6 +122,7 @@ struct PolicyRun {
   int64_t decisions = 0;
   int64_t cycles = 0;
   std::vector<std::string> notes;  // rejections and errors, counted
+  MigStats mig;                    // MIG drains and fragmentation (sim/mig_cycle.h)
 };
 
 // Replays `trace` under `profile`. Errors: the profile's plugins cannot be

@@ -131,6 +131,14 @@ struct Summary {
   std::optional<double> slo_met_frac;  // real-time services
   int64_t events = 0;
   int64_t decisions = 0;
+  // MIG (fleets with MIG GPUs; docs/mig.md): drains applied by
+  // repartitioning, the GPU-hours of work they lost, and the fragmentation
+  // samples' means in memory slices: free, unallocatable by any profile,
+  // unallocatable by the waiting jobs' profiles, time-weighted over the run
+  // (from its first cycle). nullopt: no MIG GPU.
+  int64_t mig_drains = 0;
+  double mig_drain_gpu_hours = 0;
+  std::optional<double> mig_free_slices, mig_unallocatable_slices, mig_unallocatable_demand_slices;
 };
 
 // The p-th percentile (0..100) of sorted values, nearest rank; 0 when empty.

@@ -48,6 +48,11 @@ nlohmann::ordered_json ToJson(const Summary& s) {
   j["slo_met_frac"] = Optional(s.slo_met_frac);
   j["events"] = s.events;
   j["decisions"] = s.decisions;
+  j["mig_drains"] = s.mig_drains;
+  j["mig_drain_gpu_hours"] = s.mig_drain_gpu_hours;
+  j["mig_free_slices"] = Optional(s.mig_free_slices);
+  j["mig_unallocatable_slices"] = Optional(s.mig_unallocatable_slices);
+  j["mig_unallocatable_demand_slices"] = Optional(s.mig_unallocatable_demand_slices);
   return j;
 }
 

@@ -59,7 +59,22 @@ std::string SummaryTable(const Simulation& sim) {
          std::to_string(s.preemptions) + "</td><td>" + Fmt(s.lost_gpu_hours, 1) + "</td><td>" +
          Pct(s.utilization) + "</td></tr>";
   }
-  return t + "</table>";
+  t += "</table>";
+  // MIG fleets: drains and fragmentation (docs/mig.md).
+  std::string mig;
+  for (const Summary& s : sim.summaries) {
+    if (!s.mig_free_slices) continue;
+    mig += "<tr><td>" + Escape(s.policy) + "</td><td>" + std::to_string(s.mig_drains) + "</td><td>" +
+           Fmt(s.mig_drain_gpu_hours, 2) + "</td><td>" + Fmt(*s.mig_free_slices, 1) + "</td><td>" +
+           Fmt(*s.mig_unallocatable_slices, 1) + "</td><td>" +
+           Fmt(*s.mig_unallocatable_demand_slices, 1) + "</td></tr>";
+  }
+  if (!mig.empty()) {
+    t += "<h3>MIG</h3><table><tr><th>policy</th><th>drains</th><th>drain GPU-h lost</th>"
+         "<th>mean free slices</th><th>unallocatable (any profile)</th>"
+         "<th>unallocatable (waiting jobs)</th></tr>" + mig + "</table>";
+  }
+  return t;
 }
 
 std::string CostAndCarbon(const Simulation& sim) {

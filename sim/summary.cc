@@ -94,6 +94,14 @@ Summary Summarize(const Trace& trace, const World& world, const PolicyRun& run) 
     s.deadline_met_frac = static_cast<double>(deadline_met) / static_cast<double>(s.deadline_jobs);
   }
   if (realtime > 0) s.slo_met_frac = static_cast<double>(slo_met) / static_cast<double>(realtime);
+  s.mig_drains = run.mig.drains;
+  s.mig_drain_gpu_hours = static_cast<double>(run.mig.drain_gpu_s) / 3600.0;
+  if (run.mig.samples > 0) {
+    const double n = static_cast<double>(std::max<int64_t>(1, run.mig.span_s));
+    s.mig_free_slices = static_cast<double>(run.mig.free_slice_s) / n;
+    s.mig_unallocatable_slices = static_cast<double>(run.mig.unallocatable_any_s) / n;
+    s.mig_unallocatable_demand_slices = static_cast<double>(run.mig.unallocatable_demand_s) / n;
+  }
 
   // Fleet utilization over the window the trace spans, from its first
   // submission to the last event.
