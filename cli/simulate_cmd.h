@@ -26,6 +26,7 @@ struct SimulateCommand {
   uint64_t seed = 1;
   double flex_wait_mean_h = -1;
   double node_mtbf_h = 0;
+  bool no_mig_drains = false;
   bool quiet = false;
 };
 
