@@ -108,3 +108,42 @@ TEST(MigFleet, FixedLayoutFragmentation) {
 
 }  // namespace
 }  // namespace meridian::sched
+
+namespace meridian::sched {
+namespace {
+
+// A fractional job's slice follows its share (mig::NeedForShare), on the test
+// catalog's H100 (1g.10gb, 1g.20gb, 3g.40gb, 7g.80gb): 460 milli -> 4
+// compute, 4 memory: only the 7g has 4 compute; 100 -> 1 / 1: 1g.10gb; 200 ->
+// 2 / 2: 3g.40gb; 650 -> 7g.80gb. The estimator alone sizes this small job to
+// 1g.10gb. A job without a MIG demand is left as it is.
+TEST(MigFleet, SizeMigByShare) {
+  testing::World w = testing::MakeWorld(testing::SmallFleetSpec(), false);
+  const catalog::GpuModel& h100 = w.catalog->gpus()[testing::Model(w, "H100-80GB").index()];
+  struct Case {
+    int milli;
+    const char* profile;
+    int span;
+  };
+  for (const Case& c : {Case{460, "7g.80gb", 8}, Case{100, "1g.10gb", 1}, Case{650, "7g.80gb", 8},
+                        Case{200, "3g.40gb", 4}}) {
+    JobSpec spec = testing::TwoHourJob("f", 1, 4);
+    spec.resources.mig = true;
+    spec.resources.gpu_models = {"H100-80GB"};
+    QueuedJob q = testing::Queue(w, spec, 1);
+    ASSERT_EQ(h100.mig_profiles[q.demands[0].mig_profile].name, "1g.10gb");
+    SizeMigByShare(q, c.milli, *w.fleet);
+    EXPECT_EQ(h100.mig_profiles[q.demands[0].mig_profile].name, c.profile) << c.milli;
+    EXPECT_EQ(q.demands[0].mig_span, c.span) << c.milli;
+    // A stated duration (a service's) lasts as long on any slice.
+    EXPECT_EQ(q.demands[0].mig_run_hours, q.demands[0].run_hours);
+  }
+  JobSpec whole = testing::TwoHourJob("w", 1, 4);
+  QueuedJob q = testing::Queue(w, whole, 2);
+  const QueuedJob before = q;
+  SizeMigByShare(q, 460, *w.fleet);
+  EXPECT_EQ(q.demands[0].mig_profile, before.demands[0].mig_profile);
+}
+
+}  // namespace
+}  // namespace meridian::sched
