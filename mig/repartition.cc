@@ -1,8 +1,10 @@
 #include "mig/repartition.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <optional>
+#include <tuple>
 
 #include "mig/pack.h"
 
@@ -10,26 +12,37 @@ namespace meridian::mig {
 
 namespace {
 
-struct Fit {
-  std::vector<int> order;  // indexes into the request list served, in placing order
-  std::vector<int> starts; // drained first, then the served requests
+// The fleet as proposals change it: each GPU's instances, and which GPUs a
+// proposal has touched (changed, or given a moved instance): not proposed again.
+struct State {
+  const std::vector<GpuNow>& gpus;
+  std::vector<Layout> layout;
+  std::vector<bool> locked;
+  const std::vector<WaitingRequest>& reqs;
+  std::vector<int> by_size;  // request indexes, largest first
+  std::vector<bool> taken;
 };
 
-// Places `moved` profiles then as many of `reqs` (largest first) as fit beside `held`.
-std::optional<Fit> FitOn(const catalog::GpuModel& gpu, const Layout& held, const std::vector<int>& moved,
-                         const std::vector<WaitingRequest>& reqs, const std::vector<int>& by_size,
-                         const std::vector<bool>& taken) {
-  std::vector<int> add = moved;
-  std::optional<std::vector<int>> st = PlaceBeside(gpu, held, add);
-  if (!st) return std::nullopt;
+// Requests placed beside `held` after `first` (profiles that must fit),
+// largest first while they fit. nullopt: `first` does not fit.
+struct Fit {
+  std::vector<int> served;  // request indexes
+  std::vector<int> starts;  // first..., then served...
+};
+
+std::optional<Fit> FitOn(const State& st, const catalog::GpuModel& gpu, const Layout& held,
+                         const std::vector<int>& first) {
+  std::vector<int> add = first;
+  std::optional<std::vector<int>> s = PlaceBeside(gpu, held, add);
+  if (!s) return std::nullopt;
   Fit f;
-  f.starts = *st;
+  f.starts = *s;
   int failed_memory = 99, failed_compute = 99;  // a need no smaller than one that failed fails too
-  for (int r : by_size) {
-    if (taken[r]) continue;
-    const SliceNeed& n = reqs[r].need;
-    if (n.memory_slices >= failed_memory && n.compute_slices >= failed_compute && !n.media) continue;
-    int p = SmallestProfile(gpu, n);
+  for (int r : st.by_size) {
+    if (st.taken[r]) continue;
+    const SliceNeed& n = st.reqs[r].need;
+    if (!n.media && n.memory_slices >= failed_memory && n.compute_slices >= failed_compute) continue;
+    const int p = SmallestProfile(gpu, n);
     if (p < 0) continue;
     add.push_back(p);
     std::optional<std::vector<int>> next = PlaceBeside(gpu, held, add);
@@ -41,21 +54,14 @@ std::optional<Fit> FitOn(const catalog::GpuModel& gpu, const Layout& held, const
       }
       continue;
     }
-    f.order.push_back(r);
+    f.served.push_back(r);
     f.starts = *next;
     if (add.size() >= 7) break;
   }
   return f;
 }
 
-struct Option {
-  size_t gpu = 0;
-  std::vector<int> drain;  // indexes into running
-  int gained = 0;
-  int64_t cost = 0;
-};
-
-Layout Held(const GpuNow& g, const std::vector<int>& drain) {
+Layout Without(const GpuNow& g, const std::vector<int>& drain) {
   Layout held;
   for (size_t i = 0; i < g.running.size(); ++i) {
     if (std::find(drain.begin(), drain.end(), static_cast<int>(i)) == drain.end()) {
@@ -66,50 +72,142 @@ Layout Held(const GpuNow& g, const std::vector<int>& drain) {
   return held;
 }
 
-std::vector<int> Profiles(const GpuNow& g, const std::vector<int>& drain) {
-  std::vector<int> out;
-  for (int i : drain) out.push_back(g.running[i].instance.profile);
+// Another GPU of the same model for each drained profile, best fit (fewest
+// free memory slices after), none of them `g`; nullopt when one finds none.
+std::optional<std::vector<std::pair<size_t, int>>> Elsewhere(const State& st, size_t g,
+                                                             const std::vector<int>& profiles) {
+  const catalog::GpuModel* model = st.gpus[g].model;
+  std::vector<std::pair<size_t, int>> out;  // (gpu, start)
+  std::vector<std::vector<int>> extra(st.gpus.size());
+  for (int p : profiles) {
+    int best = -1, best_free = 99, best_start = 0;
+    for (size_t h = 0; h < st.gpus.size(); ++h) {
+      if (h == g || st.gpus[h].model != model) continue;
+      std::vector<int> add = extra[h];
+      add.push_back(p);
+      std::optional<std::vector<int>> s = PlaceBeside(*model, st.layout[h], add);
+      if (!s) continue;
+      int used = UsedSlices(*model, st.layout[h]).size();
+      for (int a : add) used += model->mig_profiles[a].placement_span;
+      const int free = catalog::kMigMemorySlices - used;
+      if (free < best_free) {
+        best_free = free;
+        best = static_cast<int>(h);
+        best_start = s->back();
+      }
+    }
+    if (best < 0) return std::nullopt;
+    extra[best].push_back(p);
+    out.push_back({static_cast<size_t>(best), best_start});
+  }
+  // Starts again per target GPU, all its new instances together.
+  for (size_t h = 0; h < extra.size(); ++h) {
+    if (extra[h].empty()) continue;
+    std::vector<int> s = *PlaceBeside(*model, st.layout[h], extra[h]);
+    size_t k = 0;
+    for (auto& [gpu, start] : out) {
+      if (gpu == h) start = s[k++];
+    }
+  }
   return out;
 }
 
-// The best drain set of GPU g against the requests not taken; nullopt: none gains.
-std::optional<Option> BestOption(const std::vector<GpuNow>& gpus, size_t g,
-                                 const std::vector<WaitingRequest>& reqs, const std::vector<int>& by_size,
-                                 const std::vector<bool>& taken, const RepartitionOptions& o) {
-  const GpuNow& gs = gpus[g];
-  const int n = static_cast<int>(gs.running.size());
-  std::optional<Fit> none = FitOn(*gs.model, Held(gs, {}), {}, reqs, by_size, taken);
-  const int base = none ? static_cast<int>(none->order.size()) : 0;
+// One way to change GPU g.
+struct Option {
+  size_t gpu = 0;
+  std::vector<int> drain;  // indexes into running
+  bool elsewhere = false;  // the drained instances move to other GPUs
+  int gained = 0;
+  int64_t cost = 0;
+};
+
+auto Key(const Option& o) { return std::make_tuple(-o.gained, o.drain.size(), o.cost, o.elsewhere, o.gpu); }
+
+std::optional<Option> BestOption(const State& st, size_t g, const RepartitionOptions& o) {
+  const GpuNow& gs = st.gpus[g];
+  const catalog::GpuModel& model = *gs.model;
+  std::optional<Fit> none = FitOn(st, model, st.layout[g], {});
+  const int base = none ? static_cast<int>(none->served.size()) : 0;
   std::optional<Option> best;
   std::vector<int> drain;
   auto consider = [&]() {
-    std::optional<Fit> f = FitOn(*gs.model, Held(gs, drain), Profiles(gs, drain), reqs, by_size, taken);
-    if (!f) return;
-    int gained = static_cast<int>(f->order.size()) - base;
-    if (gained <= 0) return;
+    std::vector<int> profiles;
     int64_t cost = 0;
-    for (int i : drain) cost += gs.running[i].cost;
-    auto key = [](const Option& x) {
-      return std::make_tuple(-x.gained, x.drain.size(), x.cost);
-    };
-    Option opt{g, drain, gained, cost};
-    if (!best || key(opt) < key(*best)) best = opt;
-  };
-  for (int a = 0; a < n; ++a) {
-    drain = {a};
-    consider();
-    if (o.max_drains_per_gpu < 2) continue;
-    for (int b = a + 1; b < n; ++b) {
-      drain = {a, b};
-      consider();
-      if (o.max_drains_per_gpu < 3) continue;
-      for (int c = b + 1; c < n; ++c) {
-        drain = {a, b, c};
-        consider();
+    for (int i : drain) {
+      profiles.push_back(gs.running[i].instance.profile);
+      cost += gs.running[i].cost;
+    }
+    const Layout held = Without(gs, drain);
+    for (bool elsewhere : {false, true}) {
+      if (elsewhere && !o.move_elsewhere) continue;
+      std::optional<Fit> f;
+      if (!elsewhere) {
+        f = FitOn(st, model, held, profiles);
+      } else if (Elsewhere(st, g, profiles)) {
+        f = FitOn(st, model, held, {});
       }
+      if (!f) continue;
+      Option opt{g, drain, elsewhere, static_cast<int>(f->served.size()) - base, cost};
+      if (opt.gained > 0 && (!best || Key(opt) < Key(*best))) best = opt;
+    }
+  };
+  const int n = static_cast<int>(gs.running.size());
+  std::function<void(int)> subsets = [&](int from) {
+    if (!drain.empty()) consider();
+    if (static_cast<int>(drain.size()) >= o.max_drains_per_gpu) return;
+    for (int i = from; i < n; ++i) {
+      drain.push_back(i);
+      subsets(i + 1);
+      drain.pop_back();
+    }
+  };
+  subsets(0);
+  return best;
+}
+
+Proposal Apply(State& st, const Option& opt) {
+  const GpuNow& gs = st.gpus[opt.gpu];
+  const catalog::GpuModel& model = *gs.model;
+  Proposal p;
+  p.gpu = opt.gpu;
+  p.before = st.layout[opt.gpu];
+  const Layout held = Without(gs, opt.drain);
+  std::vector<int> profiles;
+  for (int i : opt.drain) profiles.push_back(gs.running[i].instance.profile);
+  std::optional<std::vector<std::pair<size_t, int>>> away;
+  if (opt.elsewhere) away = Elsewhere(st, opt.gpu, profiles);
+  std::optional<Fit> f = FitOn(st, model, held, opt.elsewhere ? std::vector<int>{} : profiles);
+  p.after = held;
+  size_t k = 0;
+  for (size_t d = 0; d < opt.drain.size(); ++d) {
+    p.drained.push_back(gs.running[opt.drain[d]]);
+    if (opt.elsewhere) {
+      const auto [h, start] = (*away)[d];
+      const Placed moved{profiles[d], start};
+      p.moved.push_back(moved);
+      p.moved_to.push_back(h);
+      st.layout[h].push_back(moved);
+      std::sort(st.layout[h].begin(), st.layout[h].end());
+      st.locked[h] = true;
+    } else {
+      const Placed moved{profiles[d], f->starts[k++]};
+      p.moved.push_back(moved);
+      p.moved_to.push_back(opt.gpu);
+      p.after.push_back(moved);
     }
   }
-  return best;
+  for (int r : f->served) {
+    const Placed at{SmallestProfile(model, st.reqs[r].need), f->starts[k++]};
+    p.served.push_back({st.reqs[r].id, at});
+    p.after.push_back(at);
+    st.taken[r] = true;
+  }
+  std::sort(p.after.begin(), p.after.end());
+  st.layout[opt.gpu] = p.after;
+  st.locked[opt.gpu] = true;
+  p.gained = opt.gained;
+  p.cost = opt.cost;
+  return p;
 }
 
 }  // namespace
@@ -119,65 +217,43 @@ std::vector<Proposal> ProposeRepartition(const std::vector<GpuNow>& gpus,
                                          RepartitionOptions o) {
   std::vector<Proposal> out;
   if (waiting.empty() || o.max_proposals <= 0) return out;
-  std::vector<int> by_size(waiting.size());
-  std::iota(by_size.begin(), by_size.end(), 0);
-  std::stable_sort(by_size.begin(), by_size.end(), [&](int a, int b) {
+  State st{gpus, {}, std::vector<bool>(gpus.size(), false), waiting, {},
+           std::vector<bool>(waiting.size(), false)};
+  for (const GpuNow& g : gpus) {
+    Layout l;
+    for (const RunningInstance& r : g.running) l.push_back(r.instance);
+    std::sort(l.begin(), l.end());
+    st.layout.push_back(std::move(l));
+  }
+  st.by_size.resize(waiting.size());
+  std::iota(st.by_size.begin(), st.by_size.end(), 0);
+  std::stable_sort(st.by_size.begin(), st.by_size.end(), [&](int a, int b) {
     const SliceNeed& x = waiting[a].need;
     const SliceNeed& y = waiting[b].need;
     if (x.memory_slices != y.memory_slices) return x.memory_slices > y.memory_slices;
     return x.compute_slices > y.compute_slices;
   });
-  // Candidates: GPUs holding instances and with free memory slices, the most free first.
+  // Candidates: GPUs holding instances and with free memory slices or a
+  // request no free slice holds, the most free first.
   std::vector<std::pair<int, size_t>> cands;
   for (size_t g = 0; g < gpus.size(); ++g) {
-    const GpuNow& gs = gpus[g];
-    if (gs.model == nullptr || gs.running.empty()) continue;
-    Layout held;
-    for (const auto& r : gs.running) held.push_back(r.instance);
-    int free = catalog::kMigMemorySlices - UsedSlices(*gs.model, held).size();
-    if (free > 0) cands.push_back({-free, g});
+    if (gpus[g].model == nullptr || gpus[g].running.empty()) continue;
+    cands.push_back({-(catalog::kMigMemorySlices - UsedSlices(*gpus[g].model, st.layout[g]).size()), g});
   }
   std::sort(cands.begin(), cands.end());
   if (cands.size() > static_cast<size_t>(o.max_gpus_examined)) cands.resize(o.max_gpus_examined);
-  std::vector<bool> taken(waiting.size(), false);
   std::vector<Option> options;
   for (const auto& [neg_free, g] : cands) {
-    if (auto opt = BestOption(gpus, g, waiting, by_size, taken, o)) options.push_back(*opt);
+    if (auto opt = BestOption(st, g, o)) options.push_back(*opt);
   }
-  std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
-    return std::make_tuple(-a.gained, a.drain.size(), a.cost, a.gpu) <
-           std::make_tuple(-b.gained, b.drain.size(), b.cost, b.gpu);
-  });
+  std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) { return Key(a) < Key(b); });
   for (const Option& first : options) {
     if (static_cast<int>(out.size()) >= o.max_proposals) break;
-    // Recompute against what is left (earlier proposals took some requests).
-    std::optional<Option> opt = BestOption(gpus, first.gpu, waiting, by_size, taken, o);
+    if (st.locked[first.gpu]) continue;
+    // Recomputed against what is left (earlier proposals took requests and slices).
+    std::optional<Option> opt = BestOption(st, first.gpu, o);
     if (!opt) continue;
-    const GpuNow& gs = gpus[opt->gpu];
-    Layout held = Held(gs, opt->drain);
-    std::optional<Fit> f = FitOn(*gs.model, held, Profiles(gs, opt->drain), waiting, by_size, taken);
-    Proposal p;
-    p.gpu = opt->gpu;
-    for (const auto& r : gs.running) p.before.push_back(r.instance);
-    std::sort(p.before.begin(), p.before.end());
-    p.after = held;
-    size_t k = 0;
-    for (int i : opt->drain) {
-      p.drained.push_back(gs.running[i]);
-      Placed moved{gs.running[i].instance.profile, f->starts[k++]};
-      p.moved.push_back(moved);
-      p.after.push_back(moved);
-    }
-    for (int r : f->order) {
-      Placed at{SmallestProfile(*gs.model, waiting[r].need), f->starts[k++]};
-      p.served.push_back({waiting[r].id, at});
-      p.after.push_back(at);
-      taken[r] = true;
-    }
-    std::sort(p.after.begin(), p.after.end());
-    p.gained = opt->gained;
-    p.cost = opt->cost;
-    out.push_back(std::move(p));
+    out.push_back(Apply(st, *opt));
   }
   return out;
 }

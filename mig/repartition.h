@@ -8,19 +8,22 @@
 // request is where the running instances sit (a 1g at slice 4 blocks both
 // 3g starts when another runs at 0-3). A proposal for one GPU drains a few of
 // its instances (a GPU must be empty of the instances that change), places
-// them again on the same GPU (they move, they are not evicted) and adds
-// instances for waiting requests: it is made only when it serves more
-// requests than the GPU can without the drain.
+// them again (they move, they are not evicted: on the same GPU, or on the
+// free slices of another GPU of the model, best fit) and adds instances for
+// waiting requests: it is made only when it serves more requests than the
+// GPU can without the drain.
 //
 // Algorithm (greedy, one proposal per GPU): for every GPU holding instances
 // and every set of at most `max_drains_per_gpu` of them, the requests that
-// fit beside the instances kept, the drained ones placed first (PlaceBeside,
-// exact), the requests added largest first while they fit; the gain is that
-// count less the count that fits with no drain. The best set per GPU (most
-// gained, then fewest drains, then least cost, then the lower GPU) is kept;
+// fit beside the instances kept, the drained ones placed first on the same
+// GPU (PlaceBeside, exact), or else on other GPUs, the requests added
+// largest first while they fit; the gain is that count less the count that
+// fits with no drain. The best set per GPU (most gained, then fewest drains,
+// then least cost, then staying on the GPU, then the lower GPU) is kept;
 // GPUs are then taken in that order and each proposal is recomputed against
-// the requests the proposals before it have not served, until
-// `max_proposals`. Cost of a drain: what the caller puts in `cost` (the
+// the fleet as the proposals before it left it (requests served, instances
+// moved in), until `max_proposals`. A GPU changed or given a moved instance
+// is not proposed again. Cost of a drain: what the caller puts in `cost` (the
 // simulator: GPU-seconds of work lost since the holder's last checkpoint).
 //
 // Pure function; safe to call from many threads.
@@ -54,13 +57,16 @@ struct RepartitionOptions {
   int max_drains_per_gpu = 2;
   int max_proposals = 16;
   int max_gpus_examined = 512;  // those with the most free memory slices first
+  // Whether a drained instance may move to another GPU (else only on its own).
+  bool move_elsewhere = true;
 };
 
 struct Proposal {
   size_t gpu = 0;
   Layout before, after;                  // the GPU's instances in use, then after the change
   std::vector<RunningInstance> drained;  // their holders stop; each is placed again at `moved`
-  std::vector<Placed> moved;             // new place of drained[i]
+  std::vector<Placed> moved;             // new place of drained[i]...
+  std::vector<size_t> moved_to;          // ...on this GPU (`gpu`, or another one)
   std::vector<std::pair<int64_t, Placed>> served;  // request id -> its new instance
   int gained = 0;                        // requests served beyond those that fit without drain
   int64_t cost = 0;                      // sum of the drained instances' costs

@@ -31,6 +31,7 @@ TEST(ProposeRepartition, MovesTheOneInstanceThatBlocksA4g) {
   EXPECT_EQ(p[0].drained[0].holder, 1);
   EXPECT_EQ(p[0].cost, 600);
   EXPECT_EQ(Names(p[0].moved), "1g.10gb@5");
+  EXPECT_EQ(p[0].moved_to, (std::vector<size_t>{0}));  // the same GPU
   ASSERT_EQ(p[0].served.size(), 1u);
   EXPECT_EQ(p[0].served[0].first, 10);
   EXPECT_EQ(p[0].gained, 1);
@@ -83,6 +84,30 @@ TEST(ProposeRepartition, OneProposalPerGpuTheCheapestFirstAndTheLimit) {
   std::vector<Proposal> single = ProposeRepartition(gpus, {Wait(10, "4g.40gb")});
   ASSERT_EQ(single.size(), 1u);
   EXPECT_EQ(single[0].gpu, 1u);
+}
+
+TEST(ProposeRepartition, MovesToAnotherGpuToMakeRoomForA7g) {
+  // A 7g needs an empty GPU. GPU 0 holds one 1g (job 1, cost 10), GPU 1 one
+  // 1g (job 2, cost 500): moving job 1 beside job 2 (slice 1 of GPU 1, best
+  // fit) empties GPU 0 for the 7g; the other way round costs 500.
+  std::vector<GpuNow> gpus = {{&H100(), {Held("1g.10gb", 0, 1, 10)}},
+                              {&H100(), {Held("1g.10gb", 0, 2, 500)}}};
+  std::vector<Proposal> p = ProposeRepartition(gpus, {Wait(10, "7g.80gb")});
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpu, 0u);
+  ASSERT_EQ(p[0].drained.size(), 1u);
+  EXPECT_EQ(p[0].drained[0].holder, 1);
+  EXPECT_EQ(p[0].moved_to, (std::vector<size_t>{1}));
+  EXPECT_EQ(Names(p[0].moved), "1g.10gb@1");
+  EXPECT_EQ(Names(p[0].after), "7g.80gb@0");
+  EXPECT_EQ(p[0].cost, 10);
+  // Moves kept on their own GPU: nothing can make room for the 7g.
+  EXPECT_TRUE(ProposeRepartition(gpus, {Wait(10, "7g.80gb")}, {.move_elsewhere = false}).empty());
+  // A third GPU that is already full cannot take the move: the same answer.
+  gpus.push_back({&H100(), {Held("7g.80gb", 0, 3, 1)}});
+  p = ProposeRepartition(gpus, {Wait(10, "7g.80gb")});
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].moved_to, (std::vector<size_t>{1}));
 }
 
 }  // namespace

@@ -25,7 +25,12 @@ std::vector<sched::MigDrain> MigCycle::Drains(const Ledger& ledger,
     const UnixSeconds at = j.value() < drained_at_.size() ? drained_at_[j.value()] : 0;
     return at != 0 && now - at < kRedrainS;
   };
-  sched::MigRepartition r = sched::ProposeMigRepartition(fleet_, ledger, waiting, now, profile_of, skip);
+  // Moves within a GPU only: a drained job goes back to the queue and lands
+  // where the scheduler puts it, and moves to other GPUs cost more than they
+  // gained on the measured runs (docs/mig.md).
+  mig::RepartitionOptions o;
+  o.move_elsewhere = false;
+  sched::MigRepartition r = sched::ProposeMigRepartition(fleet_, ledger, waiting, now, profile_of, skip, o);
   for (const sched::MigDrain& d : r.drains) {
     if (d.job.value() < drained_at_.size()) drained_at_[d.job.value()] = now;
     ++stats_.drains;
