@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
+#include <string>
 #include <numeric>
 #include <tuple>
 
@@ -47,8 +49,21 @@ struct ModelLayouts {
   std::vector<std::vector<int>> counts;  // per layout, per profile
 };
 
-const ModelLayouts& LayoutsOf(std::map<const GpuModel*, ModelLayouts>& cache, const GpuModel& gpu) {
-  auto it = cache.find(&gpu);
+// A model's layouts, computed once per distinct geometry (the profiles'
+// names, slices, counts and placements) for the life of the process; the
+// cache is shared by all threads under a mutex, and its entries never move.
+const ModelLayouts& LayoutsOf(const GpuModel& gpu) {
+  static std::mutex mu;
+  static std::map<std::string, ModelLayouts> cache;
+  std::string key;
+  for (const MigProfile& p : gpu.mig_profiles) {
+    key += p.name + "/" + std::to_string(p.compute_slices) + "/" + std::to_string(p.max_instances) +
+           "/" + std::to_string(p.placement_span) + ":";
+    for (int s : p.placement_starts) key += std::to_string(s) + ",";
+    key += ";";
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   ModelLayouts m;
   m.layouts = EnumerateLayouts(gpu);
@@ -57,7 +72,7 @@ const ModelLayouts& LayoutsOf(std::map<const GpuModel*, ModelLayouts>& cache, co
     for (const Placed& p : l) ++c[p.profile];
     m.counts.push_back(std::move(c));
   }
-  return cache.emplace(&gpu, std::move(m)).first->second;
+  return cache.emplace(std::move(key), std::move(m)).first->second;
 }
 
 enum class Goal { kSlices, kCount };
@@ -65,7 +80,7 @@ enum class Goal { kSlices, kCount };
 // One pass: GPUs in order (those holding instances first), each given the
 // layout that serves the most remaining demand by `goal`.
 PackResult FillGpus(const std::vector<GpuState>& gpus, const std::vector<SliceRequest>& requests,
-                    Goal goal, std::map<const GpuModel*, ModelLayouts>& cache) {
+                    Goal goal) {
   PackResult r;
   r.layouts.resize(gpus.size());
   std::vector<bool> done(requests.size(), false);
@@ -89,7 +104,7 @@ PackResult FillGpus(const std::vector<GpuState>& gpus, const std::vector<SliceRe
     }
     std::vector<int> held(gpu.mig_profiles.size(), 0);
     for (const Placed& p : gs.held) ++held[p.profile];
-    const ModelLayouts& ml = LayoutsOf(cache, gpu);
+    const ModelLayouts& ml = LayoutsOf(gpu);
     int best = -1;
     std::tuple<int, int, int, int> best_score{0, 0, 0, 0};
     for (size_t l = 0; l < ml.layouts.size(); ++l) {
@@ -265,10 +280,9 @@ std::optional<std::vector<int>> PlaceBeside(const GpuModel& gpu, const Layout& h
 
 PackResult Pack(const std::vector<GpuState>& gpus, const std::vector<SliceRequest>& requests,
                 PackOptions options) {
-  std::map<const GpuModel*, ModelLayouts> cache;
-  PackResult greedy = FillGpus(gpus, requests, Goal::kSlices, cache);
+  PackResult greedy = FillGpus(gpus, requests, Goal::kSlices);
   if (!greedy.unplaced.empty()) {
-    PackResult by_count = FillGpus(gpus, requests, Goal::kCount, cache);
+    PackResult by_count = FillGpus(gpus, requests, Goal::kCount);
     if (by_count.placed.size() > greedy.placed.size() ||
         (by_count.placed.size() == greedy.placed.size() && by_count.gpus_used < greedy.gpus_used)) {
       greedy = std::move(by_count);

@@ -24,7 +24,8 @@
 // all 923 cases; the greedy alone is optimal in 922 (it uses 3 GPUs for
 // 4 x 2g + 2 x 3g, which fit on 2 as 3g + 2g + 2g twice).
 //
-// Pure function; safe to call from many threads.
+// Safe to call from many threads; each model's layouts are enumerated once
+// per process and kept (a few hundred KB per distinct MIG geometry).
 #pragma once
 
 #include <optional>

@@ -61,28 +61,25 @@ struct Best {
 Best BruteForce(const Oracle& oracle, const catalog::GpuModel& model,
                 const std::vector<GpuState>& gpus, const std::vector<SliceRequest>& reqs) {
   Best best;
-  std::vector<int> where(reqs.size(), -1);
-  std::function<void(size_t)> walk = [&](size_t i) {
+  std::vector<std::vector<int>> add(gpus.size());
+  // Each request to a GPU or to none; a GPU whose multiset no longer fits
+  // ends the branch (the layouts are closed under removing instances).
+  std::function<void(size_t, int)> walk = [&](size_t i, int placed) {
     if (i == reqs.size()) {
-      int placed = 0, used = 0;
-      for (size_t g = 0; g < gpus.size(); ++g) {
-        std::vector<int> add;
-        for (size_t r = 0; r < reqs.size(); ++r) {
-          if (where[r] == static_cast<int>(g)) add.push_back(SmallestProfile(model, reqs[r].need));
-        }
-        if (!add.empty() && !oracle.Fits(gpus[g].held, add)) return;
-        placed += static_cast<int>(add.size());
-        if (!add.empty() || !gpus[g].held.empty()) ++used;
-      }
+      int used = 0;
+      for (size_t g = 0; g < gpus.size(); ++g) used += (!add[g].empty() || !gpus[g].held.empty()) ? 1 : 0;
       if (placed > best.placed || (placed == best.placed && used < best.gpus)) best = {placed, used};
       return;
     }
-    for (int g = -1; g < static_cast<int>(gpus.size()); ++g) {
-      where[i] = g;
-      walk(i + 1);
+    const int p = SmallestProfile(model, reqs[i].need);
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      add[g].push_back(p);
+      if (oracle.Fits(gpus[g].held, add[g])) walk(i + 1, placed + 1);
+      add[g].pop_back();
     }
+    walk(i + 1, placed);
   };
-  walk(0);
+  walk(0, 0);
   return best;
 }
 
