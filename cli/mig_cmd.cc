@@ -9,6 +9,7 @@
 #include "cli/table.h"
 #include "mig/geometry.h"
 #include "mig/pack.h"
+#include "mig/repartition.h"
 
 namespace meridian::cli {
 
@@ -171,6 +172,99 @@ int PackCmd(const MigCommands& c, const catalog::GpuModel& gpu, std::ostream& ou
   return kExitOk;
 }
 
+// "1:1g.10gb@4:600" -> GPU 1, 1g.10gb at 4, drain cost 600.
+Status ParseRunning(const catalog::GpuModel& gpu, const std::string& s, size_t i, int gpus,
+                    std::vector<mig::GpuNow>& out) {
+  const std::string where = "instance " + std::to_string(i + 1) + ": \"" + s + "\"";
+  size_t colon = s.find(':');
+  std::optional<int> g = colon == std::string::npos ? std::nullopt : catalog::ParseInt(s.substr(0, colon));
+  if (!g) return Status::Invalid(where + " must be GPU:PROFILE@START[:COST] (e.g. 0:1g.10gb@4:600)");
+  if (*g < 0 || *g >= gpus) {
+    return Status::Invalid(where + ": GPU " + std::to_string(*g) + " is not one of 0.." +
+                           std::to_string(gpus - 1) + " (--gpus)");
+  }
+  std::string rest = s.substr(colon + 1);
+  int64_t cost = 0;
+  if (size_t c = rest.find(':'); c != std::string::npos) {
+    std::optional<int> v = catalog::ParseInt(rest.substr(c + 1));
+    if (!v || *v < 0) return Status::Invalid(where + ": COST must be a whole number >= 0");
+    cost = *v;
+    rest = rest.substr(0, c);
+  }
+  Result<catalog::MigInstance> in = ParseInstance(rest, i);
+  if (!in.ok()) return in.status();
+  const catalog::MigProfile* p = catalog::FindMigProfile(gpu, in->profile);
+  if (p == nullptr) return Status::Invalid(where + ": \"" + in->profile + "\" is not a MIG profile of " + gpu.name);
+  out[*g].running.push_back({{static_cast<int>(p - gpu.mig_profiles.data()), in->start},
+                             static_cast<int64_t>(i), cost});
+  return Status::Ok();
+}
+
+int Repartition(const MigCommands& c, const catalog::GpuModel& gpu, std::ostream& out, std::ostream& err) {
+  if (c.gpus < 1 || c.gpus > 100000) {
+    err << "meridian mig repartition: --gpus: \"" << c.gpus << "\" must be 1..100000\n";
+    return kExitBadInput;
+  }
+  std::vector<mig::GpuNow> gpus(c.gpus, mig::GpuNow{&gpu, {}});
+  for (size_t i = 0; i < c.items.size(); ++i) {
+    if (Status s = ParseRunning(gpu, c.items[i], i, c.gpus, gpus); !s.ok()) {
+      err << "meridian mig repartition: " << s.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    mig::Layout l;
+    for (const auto& r : gpus[g].running) l.push_back(r.instance);
+    if (Result<mig::Layout> ok = mig::CheckLayout(gpu, mig::Named(gpu, l)); !ok.ok()) {
+      err << "meridian mig repartition: GPU " << g << ": " << ok.status().message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  std::vector<mig::SliceRequest> reqs;
+  for (size_t i = 0; i < c.wait.size(); ++i) {
+    if (Status s = ParseRequest(gpu, c.wait[i], i, reqs); !s.ok()) {
+      err << "meridian mig repartition: --wait " << s.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  std::vector<mig::WaitingRequest> waiting;
+  for (size_t i = 0; i < reqs.size(); ++i) waiting.push_back({static_cast<int64_t>(i), reqs[i].need});
+  std::vector<mig::Proposal> ps = mig::ProposeRepartition(gpus, waiting);
+  if (c.output == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const mig::Proposal& p : ps) {
+      nlohmann::json drains = nlohmann::json::array();
+      for (size_t d = 0; d < p.drained.size(); ++d) {
+        drains.push_back({{"instance", c.items[p.drained[d].holder]},
+                          {"cost", p.drained[d].cost},
+                          {"to_gpu", p.moved_to[d]},
+                          {"to_start", p.moved[d].start}});
+      }
+      nlohmann::json served = nlohmann::json::array();
+      for (const auto& [id, at] : p.served) served.push_back(reqs[id].id);
+      j.push_back({{"gpu", p.gpu}, {"before", mig::Describe(gpu, p.before)},
+                   {"after", mig::Describe(gpu, p.after)}, {"drains", drains},
+                   {"serves", served}, {"gained", p.gained}, {"cost", p.cost}});
+    }
+    out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (ps.empty()) {
+    out << "no change serves more waiting requests (docs/mig.md, \"Repartitioning\")\n";
+    return kExitOk;
+  }
+  for (const mig::Proposal& p : ps) {
+    out << "GPU " << p.gpu << ": " << mig::Describe(gpu, p.before) << " -> " << mig::Describe(gpu, p.after)
+        << "; serves " << p.gained << " more; drain";
+    for (size_t d = 0; d < p.drained.size(); ++d) {
+      out << " " << c.items[p.drained[d].holder] << " (to GPU " << p.moved_to[d] << " at "
+          << p.moved[d].start << ")";
+    }
+    out << ", cost " << p.cost << "\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 std::unique_ptr<MigCommands> AddMigCommands(CLI::App& app) {
@@ -196,6 +290,15 @@ std::unique_ptr<MigCommands> AddMigCommands(CLI::App& app) {
   common(c->pack);
   c->pack->add_option("--gpus", c->gpus, "GPUs of --gpu to pack onto")->capture_default_str();
   c->pack->add_option("REQUEST", c->items, "requests, e.g. 3g.40gb 2g.20gbx2 milli:460")->required();
+  c->repartition = c->mig->add_subcommand(
+      "repartition", "which running instances to drain so more waiting requests fit (docs/mig.md)");
+  common(c->repartition);
+  c->repartition->add_option("--gpus", c->gpus, "GPUs of --gpu")->capture_default_str();
+  c->repartition->add_option("--wait", c->wait, "a waiting request (repeat the flag): PROFILE, PROFILExN, milli:M")
+      ->required()
+      ->allow_extra_args(false);
+  c->repartition->add_option("INSTANCE", c->items,
+                             "running instances GPU:PROFILE@START[:COST], e.g. 0:1g.10gb@4:600");
   c->openb = c->mig->add_subcommand(
       "openb", "the openb trace's pods on its own nodes: whole GPUs vs its sharing vs MIG slices");
   c->openb->add_option("--trace", c->trace, "openb pod list (csv/openb_pod_list_default.csv)")->required();
@@ -224,6 +327,7 @@ std::optional<int> RunMigCommand(const MigCommands& c, const std::string& catalo
   if (c.layouts->parsed()) return Layouts(c, **gpu, out);
   if (c.check->parsed()) return Check(c, **gpu, out, err);
   if (c.pack->parsed()) return PackCmd(c, **gpu, out, err);
+  if (c.repartition->parsed()) return Repartition(c, **gpu, out, err);
   return kExitBadInput;
 }
 

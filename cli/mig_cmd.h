@@ -2,6 +2,8 @@
 //   mig layouts --gpu MODEL [--maximal] [--no-media]   every valid layout of one GPU
 //   mig check --gpu MODEL PROFILE@START...             checks one layout
 //   mig pack --gpu MODEL --gpus N REQUEST...           packs slice requests onto N GPUs
+//   mig repartition --gpu MODEL --gpus N --wait REQUEST... GPU:PROFILE@START[:COST]...
+//                                                      which running instances to drain
 //   mig openb [--trace PODS.csv]                       fractional pods: MIG vs whole vs shared
 #pragma once
 
@@ -20,6 +22,8 @@ struct MigCommands {
   CLI::App* check = nullptr;
   CLI::App* pack = nullptr;
   CLI::App* openb = nullptr;
+  CLI::App* repartition = nullptr;
+  std::vector<std::string> wait;  // repartition: waiting requests
   std::string gpu = "A100-80GB";
   bool maximal = false;
   bool no_media = false;

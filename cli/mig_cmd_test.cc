@@ -59,6 +59,38 @@ TEST(MigCmd, BadInputExitsTwoNamingTheValue) {
   }
 }
 
+// GPU 0 runs 1g at 1 (cost 900) and 5 (cost 100), GPU 1 a 1g at 0 (cost
+// 50); a 3g and a 7g wait. GPU 0: drain the 1g at 5 (cheaper), placed again
+// at 0, the 3g at 4. Then GPU 1 can no longer give its free half to the 3g:
+// its 1g moves to GPU 0's free slices 2-3 and the 7g gets GPU 1.
+TEST(MigCmd, Repartition) {
+  CliRun r = Meridian({"mig", "repartition", "--gpu", "H100-80GB", "--gpus", "2", "--wait", "3g.40gb",
+                       "--wait", "7g.80gb", "0:1g.10gb@1:900", "0:1g.10gb@5:100", "1:1g.10gb@0:50",
+                       "-o", "json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["gpu"], 0);
+  EXPECT_EQ(j[0]["after"], "1g.10gb@0 1g.10gb@1 3g.40gb@4");
+  EXPECT_EQ(j[0]["drains"][0]["instance"], "0:1g.10gb@5:100");
+  EXPECT_EQ(j[0]["cost"], 100);
+  EXPECT_EQ(j[1]["gpu"], 1);
+  EXPECT_EQ(j[1]["after"], "7g.80gb@0");
+  EXPECT_EQ(j[1]["drains"][0]["to_gpu"], 0);
+  EXPECT_EQ(j[1]["drains"][0]["to_start"], 2);
+  CliRun none = Meridian({"mig", "repartition", "--gpu", "H100-80GB", "--wait", "3g.40gb", "0:1g.10gb@0"});
+  EXPECT_EQ(none.code, kExitOk);
+  EXPECT_NE(none.out.find("no change serves more waiting requests"), std::string::npos);
+  CliRun bad = Meridian({"mig", "repartition", "--gpu", "H100-80GB", "--wait", "3g.40gb", "3:1g.10gb@0"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_NE(bad.err.find("instance 1: \"3:1g.10gb@0\": GPU 3 is not one of 0..0 (--gpus)"), std::string::npos)
+      << bad.err;
+  CliRun overlap = Meridian(
+      {"mig", "repartition", "--gpu", "H100-80GB", "--wait", "3g.40gb", "0:1g.10gb@0", "0:1g.10gb@0"});
+  EXPECT_EQ(overlap.code, kExitBadInput);
+  EXPECT_NE(overlap.err.find("GPU 0: H100-80GB: 1g.10gb at 0 overlaps 1g.10gb at 0"), std::string::npos);
+}
+
 TEST(MigCmd, CheckAndPack) {
   CliRun ok = Meridian({"mig", "check", "--gpu", "A100-80GB", "3g.40gb@4", "2g.20gb@0", "2g.20gb@2"});
   EXPECT_EQ(ok.code, kExitOk) << ok.err;

@@ -242,18 +242,18 @@ std::vector<Proposal> ProposeRepartition(const std::vector<GpuNow>& gpus,
   }
   std::sort(cands.begin(), cands.end());
   if (cands.size() > static_cast<size_t>(o.max_gpus_examined)) cands.resize(o.max_gpus_examined);
-  std::vector<Option> options;
-  for (const auto& [neg_free, g] : cands) {
-    if (auto opt = BestOption(st, g, o)) options.push_back(*opt);
-  }
-  std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) { return Key(a) < Key(b); });
-  for (const Option& first : options) {
-    if (static_cast<int>(out.size()) >= o.max_proposals) break;
-    if (st.locked[first.gpu]) continue;
-    // Recomputed against what is left (earlier proposals took requests and slices).
-    std::optional<Option> opt = BestOption(st, first.gpu, o);
-    if (!opt) continue;
-    out.push_back(Apply(st, *opt));
+  // Rounds: the best option over the GPUs not yet touched, applied; then the
+  // options again, against the fleet as it now is (a GPU that could serve a
+  // request without a drain may need one once another GPU took that request).
+  while (static_cast<int>(out.size()) < o.max_proposals) {
+    std::optional<Option> best;
+    for (const auto& [neg_free, g] : cands) {
+      if (st.locked[g]) continue;
+      std::optional<Option> opt = BestOption(st, g, o);
+      if (opt && (!best || Key(*opt) < Key(*best))) best = opt;
+    }
+    if (!best) break;
+    out.push_back(Apply(st, *best));
   }
   return out;
 }

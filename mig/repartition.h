@@ -19,11 +19,11 @@
 // GPU (PlaceBeside, exact), or else on other GPUs, the requests added
 // largest first while they fit; the gain is that count less the count that
 // fits with no drain. The best set per GPU (most gained, then fewest drains,
-// then least cost, then staying on the GPU, then the lower GPU) is kept;
-// GPUs are then taken in that order and each proposal is recomputed against
-// the fleet as the proposals before it left it (requests served, instances
-// moved in), until `max_proposals`. A GPU changed or given a moved instance
-// is not proposed again. Cost of a drain: what the caller puts in `cost` (the
+// then least cost, then staying on the GPU, then the lower GPU) is kept; the
+// best over all GPUs is applied, and the options are computed again against
+// the fleet as it now is (requests served, instances moved in), until none
+// gains or `max_proposals`. A GPU changed or given a moved instance is not
+// proposed again. Cost of a drain: what the caller puts in `cost` (the
 // simulator: GPU-seconds of work lost since the holder's last checkpoint).
 //
 // Pure function; safe to call from many threads.
