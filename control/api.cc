@@ -7,6 +7,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "control/dashboard.h"
 #include "control/job_json.h"
 #include "control/submission.h"
 #include "control/token.h"
@@ -501,6 +502,12 @@ void ApiServer::Impl::Routes() {
     };
   };
   s.Get("/healthz", [](Req, Res res) { SendJson(res, 200, {{"ok", true}}); });
+  // The dashboard: one exact route, so no path reaches the file system.
+  s.Get("/", [](Req, Res res) {
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
+  });
   s.Get("/metrics", [this](Req, Res res) { ServeMetrics(res); });
   s.Post("/v1/jobs", authed([this](Req req, Res res, const Caller& c) { Submit(req, res, c); }));
   s.Get("/v1/jobs", authed([this](Req req, Res res, const Caller& c) { List(req, res, c); }));

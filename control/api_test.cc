@@ -61,6 +61,26 @@ class ApiTest : public ::testing::Test {
   std::unique_ptr<httplib::Client> http_;
 };
 
+TEST_F(ApiTest, DashboardIsServedAtRootWithoutAToken) {
+  auto r = http_->Get("/");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(r->get_header_value("Cache-Control"), "no-cache");
+  EXPECT_NE(r->body.find("<title>meridian dashboard</title>"), std::string::npos);
+  EXPECT_NE(r->body.find("sessionStorage"), std::string::npos);
+  // Nothing is loaded from another host.
+  EXPECT_EQ(r->body.find("http://"), std::string::npos);
+  EXPECT_EQ(r->body.find("https://"), std::string::npos);
+  // No other path is served from the file system.
+  for (const char* p : {"/../etc/passwd", "/index.html/../../etc/passwd", "/%2e%2e/etc/passwd"}) {
+    auto bad = http_->Get(p);
+    ASSERT_TRUE(bad) << p;
+    EXPECT_EQ(bad->status, 404) << p;
+    EXPECT_EQ(bad->body.find("root:"), std::string::npos) << p;
+  }
+}
+
 TEST_F(ApiTest, SubmitGetListPaginateCancel) {
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) {
