@@ -186,6 +186,9 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   out << "meridian serve: listening on http://" << listen->first << ":" << (*daemon)->port()
       << " (db " << f.db << ", WAL, synchronous=" << (f.sync == "normal" ? "NORMAL" : "FULL")
       << ", state " << state << ")" << std::endl;
+  out << "meridian serve: dashboard at http://" << listen->first << ":" << (*daemon)->port()
+      << "/ (it asks for a token from `meridian token create --db " << f.db
+      << " --tenant NAME`; http://HOST:PORT/#token=TOKEN signs in directly)" << std::endl;
   // SIGINT/SIGTERM: the handler writes to a pipe; a thread reads it and stops
   // the daemon. (No signal mask is changed, so launched jobs get SIGTERM as usual.)
   int fds[2];
