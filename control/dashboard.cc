@@ -40,7 +40,7 @@ const m = document.getElementById("main");
 const esc = s => String(s ?? "").replace(/[&<>"']/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;","'":"&#39;"}[c]));
 (function takeFragmentToken(){
   const h = new URLSearchParams(location.hash.slice(1));
-  if (h.get("token")) { sessionStorage.setItem("meridian-token", h.get("token")); history.replaceState(null, "", location.pathname); }
+  if (h.get("token")) { sessionStorage.setItem("meridian-token", h.get("token")); history.replaceState(null, "", location.pathname + (h.get("page") ? "#" + h.get("page") : "")); }
 })();
 const token = () => sessionStorage.getItem("meridian-token");
 async function api(path, opts = {}) {
