@@ -44,4 +44,17 @@ grep -q '<td>succeeded</td>' "$out/alice-overview.html" || fail "alice's overvie
 browse "$bob" overview bob-overview
 grep -q 'id="total-jobs">0<' "$out/bob-overview.html" || fail "bob's overview does not count 0 jobs (see $out/bob-overview.html)"
 grep -q 'alice-echo\|j-00000001' "$out/bob-overview.html" && fail "bob's page shows alice's job"
+browse "$alice" jobs alice-jobs
+grep -q 'alice-echo' "$out/alice-jobs.html" || fail "alice's jobs page does not list alice-echo (see $out/alice-jobs.html)"
+grep -q '<td class="state">succeeded</td>' "$out/alice-jobs.html" || fail "alice's jobs page shows no succeeded job"
+# Screenshots of each page at laptop and phone widths, to look at.
+for page in overview queue jobs fleet plan; do
+  for size in 1280,800 390,844; do
+    timeout 60 /usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+      --disable-background-networking --disable-component-update --disable-sync \
+      --user-data-dir="$dir/shot-$page-$size" --window-size=$size --virtual-time-budget=5000 \
+      --screenshot="$out/$page-${size/,/x}.png" "${url}#token=$alice&page=$page" > /dev/null 2>&1 \
+      || fail "chromium could not take the $page screenshot"
+  done
+done
 echo "PASS"
