@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <sstream>
 #include <thread>
 
@@ -129,6 +131,34 @@ Result<sched::Profile> LoadServeProfile(const std::string& name_or_path) {
   return LoadProfile(name_or_path);
 }
 
+// The sign-in token of a database: created on the first start of an empty
+// one (no tenants, no tokens) as an admin token, so the operator can open the
+// dashboard at once. It is kept in DB.signin (mode 0600) and never written to
+// the server's output unless that output is a terminal: logs do not get it.
+// Returns the token, or "" when the database has none.
+Result<std::string> SignInToken(control::Store* store, const std::string& db) {
+  const std::string path = db + ".signin";
+  std::ifstream in(path);
+  std::string token;
+  if (in && std::getline(in, token) && !token.empty()) return token;
+  auto tenants = store->Tenants();
+  if (!tenants.ok()) return tenants.status();
+  if (!tenants->empty()) return std::string();
+  auto t = control::GenerateToken();
+  if (!t.ok()) return t.status();
+  const UnixSeconds now = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::Internal(path + ": cannot create (" + std::strerror(errno) + ")");
+  const std::string line = *t + "\n";
+  const bool wrote = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  close(fd);
+  if (!wrote) return Status::Internal(path + ": cannot write");
+  MERIDIAN_RETURN_IF_ERROR(store->CreateToken(control::Sha256Hex(*t), "admin", true, now, std::nullopt));
+  return *t;
+}
+
 int Fail(std::ostream& err, const std::string& cmd, const Status& st) {
   err << "meridian " << cmd << ": " << st.message() << "\n";
   return st.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
@@ -186,9 +216,22 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   out << "meridian serve: listening on http://" << listen->first << ":" << (*daemon)->port()
       << " (db " << f.db << ", WAL, synchronous=" << (f.sync == "normal" ? "NORMAL" : "FULL")
       << ", state " << state << ")" << std::endl;
-  out << "meridian serve: dashboard at http://" << listen->first << ":" << (*daemon)->port()
-      << "/ (it asks for a token from `meridian token create --db " << f.db
-      << " --tenant NAME`; http://HOST:PORT/#token=TOKEN signs in directly)" << std::endl;
+  const std::string url = "http://" + listen->first + ":" + std::to_string((*daemon)->port()) + "/";
+  auto signin = SignInToken((*daemon)->store(), f.db);
+  if (!signin.ok()) return Fail(err, "serve", signin.status());
+  if (signin->empty()) {
+    out << "meridian serve: dashboard at " << url << " (sign in with a token from `meridian token create --db "
+        << f.db << " --tenant NAME`; " << url << "#token=TOKEN signs in directly)" << std::endl;
+  } else if (&out == &std::cout && isatty(STDOUT_FILENO)) {
+    // The fragment (#token=...) never reaches the server: not in its logs, not in a query string.
+    out << "meridian serve: dashboard at " << url << "\n"
+        << "meridian serve: open " << url << "#token=" << *signin
+        << " to sign in as admin (the token is also in " << f.db << ".signin)" << std::endl;
+  } else {
+    out << "meridian serve: dashboard at " << url << " (the admin sign-in link is " << url
+        << "#token= followed by the token in " << f.db << ".signin, mode 0600; "
+        << "not printed because this output is not a terminal)" << std::endl;
+  }
   // SIGINT/SIGTERM: the handler writes to a pipe; a thread reads it and stops
   // the daemon. (No signal mask is changed, so launched jobs get SIGTERM as usual.)
   int fds[2];

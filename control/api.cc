@@ -7,6 +7,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "control/aggregates.h"
 #include "control/dashboard.h"
 #include "control/job_json.h"
 #include "control/submission.h"
@@ -335,7 +336,7 @@ struct ApiServer::Impl {
     res.set_content(data, "text/plain; charset=utf-8");
   }
 
-  void Nodes(httplib::Response& res) {
+  void Nodes(httplib::Response& res, const Caller& c) {
     auto nodes = store->Nodes();
     auto active = store->ActiveJobs();
     if (!nodes.ok() || !active.ok()) {
@@ -345,7 +346,8 @@ struct ApiServer::Impl {
     for (const NodeRow& n : *nodes) {
       json jobs = json::array();
       for (const JobRow& j : *active) {
-        if (j.placement.node == n.name) jobs.push_back(j.id);
+        // Another tenant's job ids stay hidden; the node only counts as busier.
+        if (j.placement.node == n.name && (c.admin || j.tenant == c.tenant)) jobs.push_back(j.id);
       }
       arr.push_back({{"name", n.name},
                      {"gpu_model", n.gpu_model.empty() ? json(nullptr) : json(n.gpu_model)},
@@ -358,6 +360,51 @@ struct ApiServer::Impl {
                      {"jobs", jobs}});
     }
     SendJson(res, 200, {{"nodes", arr}});
+  }
+
+  // Everything the dashboard aggregates read, as `c` may see it.
+  Result<AggregateInput> Gather(const Caller& c) {
+    AggregateInput in;
+    ListFilter f;
+    f.tenant = c.admin ? "" : c.tenant;
+    f.limit = 1000;
+    while (true) {
+      auto rows = store->ListJobs(f);
+      if (!rows.ok()) return rows.status();
+      for (JobRow& r : *rows) in.jobs.push_back(std::move(r));
+      if (rows->size() < static_cast<size_t>(f.limit)) break;
+      f.after_seq = in.jobs.back().seq;
+    }
+    auto active = store->ActiveJobs();
+    if (!active.ok()) return active.status();
+    in.all_active = std::move(active).value();
+    auto nodes = store->Nodes();
+    if (!nodes.ok()) return nodes.status();
+    in.nodes = std::move(nodes).value();
+    // Only a job that ran more than once, or is preempted now, can have been preempted.
+    for (const JobRow& j : in.jobs) {
+      if (j.attempts < 2 && j.state != "preempted") continue;
+      auto ev = store->Events(j.id);
+      if (!ev.ok()) return ev.status();
+      for (const EventRow& e : *ev) {
+        if (e.type == "state" && e.to == "preempted") in.preemptions[j.id]++;
+      }
+    }
+    in.waiting = reconciler->Waiting();
+    in.layouts = reconciler->Layouts();
+    in.catalog = catalog.get();
+    in.options = &reconciler->options();
+    in.now = Now();
+    in.admin = c.admin;
+    in.tenant = c.tenant;
+    return in;
+  }
+
+  void Aggregate(httplib::Response& res, const Caller& c,
+                 nlohmann::json (*render)(const AggregateInput&)) {
+    auto in = Gather(c);
+    if (!in.ok()) return SendError(res, 500, in.status().message());
+    SendJson(res, 200, render(*in));
   }
 
   void RegisterNode(const httplib::Request& req, httplib::Response& res);
@@ -502,12 +549,23 @@ void ApiServer::Impl::Routes() {
     };
   };
   s.Get("/healthz", [](Req, Res res) { SendJson(res, 200, {{"ok", true}}); });
-  // The dashboard: one exact route, so no path reaches the file system.
-  s.Get("/", [](Req, Res res) {
-    res.set_header("Cache-Control", "no-cache");
+  // The dashboard: files of the embedded build looked up by exact path, so no
+  // path reaches the file system. The build's asset names carry a content
+  // hash, so they may be cached for good; the page itself is revalidated.
+  auto dashboard = [](Req req, Res res) {
+    const WebAsset* a = FindWebAsset(req.path);
+    if (!a) return SendError(res, 404, "no such route; see docs/api.md");
+    const bool page = a->content_type.starts_with("text/html");
+    res.set_header("Cache-Control", page ? "no-cache" : "public, max-age=31536000, immutable");
     res.set_header("X-Content-Type-Options", "nosniff");
-    res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
-  });
+    res.set_header("Referrer-Policy", "no-referrer");
+    res.set_header("Content-Security-Policy",
+                   "default-src 'self'; img-src 'self' data:; connect-src 'self'; "
+                   "frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+    res.set_content(std::string(a->body), std::string(a->content_type));
+  };
+  s.Get("/", dashboard);
+  s.Get(R"(/assets/[A-Za-z0-9._-]+)", dashboard);
   s.Get("/metrics", [this](Req, Res res) { ServeMetrics(res); });
   s.Post("/v1/jobs", authed([this](Req req, Res res, const Caller& c) { Submit(req, res, c); }));
   s.Get("/v1/jobs", authed([this](Req req, Res res, const Caller& c) { List(req, res, c); }));
@@ -547,7 +605,11 @@ void ApiServer::Impl::Routes() {
           }
           SendJson(res, 200, {{"queues", arr}});
         }));
-  s.Get("/v1/nodes", authed([this](Req, Res res, const Caller&) { Nodes(res); }));
+  s.Get("/v1/nodes", authed([this](Req, Res res, const Caller& c) { Nodes(res, c); }));
+  s.Get("/v1/overview", authed([this](Req, Res res, const Caller& c) { Aggregate(res, c, OverviewJson); }));
+  s.Get("/v1/waiting", authed([this](Req, Res res, const Caller& c) { Aggregate(res, c, WaitingJson); }));
+  s.Get("/v1/fleet", authed([this](Req, Res res, const Caller& c) { Aggregate(res, c, FleetJson); }));
+  s.Get("/v1/regions", authed([this](Req, Res res, const Caller& c) { Aggregate(res, c, RegionsJson); }));
   s.Post("/v1/nodes", authed([this](Req req, Res res, const Caller& c) {
            if (!c.admin) return SendError(res, 404, "no such route for this token (admin only)");
            RegisterNode(req, res);

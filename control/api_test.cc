@@ -2,6 +2,7 @@
 // list with pagination, cancel, idempotency, the auth matrix and malformed
 // requests.
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "control/test_daemon.h"
 
@@ -67,13 +68,40 @@ TEST_F(ApiTest, DashboardIsServedAtRootWithoutAToken) {
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/html; charset=utf-8");
   EXPECT_EQ(r->get_header_value("Cache-Control"), "no-cache");
+  EXPECT_NE(r->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
   EXPECT_NE(r->body.find("<title>meridian dashboard</title>"), std::string::npos);
-  EXPECT_NE(r->body.find("sessionStorage"), std::string::npos);
-  // Nothing is loaded from another host.
+  // The page's script and styles come from this server; every absolute URL
+  // in them is an XML namespace name (Preact's SVG support), never a host to load.
+  std::vector<std::string> assets;
+  const std::regex ref(R"re((?:src|href)="(/assets/[^"]+)")re");
+  for (std::sregex_iterator it(r->body.begin(), r->body.end(), ref), end; it != end; ++it) {
+    assets.push_back((*it)[1]);
+  }
+  ASSERT_GE(assets.size(), 2u) << r->body;
+  std::string script;
+  for (const std::string& a : assets) {
+    auto f = http_->Get(a.c_str());
+    ASSERT_TRUE(f) << a;
+    EXPECT_EQ(f->status, 200) << a;
+    EXPECT_NE(f->get_header_value("Cache-Control").find("immutable"), std::string::npos) << a;
+    if (a.ends_with(".js")) {
+      EXPECT_EQ(f->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+      script += f->body;
+    }
+    if (a.ends_with(".css")) {
+      EXPECT_EQ(f->get_header_value("Content-Type"), "text/css; charset=utf-8");
+    }
+    const std::regex url(R"(https?://[^"'`) ]+)");
+    for (std::sregex_iterator it(f->body.begin(), f->body.end(), url), end; it != end; ++it) {
+      EXPECT_EQ(it->str().rfind("http://www.w3.org/", 0), 0u) << a << ": " << it->str();
+    }
+  }
+  EXPECT_NE(script.find("sessionStorage"), std::string::npos);
   EXPECT_EQ(r->body.find("http://"), std::string::npos);
   EXPECT_EQ(r->body.find("https://"), std::string::npos);
-  // No other path is served from the file system.
-  for (const char* p : {"/../etc/passwd", "/index.html/../../etc/passwd", "/%2e%2e/etc/passwd"}) {
+  // No other path is served, and nothing from the file system.
+  for (const char* p : {"/../etc/passwd", "/index.html/../../etc/passwd", "/%2e%2e/etc/passwd",
+                        "/assets/../../etc/passwd", "/assets/nope.js", "/web_assets.cc"}) {
     auto bad = http_->Get(p);
     ASSERT_TRUE(bad) << p;
     EXPECT_EQ(bad->status, 404) << p;

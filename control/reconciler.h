@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -66,6 +67,34 @@ struct ReconcilerOptions {
   PlanRenderer plan_renderer;
 };
 
+// Why a queued job is still queued: the last cycle's decision for it, kept so
+// the API can show the explanation without deciding again.
+struct WaitExplanation {
+  std::string decision;  // "wait", "defer", "preempt", "error", "none" (no schedulable nodes)
+  std::string message;   // the job's reason
+  struct Filter {
+    std::string plugin;
+    uint32_t rejected = 0;
+    std::vector<std::string> examples;
+  };
+  std::vector<Filter> filters;               // the filters that turned candidates away
+  std::optional<UnixSeconds> earliest_start;  // when capacity it could use frees, if known
+  std::string start_reason;
+  std::string pricing;  // the pricing model it waits for ("owned" on the fleet)
+  std::string pricing_reason;
+  uint32_t candidates = 0, feasible = 0;
+};
+
+// One schedulable node's MIG layout as the scheduler sees it.
+struct MigSlice {
+  std::string profile;  // "1g.10gb"
+  int start = 0, span = 0;
+};
+struct NodeLayout {
+  int mig_gpus = 0;             // GPUs in MIG mode
+  std::vector<MigSlice> slices;  // the layout of each MIG-mode GPU
+};
+
 class Reconciler {
  public:
   Reconciler(Store* store, Backend* backend, Metrics* metrics, ReconcilerOptions options);
@@ -84,6 +113,12 @@ class Reconciler {
   Status RunCycle();
   // Recovery alone (Start calls it), for benchmarks that drive RunCycle.
   Status Recover();
+
+  // The explanations of the jobs queued at the end of the last cycle, by job id.
+  std::map<std::string, WaitExplanation> Waiting() const;
+  // The MIG layout of each schedulable node, by node name.
+  std::map<std::string, NodeLayout> Layouts() const;
+  const ReconcilerOptions& options() const { return options_; }
 
   std::string LogDir(const std::string& job_id) const;
   std::string CheckpointDir(const std::string& job_id) const;
@@ -115,6 +150,10 @@ class Reconciler {
   std::unique_ptr<FleetState> fleet_;
   std::map<std::string, uint32_t> tenant_ids_;
   int64_t max_seq_ = 0;
+
+  mutable std::mutex explain_mu_;  // the two maps below, swapped in once per cycle
+  std::map<std::string, WaitExplanation> waiting_;
+  std::map<std::string, NodeLayout> layouts_;
 
   std::mutex inbox_mu_;
   std::set<std::string> cancels_;

@@ -1,6 +1,7 @@
 // The reconciler's fleet and scheduling steps: the fleet from the backend's
 // and the registered nodes, decisions over the queue, launches, and the plan
 // dry run.
+#include <bit>
 #include <chrono>
 #include <iostream>
 
@@ -133,8 +134,52 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
       std::cerr << "meridian serve: " << id << ": " << st.message() << "\n";
     }
   }
+  std::map<std::string, NodeLayout> layouts;
+  if (fs->fleet) {
+    for (size_t i = 0; i < fs->nodes.size(); ++i) {
+      const sched::Node& n = fs->fleet->node(NodeId(static_cast<uint32_t>(i)));
+      NodeLayout& l = layouts[fs->nodes[i].name];
+      l.mig_gpus = std::popcount(n.mig_gpus);
+      for (const sched::MigInstance& m : n.mig) {
+        l.slices.push_back({options_.catalog->gpus()[n.gpu_model.index()].mig_profiles[m.profile].name,
+                            m.shape.start, m.shape.span});
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> l(explain_mu_);
+    layouts_.swap(layouts);
+  }
   fleet_ = std::move(fs);
   return Status::Ok();
+}
+
+namespace {
+
+WaitExplanation Explain(const sched::Decision& d, const std::string& reason) {
+  WaitExplanation e;
+  e.decision = std::string(sched::ToString(d.kind));
+  e.message = reason;
+  for (const sched::FilterLine& f : d.filters) e.filters.push_back({f.plugin, f.rejected, f.examples});
+  if (d.start > 0) e.earliest_start = d.start;
+  e.start_reason = d.start_reason;
+  e.pricing = d.pricing ? std::string(ToString(*d.pricing)) : "owned";
+  e.pricing_reason = d.pricing_reason;
+  e.candidates = d.candidates;
+  e.feasible = d.feasible;
+  return e;
+}
+
+}  // namespace
+
+std::map<std::string, WaitExplanation> Reconciler::Waiting() const {
+  std::lock_guard<std::mutex> l(explain_mu_);
+  return waiting_;
+}
+
+std::map<std::string, NodeLayout> Reconciler::Layouts() const {
+  std::lock_guard<std::mutex> l(explain_mu_);
+  return layouts_;
 }
 
 Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
@@ -149,9 +194,20 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
     }
     waiting.push_back(a.get());
   }
+  std::map<std::string, WaitExplanation> explained;
+  // Published however the cycle returns, so a job placed this cycle leaves it.
+  struct Publish {
+    Reconciler* r;
+    std::map<std::string, WaitExplanation>* e;
+    ~Publish() {
+      std::lock_guard<std::mutex> l(r->explain_mu_);
+      r->waiting_.swap(*e);
+    }
+  } publish{this, &explained};
   if (waiting.empty()) return Status::Ok();
   if (!fleet_ || !fleet_->scheduler) {
     for (Active* a : waiting) {
+      explained[a->row.id] = {"none", "no schedulable nodes", {}, std::nullopt, "", "", "", 0, 0};
       if (a->row.reason != "no schedulable nodes") {
         a->row.reason = "no schedulable nodes";
         JobUpdate u;
@@ -262,6 +318,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
         reason = d.status.message().empty() ? d.start_reason : d.status.message();
         break;
     }
+    explained[a.row.id] = Explain(d, reason);
     if (reason != a.row.reason) {
       a.row.reason = reason;
       JobUpdate u;

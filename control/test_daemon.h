@@ -72,8 +72,10 @@ inline std::string RunCommand(const std::vector<std::string>& argv, int* rc) {
 class DaemonProcess {
  public:
   // `dir` holds the database, the state and the config.
-  explicit DaemonProcess(std::string dir, int gpus = 4) : dir_(std::move(dir)) {
-    std::ofstream(dir_ + "/serve.yaml") << "region: gcp:us-central1\n"
+  // `extra` is more serve.yaml lines ("gpu_hour_usd: 0.5\n").
+  explicit DaemonProcess(std::string dir, int gpus = 4, const std::string& extra = "")
+      : dir_(std::move(dir)) {
+    std::ofstream(dir_ + "/serve.yaml") << "region: gcp:us-central1\n" << extra
                                         << "reconcile_interval_ms: 50\n"
                                         << "node: {name: testnode, gpu_model: T4, gpus: " << gpus
                                         << ", vcpus: 8, ram_gib: 32}\n";
