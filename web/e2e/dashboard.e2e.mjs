@@ -32,8 +32,17 @@ function check(cond, why) {
 }
 
 async function main() {
+  // The shipped default profile with the two tenants' working hours, so the
+  // Regions page has a follow-the-sun strip to show.
+  const profile = readFileSync(join(process.cwd(), '..', 'sched', 'profiles', 'default.yaml'), 'utf8').replace(
+    /^  - name: drf_fair_share.*$/m,
+    '  - name: follow_the_sun\n    args:\n      tenants:\n' +
+    '        alice: {zone: Asia/Tokyo, hours: "09:00-18:00"}\n        bob: {zone: Europe/Berlin, hours: "08:00-17:00"}');
+  check(profile.includes('follow_the_sun'), 'sched/profiles/default.yaml has no drf_fair_share line to replace');
+  writeFileSync(join(dir, 'profile.yaml'), profile);
   writeFileSync(join(dir, 'serve.yaml'),
     'region: gcp:us-central1\nreconcile_interval_ms: 50\ngpu_hour_usd: 1.10\n' +
+    `profile: ${join(dir, 'profile.yaml')}\n` +
     'node: {name: testnode, gpu_model: T4, gpus: 4, vcpus: 8, ram_gib: 32}\n');
   serve = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--db', db, '--config', join(dir, 'serve.yaml')],
     { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -154,12 +163,30 @@ async function main() {
     `overview summary: ${summary}`);
   step('overview totals match the API');
 
+  // The Regions page: the home region first, alice's working hours in the strip.
+  await page.goto(url + '#regions');
+  await page.getByTestId('sun-strip').waitFor();
+  const strip = await page.getByTestId('sun-strip').textContent();
+  check(strip.includes('alice') && strip.includes('Asia/Tokyo') && !strip.includes('bob'),
+    `alice's follow-the-sun strip: ${strip.slice(0, 200)}`);
+  check(strip.includes('gcp:us-central1'), 'the strip shows no load in the home region');
+  const first = await page.getByTestId('regions-table').locator('tbody tr').first().textContent();
+  check(first.includes('gcp:us-central1') && first.includes('home'), `first region row: ${first}`);
+  check((await page.getByLabel('GPU model').inputValue()) === 'T4', 'the price column is not the fleet\'s GPU model');
+  step('regions');
+
   // Screenshots of each page at laptop and phone widths.
   const pages = ['overview', 'queue', 'jobs', 'fleet', 'regions', 'plan', 'token'];
   const shoot = async (p, name) => {
     for (const id of pages) {
       await p.goto(url + '#' + id);
       await p.locator('main h2').first().waitFor();
+      if (id === 'plan') {
+        // The explorer with its answer: the ranked options and their arithmetic.
+        await p.waitForFunction(() => document.getElementById('plan-text').value.includes('gpu_models'));
+        await p.getByRole('button', { name: 'Plan' }).click();
+        await p.getByTestId('option-1').waitFor();
+      }
       await p.waitForTimeout(150);
       await p.screenshot({ path: join(out, `${id}-${name}.png`), fullPage: true });
     }

@@ -1,6 +1,11 @@
 // Numbers as the pages print them.
 export const usd = (v) => (v == null ? '–' : '$' + (Math.abs(v) < 1 && v !== 0 ? v.toFixed(4) : v.toFixed(2)));
-export const kg = (v) => (v == null ? '–' : v < 1 ? (v * 1000).toFixed(1) + ' g' : v.toFixed(2) + ' kg');
+export function kg(v) {
+  if (v == null) return '–';
+  if (v === 0) return '0 g';
+  if (v < 0.0001) return (v * 1e6).toFixed(0) + ' mg';
+  return v < 1 ? (v * 1000).toFixed(1) + ' g' : v.toFixed(2) + ' kg';
+}
 export const pct = (f) => (f * 100).toFixed(0) + '%';
 
 export function duration(s) {

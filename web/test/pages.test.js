@@ -82,7 +82,7 @@ describe('Regions', () => {
     for (let i = 2; i < rows.length; i++) expect(rows[i - 1].carbon_g_per_kwh_now).toBeLessThanOrEqual(rows[i].carbon_g_per_kwh_now);
   });
   it('draws the follow-the-sun strip: working hours per tenant and load per region', () => {
-    render(html`<${RegionsView} data=${r} />`);
+    render(html`<${RegionsView} data=${r} fleetModel="T4" />`);
     const strip = screen.getByTestId('sun-strip');
     const t = r.tenants[0];
     const row = within(strip).getByText(t.tenant).closest('tr');
@@ -90,10 +90,14 @@ describe('Regions', () => {
     const home = r.regions.find((g) => g.home);
     expect(within(strip).getByText(home.id)).toBeTruthy();
     const table = screen.getByTestId('regions-table');
-    expect(table.querySelectorAll('tbody tr').length).toBe(r.regions.length);
+    const offering = r.regions.filter((g) => g.home || g.prices.some((p) => p.gpu_model === 'T4'));
+    expect(table.querySelectorAll('tbody tr').length).toBe(Math.min(12, offering.length));
+    fireEvent.click(screen.getByLabelText(/only regions that offer T4/));
+    expect(table.querySelectorAll('tbody tr').length).toBe(Math.min(12, r.regions.length));
+    expect(table.querySelector('tbody tr').textContent).toContain('home');
   });
   it('changes the price column with the GPU model', () => {
-    render(html`<${RegionsView} data=${r} />`);
+    render(html`<${RegionsView} data=${r} fleetModel="T4" />`);
     const select = screen.getByLabelText('GPU model');
     fireEvent.change(select, { target: { value: 'T4' } });
     expect(screen.getByTestId('regions-table').querySelector('thead').textContent).toContain('T4 on-demand');

@@ -10,10 +10,13 @@ export function RankedOption({ rank, option, label }) {
   const sumText = option.scores.map((s) => `${s.normalized}×${s.weight}`).join(' + ');
   return html`<div class="option" data-testid=${'option-' + rank}>
     <h4>#${rank} ${label}: ${option.where}</h4>
-    <div class="scroll"><table class="compact">
-      <thead><tr><th scope="col">Plugin</th><th scope="col" class="num">Raw</th><th scope="col" class="num">Normalized (0–100)</th><th scope="col" class="num">× Weight</th><th scope="col" class="num">= Weighted</th><th scope="col">Note</th></tr></thead>
-      <tbody>${option.scores.map((s) => html`<tr key=${s.plugin}><th scope="row">${s.plugin}</th><td class="num">${s.raw}</td><td class="num">${s.normalized}</td><td class="num">${s.weight}</td><td class="num">${s.weighted}</td><td>${s.note}</td></tr>`)}</tbody>
-      <tfoot><tr><th scope="row">Total</th><td colspan="3" class="muted">${sumText || '–'}</td><td class="num" data-testid=${'total-' + rank}>${option.total}</td><td></td></tr></tfoot>
+    <div class="scroll"><table class="compact arith">
+      <thead><tr><th scope="col">Plugin</th><th scope="col" class="num">Raw</th><th scope="col" class="num">Normalized</th><th scope="col" class="num">× Weight</th><th scope="col" class="num">= Weighted</th></tr></thead>
+      ${option.scores.map((s) => html`<tbody key=${s.plugin}>
+        <tr><th scope="row">${s.plugin}</th><td class="num">${s.raw}</td><td class="num">${s.normalized}</td><td class="num">${s.weight}</td><td class="num">${s.weighted}</td></tr>
+        ${s.note ? html`<tr class="note"><td colspan="5">${s.note}</td></tr>` : null}
+      </tbody>`)}
+      <tfoot><tr><th scope="row">Total</th><td colspan="3" class="muted">${sumText || '–'}</td><td class="num" data-testid=${'total-' + rank}>${option.total}</td></tr></tfoot>
     </table></div>
   </div>`;
 }

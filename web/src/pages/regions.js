@@ -8,6 +8,9 @@ import { getJson } from '../api.js';
 import { usePoll } from '../poll.js';
 import { Sparkline, Status } from '../components.js';
 import { hourLabel } from '../format.js';
+import { useFleetModel } from '../example.js';
+
+const SHOWN = 12;  // rows before "Show all": the home region and the best few
 
 const sum = (a) => a.reduce((x, y) => x + y, 0);
 
@@ -40,12 +43,18 @@ export function SunStrip({ data }) {
     </tbody></table></div>`;
 }
 
-export function RegionsView({ data }) {
+export function RegionsView({ data, fleetModel }) {
   const models = [...new Set(data.regions.flatMap((r) => r.prices.map((p) => p.gpu_model)))].sort();
   const home = data.regions.find((r) => r.home);
-  const [model, setModel] = useState(models.includes('H100') ? 'H100' : models[0]);
+  // The fleet's own GPU model first; else one the home region sells.
+  const [picked, setModel] = useState(null);
+  const homeModel = home && home.prices.length ? home.prices[0].gpu_model : models[0];
+  const model = picked || (models.includes(fleetModel) ? fleetModel : homeModel);
   const [by, setBy] = useState('carbon');
-  const rows = sortRegions(data.regions, model, by);
+  const [all, setAll] = useState(false);
+  const [offering, setOffering] = useState(true);
+  const sorted = sortRegions(data.regions.filter((r) => r.home || !offering || priceOf(r, model)), model, by);
+  const rows = all ? sorted : sorted.slice(0, SHOWN);
   return html`<section aria-labelledby="h-regions">
     <h2 id="h-regions">Regions</h2>
     <p class="lead">Work runs in ${data.home_region}${home ? ` (${home.location})` : ''}, at ${home ? home.carbon_g_per_kwh_now : '–'} gCO₂/kWh now. Below: what the other regions would cost and how clean their power is.</p>
@@ -59,13 +68,15 @@ export function RegionsView({ data }) {
       <select id="region-sort" value=${by} onChange=${(e) => setBy(e.target.value)}>
         <option value="carbon">carbon now</option><option value="price">on-demand price</option><option value="load">load</option>
       </select>
+      <input type="checkbox" id="regions-offering" checked=${offering} onChange=${(e) => setOffering(e.target.checked)} />
+      <label for="regions-offering">only regions that offer ${model}</label>
     </div>
     <div class="scroll"><table data-testid="regions-table">
       <thead><tr><th scope="col">Region</th><th scope="col">Location</th><th scope="col" class="num">gCO₂/kWh now</th><th scope="col">Last 24 h</th><th scope="col" class="num">${model} on-demand $/GPU-h</th><th scope="col" class="num">${model} spot $/GPU-h</th><th scope="col" class="num">Running here</th></tr></thead>
       <tbody>${rows.map((r) => {
         const p = priceOf(r, model);
         return html`<tr key=${r.id} class=${r.home ? 'home' : ''}>
-          <th scope="row">${r.id}${r.home ? html` <span class="badge">home${r.owned_gpu_hour_usd != null ? `, owned $${r.owned_gpu_hour_usd}/GPU-h` : ''}</span>` : ''}</th>
+          <th scope="row">${r.id}${r.home ? html` <span class="badge">home</span>${r.owned_gpu_hour_usd != null ? html`<div class="muted">owned: $${r.owned_gpu_hour_usd}/GPU-h</div>` : ''}` : ''}</th>
           <td>${r.location}<div class="muted">${r.time_zone}</div></td>
           <td class="num">${r.carbon_g_per_kwh_now}<div class="muted">${r.carbon_source}</div></td>
           <td><${Sparkline} values=${r.carbon_g_per_kwh_hourly} label=${`hourly carbon ${Math.min(...r.carbon_g_per_kwh_hourly)} to ${Math.max(...r.carbon_g_per_kwh_hourly)} gCO2/kWh`} /></td>
@@ -74,11 +85,13 @@ export function RegionsView({ data }) {
           <td class="num">${r.running_jobs ? `${r.running_jobs} jobs, ${r.running_gpus} GPUs` : '–'}</td>
         </tr>`;
       })}</tbody></table></div>
+    ${sorted.length > SHOWN ? html`<p><button id="regions-all" aria-expanded=${all} onClick=${() => setAll(!all)}>${all ? `Show the first ${SHOWN}` : `Show all ${sorted.length} regions`}</button></p>` : null}
     <p class="muted">Prices: the catalog's cheapest offering of the model in each region, per GPU. Carbon: the grid zone's hourly series where the catalog has one, else the yearly figure.</p>
   </section>`;
 }
 
 export function Regions() {
   const { data, error, loading } = usePoll(() => getJson('/v1/regions'), 10000);
-  return data ? html`<${Status} error=${error} /><${RegionsView} data=${data} />` : html`<${Status} error=${error} loading=${loading} />`;
+  const fleetModel = useFleetModel();
+  return data ? html`<${Status} error=${error} /><${RegionsView} data=${data} fleetModel=${fleetModel} />` : html`<${Status} error=${error} loading=${loading} />`;
 }
