@@ -33,6 +33,11 @@ describe('Overview', () => {
     const tiers = within(screen.getByTestId('by-tier')).getAllByRole('row').slice(1).map((r) => r.querySelector('th').textContent);
     expect(tiers).toEqual(['critical', 'high', 'normal', 'low']);
   });
+  it('tells a new user where to start when there are no jobs', () => {
+    const empty = { ...o, jobs: { ...o.jobs, total: 0 } };
+    render(html`<${OverviewView} data=${empty} />`);
+    expect(within(screen.getByTestId('first-steps')).getByRole('link', { name: 'Jobs' }).getAttribute('href')).toBe('#jobs');
+  });
   it('says in one sentence what is going on', () => {
     const s = summary(o);
     expect(s).toContain(`${o.jobs.total} job`);

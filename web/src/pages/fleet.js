@@ -23,16 +23,16 @@ export function FleetView({ data }) {
     ${data.clusters.map((c) => html`<div key=${c.name}>
       <h3>${c.name}</h3>
       <p class="muted">${c.pricing} capacity in ${c.region}, billed at $${c.gpu_hour_usd}/GPU-hour</p>
-      <div class="scroll"><table data-testid="fleet-table">
+      <div class="scroll"><table class="stack headless" data-testid="fleet-table">
         <thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">GPUs</th><th scope="col">Which job holds each GPU</th><th scope="col">MIG slices</th><th scope="col">Your jobs</th><th scope="col">Others'</th></tr></thead>
         <tbody>${c.nodes.map((n) => html`<tr key=${n.name} class=${n.drained ? 'drained' : ''}>
           <th scope="row">${n.name}<div class="muted">${n.vcpus} vCPU, ${n.ram_gib} GiB</div></th>
-          <td><span class=${'node-' + n.state}>${n.state}</span></td>
-          <td>${n.gpus ? `${n.gpus}× ${n.gpu_model}` : '–'}</td>
-          <td><${Slots} node=${n} /></td>
-          <td>${n.mig_gpus ? html`${n.mig_gpus} GPU${n.mig_gpus > 1 ? 's' : ''} in MIG mode: ${n.mig_slices.map((s) => `${s.profile} @${s.start}`).join(', ')}` : html`<span class="muted">not in MIG mode</span>`}</td>
-          <td>${n.jobs.length ? n.jobs.map((j) => html`<div key=${j.id}><${JobLink} id=${j.id} /> ${j.name}${j.mig ? ` (MIG ${j.mig})` : ''}</div>`) : html`<span class="muted">none</span>`}</td>
-          <td class="num">${n.other_tenants_jobs}</td>
+          <td data-label="State"><span class=${'node-' + n.state}>${n.state}</span></td>
+          <td data-label="GPUs">${n.gpus ? `${n.gpus}× ${n.gpu_model}` : '–'}</td>
+          <td data-label="GPU use"><${Slots} node=${n} /></td>
+          <td data-label="MIG">${n.mig_gpus ? html`${n.mig_gpus} GPU${n.mig_gpus > 1 ? 's' : ''} in MIG mode: ${n.mig_slices.map((s) => `${s.profile} @${s.start}`).join(', ')}` : html`<span class="muted">not in MIG mode</span>`}</td>
+          <td data-label="Your jobs">${n.jobs.length ? n.jobs.map((j) => html`<div key=${j.id}><${JobLink} id=${j.id} /> ${j.name}${j.mig ? ` (MIG ${j.mig})` : ''}</div>`) : html`<span class="muted">none</span>`}</td>
+          <td data-label="Others' jobs" class="num">${n.other_tenants_jobs}</td>
         </tr>`)}</tbody>
       </table></div>
     </div>`)}

@@ -21,6 +21,14 @@ const COLUMNS = [
   ['runtime', 'Runtime', (j) => runtime(j) ?? -1],
 ];
 
+const NUMERIC = new Set(['cost', 'co2', 'runtime']);
+
+// One job's cells, in COLUMNS order.
+const cells = (j) => [
+  html`<${JobLink} id=${j.id} />`, j.name, html`<span class=${'state s-' + j.state}>${j.state}</span>`,
+  j.tenant, j.kind, placement(j), j.pricing || '–', usd(j.cost_usd), kg(j.co2_g / 1000), duration(runtime(j)),
+];
+
 export function filterAndSort(jobs, query, key, dir) {
   const q = query.trim().toLowerCase();
   const rows = q ? jobs.filter((j) => [j.id, j.name, j.state, j.tenant, j.kind, placement(j), j.pricing || ''].some((v) => String(v).toLowerCase().includes(q))) : jobs.slice();
@@ -41,13 +49,11 @@ export function JobsTable({ jobs }) {
     <label for="job-search">Search jobs</label>
     <input id="job-search" type="search" value=${query} onInput=${(e) => setQuery(e.target.value)} placeholder="name, state, tenant, region…" />
     <span class="muted" aria-live="polite"> ${rows.length} of ${jobs.length}</span>
-    <div class="scroll"><table data-testid="jobs-table">
+    <div class="scroll"><table class="stack" data-testid="jobs-table">
       <thead><tr>${COLUMNS.map(([k, label]) => html`<th scope="col" key=${k} aria-sort=${sort[0] === k ? (sort[1] > 0 ? 'ascending' : 'descending') : 'none'}>
         <button class="sort" onClick=${() => by(k)}>${label}${sort[0] === k ? (sort[1] > 0 ? ' ▲' : ' ▼') : ''}</button></th>`)}</tr></thead>
       <tbody>${rows.map((j) => html`<tr key=${j.id} data-job=${j.id}>
-        <td><${JobLink} id=${j.id} /></td><td>${j.name}</td><td><span class=${'state s-' + j.state}>${j.state}</span></td>
-        <td>${j.tenant}</td><td>${j.kind}</td><td>${placement(j)}</td><td>${j.pricing || '–'}</td>
-        <td class="num">${usd(j.cost_usd)}</td><td class="num">${kg(j.co2_g / 1000)}</td><td class="num">${duration(runtime(j))}</td>
+        ${cells(j).map((c, i) => html`<td key=${i} data-label=${COLUMNS[i][1]} class=${NUMERIC.has(COLUMNS[i][0]) ? 'num' : undefined}>${c}</td>`)}
       </tr>`)}</tbody>
     </table></div>
   </div>`;

@@ -30,6 +30,8 @@ export function OverviewView({ data: o }) {
   return html`<section aria-labelledby="h-overview">
     <h2 id="h-overview">Overview</h2>
     <p class="lead" data-testid="summary">${summary(o)}</p>
+    ${o.jobs.total === 0 ? html`<p data-testid="first-steps">meridian decides for each job where it runs (node, GPUs, pricing model) and runs it on this fleet, with the reasons shown.
+      No jobs yet: submit the ready-made example on the <a href="#jobs">Jobs</a> page, or see what the scheduler would decide on the <a href="#plan">Plan</a> page.</p>` : null}
     <div class="cards">
       <${Card} id="jobs-total" label="Jobs" value=${o.jobs.total} note=${`${o.jobs.by_state.queued} queued`} />
       <${Card} id="spend-total" label="Spend so far" value=${usd(o.spend.so_far_usd)} note=${`${usd(o.spend.per_hour_usd)} per hour now`} />
