@@ -135,12 +135,17 @@ Result<sched::Profile> LoadServeProfile(const std::string& name_or_path) {
 // one (no tenants, no tokens) as an admin token, so the operator can open the
 // dashboard at once. It is kept in DB.signin (mode 0600) and never written to
 // the server's output unless that output is a terminal: logs do not get it.
-// Returns the token, or "" when the database has none.
+// Returns the token, or "" when the database has none (or it was revoked).
 Result<std::string> SignInToken(control::Store* store, const std::string& db) {
   const std::string path = db + ".signin";
   std::ifstream in(path);
   std::string token;
-  if (in && std::getline(in, token) && !token.empty()) return token;
+  if (in && std::getline(in, token) && !token.empty()) {
+    // A revoked sign-in token is not offered again.
+    auto row = store->LookupToken(control::Sha256Hex(token));
+    if (!row.ok()) return row.status();
+    return *row && !(*row)->revoked_at ? token : std::string();
+  }
   auto tenants = store->Tenants();
   if (!tenants.ok()) return tenants.status();
   if (!tenants->empty()) return std::string();

@@ -346,7 +346,7 @@ json RegionsJson(const AggregateInput& in) {
                        {"gpu_hours_24h", load}});
   }
   json tenants = json::array();
-  for (const TenantHome& h : TenantHomes(in.options->profile)) {
+  for (const TenantHome& h : *in.homes) {
     if (!in.admin && h.tenant != in.tenant) continue;
     auto zone = sched::FindTimeZone(h.zone);
     auto wh = sched::ParseWorkingHours(h.hours);

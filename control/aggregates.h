@@ -20,6 +20,16 @@
 
 namespace meridian::control {
 
+// A tenant's home time zone and working hours, from the profile's
+// follow_the_sun arguments (empty when the profile does not follow the sun).
+// Read once before the daemon's threads start: reading plugin arguments
+// touches the profile's YAML nodes, which the scheduler reads too.
+struct TenantHome {
+  std::string tenant, zone, hours;  // "Asia/Tokyo", "09:00-18:00"
+  bool weekends = false;
+};
+std::vector<TenantHome> TenantHomes(const sched::Profile& profile);
+
 struct AggregateInput {
   std::vector<JobRow> jobs;        // the caller's visible jobs, every state
   std::vector<JobRow> all_active;  // every tenant's non-terminal jobs (fleet use, counted only)
@@ -28,7 +38,8 @@ struct AggregateInput {
   std::map<std::string, NodeLayout> layouts;
   std::map<std::string, int> preemptions;  // job id -> times preempted (visible jobs)
   const catalog::Catalog* catalog = nullptr;
-  const ReconcilerOptions* options = nullptr;  // region, gpu_hour_usd, profile
+  const ReconcilerOptions* options = nullptr;  // region, gpu_hour_usd, profile name
+  const std::vector<TenantHome>* homes = nullptr;
   UnixSeconds now = 0;
   bool admin = false;
   std::string tenant;  // the caller's
@@ -38,13 +49,5 @@ nlohmann::json OverviewJson(const AggregateInput& in);
 nlohmann::json WaitingJson(const AggregateInput& in);
 nlohmann::json FleetJson(const AggregateInput& in);
 nlohmann::json RegionsJson(const AggregateInput& in);
-
-// A tenant's home time zone and working hours, from the profile's
-// follow_the_sun arguments (empty when the profile does not follow the sun).
-struct TenantHome {
-  std::string tenant, zone, hours;  // "Asia/Tokyo", "09:00-18:00"
-  bool weekends = false;
-};
-std::vector<TenantHome> TenantHomes(const sched::Profile& profile);
 
 }  // namespace meridian::control

@@ -65,6 +65,7 @@ struct ApiServer::Impl {
   control::Metrics* metrics;
   std::shared_ptr<const catalog::Catalog> catalog;
   ApiOptions options;
+  std::vector<TenantHome> homes;  // read before any thread starts (aggregates.h)
   httplib::Server server;
   int port = 0;
 
@@ -394,6 +395,7 @@ struct ApiServer::Impl {
     in.layouts = reconciler->Layouts();
     in.catalog = catalog.get();
     in.options = &reconciler->options();
+    in.homes = &homes;
     in.now = Now();
     in.admin = c.admin;
     in.tenant = c.tenant;
@@ -638,6 +640,7 @@ ApiServer::ApiServer(Store* store, Reconciler* reconciler, Metrics* metrics,
   impl_->metrics = metrics;
   impl_->catalog = std::move(catalog);
   impl_->options = std::move(options);
+  impl_->homes = TenantHomes(reconciler->options().profile);
   impl_->Routes();
 }
 
