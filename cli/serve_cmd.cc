@@ -15,12 +15,14 @@
 #include <thread>
 
 #include "backends/local/local.h"
+#include "backends/slurm/slurm.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/fleet_output.h"
 #include "control/daemon.h"
 #include "control/token.h"
 #include "sched/profile.h"
+#include "spec/fleet.h"
 #include "spec/suggest.h"
 
 namespace meridian::cli {
@@ -46,6 +48,7 @@ struct ServeConfig {
   int64_t node_timeout_s = 30;
   size_t max_body_bytes = 1 << 20;
   backends::LocalBackendOptions node;
+  std::string fleet;  // a fleet file whose cluster has backend: slurm
 };
 
 Status ConfigError(const std::string& file, const YAML::Node& n, const std::string& msg) {
@@ -67,7 +70,7 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
   if (!root.IsMap()) return ConfigError(file, root, "the config must be a map of keys");
   static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
                                                  "catalog", "reconcile_interval_ms", "node_timeout",
-                                                 "max_body_bytes", "node"};
+                                                 "max_body_bytes", "node", "fleet"};
   static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
                                                      "ram_gib"};
   try {
@@ -79,6 +82,7 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
       else if (k == "gpu_hour_usd") c->gpu_hour_usd = v.as<double>();
       else if (k == "state_dir") c->state_dir = v.as<std::string>();
       else if (k == "catalog") c->catalog_dir = v.as<std::string>();
+      else if (k == "fleet") c->fleet = v.as<std::string>();
       else if (k == "max_body_bytes") c->max_body_bytes = v.as<size_t>();
       else if (k == "reconcile_interval_ms") {
         c->interval_ms = v.as<int64_t>();
@@ -164,6 +168,50 @@ Result<std::string> SignInToken(control::Store* store, const std::string& db) {
   return *t;
 }
 
+// The config's `fleet:` file: its one cluster with backend: slurm becomes the
+// daemon's backend, and its region and GPU-hour price the reconciler's.
+Result<std::unique_ptr<control::Backend>> SlurmBackendFromFleet(
+    const std::string& config, const ServeConfig& c, const catalog::Catalog& cat,
+    const std::string& state_dir, control::ReconcilerOptions* ro) {
+  if (c.node.gpus > 0 || !c.node.node_name.empty()) {
+    return Status::Invalid(config + ": node: and fleet: exclude each other (with a fleet, the "
+                           "nodes come from its cluster)");
+  }
+  auto fleet = spec::LoadFleetFile(c.fleet);
+  if (!fleet.ok()) return fleet.status();
+  MERIDIAN_RETURN_IF_ERROR(spec::ValidateFleetAgainstCatalog(*fleet, cat));
+  if (fleet->clusters.size() != 1 || fleet->clusters[0].backend != "slurm") {
+    return Status::Invalid(c.fleet + ": clusters: meridian serve runs one cluster with backend: "
+                           "slurm; this file has " + std::to_string(fleet->clusters.size()) +
+                           " cluster(s)" +
+                           (fleet->clusters.empty() ? "" : ", the first with backend: " +
+                                                               fleet->clusters[0].backend));
+  }
+  const ClusterSpec& cl = fleet->clusters[0];
+  if (!cl.slurm) {
+    return Status::Invalid(spec::LocateFleetField(*fleet, "clusters[0]") +
+                           ": slurm: is required to run the cluster; name its partitions "
+                           "(slurm: {partitions: [gpu], conf: /etc/slurm/slurm.conf})");
+  }
+  ro->region = cl.region;
+  ro->gpu_hour_usd = cl.gpu_hour ? cl.gpu_hour->dollars() : 0;
+  backends::SlurmBackendOptions so;
+  so.cluster = cl.name;
+  so.partitions = cl.slurm->partitions;
+  so.slurm_conf = cl.slurm->conf;
+  so.bin_dir = cl.slurm->bin_dir;
+  so.state_dir = state_dir;
+  auto lower = [](std::string s) {
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  for (const auto& g : cat.gpus()) so.gpu_models[lower(g.name)] = g.name;
+  for (const auto& [type, model] : cl.slurm->gpu_types) so.gpu_models[lower(type)] = model;
+  auto b = backends::MakeSlurmBackend(so);
+  if (!b.ok()) return b.status().WithContext(c.fleet + ": clusters[0]");
+  return b;
+}
+
 int Fail(std::ostream& err, const std::string& cmd, const Status& st) {
   err << "meridian " << cmd << ": " << st.message() << "\n";
   return st.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
@@ -213,10 +261,18 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
     run.decisions.push_back({&job, d});
     return FleetRunToJson(run);
   };
-  backends::LocalBackendOptions bo = c.node;
-  bo.state_dir = state + "/backend";
+  std::unique_ptr<control::Backend> backend;
+  if (!c.fleet.empty()) {
+    auto slurm = SlurmBackendFromFleet(f.config, c, **cat, state + "/backend", &o.reconciler);
+    if (!slurm.ok()) return Fail(err, "serve", slurm.status());
+    backend = std::move(slurm).value();
+  } else {
+    backends::LocalBackendOptions bo = c.node;
+    bo.state_dir = state + "/backend";
+    backend = backends::MakeLocalBackend(bo);
+  }
 
-  auto daemon = control::Daemon::Start(std::move(o), backends::MakeLocalBackend(bo));
+  auto daemon = control::Daemon::Start(std::move(o), std::move(backend));
   if (!daemon.ok()) return Fail(err, "serve", daemon.status());
   out << "meridian serve: listening on http://" << listen->first << ":" << (*daemon)->port()
       << " (db " << f.db << ", WAL, synchronous=" << (f.sync == "normal" ? "NORMAL" : "FULL")

@@ -1,8 +1,9 @@
 // Backend: where the control plane's decisions run. The daemon's reconcile
 // loop decides with the scheduling core, then asks a backend to launch,
 // signal, cancel and observe the job's processes; backends never decide
-// anything. Implementations: backends/local (processes on this machine);
-// Slurm and Kubernetes follow behind the same interface.
+// anything. Implementations: backends/local (processes on this machine) and
+// backends/slurm (jobs of a Slurm cluster); Kubernetes follows behind the
+// same interface.
 //
 // Threading: the daemon calls a backend from its reconcile thread only.
 // A backend may keep threads of its own (reapers, grace timers).
@@ -37,6 +38,11 @@ struct LaunchRequest {
   std::string checkpoint_dir;         // exported as MERIDIAN_CHECKPOINT_DIR; kept across attempts
   std::string log_dir;                // stdout.log and stderr.log are appended here
   int64_t grace_period_s = 30;        // SIGTERM to SIGKILL
+  // What the allocation holds on the node (0: not stated), and when the job
+  // must be done: engines with their own accounting (Slurm) are told these.
+  int vcpus = 0;
+  int64_t ram_mib = 0;
+  std::optional<UnixSeconds> deadline;
 };
 
 enum class RunPhase { kStarting, kRunning, kExited, kKilled, kLost };
@@ -46,7 +52,7 @@ std::string_view RunPhaseName(RunPhase p);
 struct RunObservation {
   std::string job_id;
   int attempt = 1;
-  std::string handle;        // backend's id: "pid:<pid>:<starttime>", a Slurm job id, ...
+  std::string handle;        // backend's id: "pid:<pid>:<starttime>", "slurm:<cluster>:<job id>", ...
   RunPhase phase = RunPhase::kStarting;
   std::optional<int> exit_code;   // kExited
   std::optional<int> signal;      // kKilled: the signal that ended it

@@ -351,6 +351,17 @@ void Reconciler::Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out)
   r.checkpoint_dir = CheckpointDir(a.row.id);
   r.log_dir = LogDir(a.row.id);
   r.grace_period_s = GraceOf(*a.spec);
+  if (a.spec->deadline.at) {
+    r.deadline = *a.spec->deadline.at;
+  } else if (a.spec->deadline.after_submit_s) {
+    r.deadline = a.row.submitted_at + *a.spec->deadline.after_submit_s;
+  }
+  auto alloc = nlohmann::json::parse(a.row.allocation_json, nullptr, false);
+  if (alloc.is_object() && alloc.contains("nodes") && alloc["nodes"].is_array() &&
+      !alloc["nodes"].empty()) {
+    r.vcpus = alloc["nodes"][0].value("vcpus", 0);
+    r.ram_mib = alloc["nodes"][0].value("ram_mib", int64_t{0});
+  }
   auto h = backend_->Launch(r);
   if (!h.ok()) {
     JobUpdate u;

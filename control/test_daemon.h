@@ -80,6 +80,10 @@ class DaemonProcess {
                                         << "node: {name: testnode, gpu_model: T4, gpus: " << gpus
                                         << ", vcpus: 8, ram_gib: 32}\n";
   }
+  // With a config of the test's own (serve.yaml's text).
+  DaemonProcess(std::string dir, const std::string& config_yaml) : dir_(std::move(dir)) {
+    std::ofstream(dir_ + "/serve.yaml") << config_yaml;
+  }
   ~DaemonProcess() { Kill(SIGKILL); }
 
   std::string db() const { return dir_ + "/meridian.db"; }

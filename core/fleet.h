@@ -6,6 +6,7 @@
 // its ledger.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,14 @@ struct NodeGroup {
   DriverPin driver;         // the nodes' GPU driver / CUDA stack, where declared
 };
 
+// How meridian reaches a Slurm cluster (`backend: slurm`, docs/slurm.md).
+struct SlurmSettings {
+  std::vector<std::string> partitions;  // the partitions meridian schedules; at least one
+  std::string conf;                     // slurm.conf the client commands read (SLURM_CONF); "" = Slurm's default
+  std::string bin_dir;                  // where sbatch, squeue, ... are; "" = PATH
+  std::map<std::string, std::string> gpu_types;  // GRES type -> catalog GPU model
+};
+
 struct ClusterSpec {
   std::string name;
   std::string region;  // catalog region id, "gcp:us-central1"
@@ -43,6 +52,7 @@ struct ClusterSpec {
   std::string instance_type;       // reserved: the catalog offering reserved
   std::string backend = "local";   // how jobs are launched there: local | slurm | kubernetes
   bool repartitionable = false;    // MIG layouts may be changed by the scheduler
+  std::optional<SlurmSettings> slurm;  // backend: slurm
   std::vector<NodeGroup> nodes;
 };
 

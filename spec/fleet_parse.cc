@@ -21,7 +21,8 @@ namespace {
 const std::vector<std::string> kFleetKeys = {"clusters", "elastic"};
 const std::vector<std::string> kClusterKeys = {
     "name",    "region",          "pricing", "gpu_hour_usd", "instance_type",
-    "backend", "repartitionable", "nodes"};
+    "backend", "repartitionable", "slurm", "nodes"};
+const std::vector<std::string> kSlurmKeys = {"partitions", "conf", "bin_dir", "gpu_types"};
 const std::vector<std::string> kNodeKeys = {"count",   "gpu", "gpus",        "vcpus",
                                             "ram_gib", "mig", "name_prefix", "driver"};
 const std::vector<std::string> kBackends = {"local", "slurm", "kubernetes"};
@@ -174,6 +175,30 @@ void ReadClusterKey(SpecReader& r, const std::string& key, const YAML::Node& v,
       return;
     }
     out.backend = *s;
+  } else if (key == "slurm") {
+    SlurmSettings sl;
+    bool has_partitions = false;
+    const bool is_map = ForEachKey(r, v, p, kSlurmKeys,
+               [&](const std::string& k, const YAML::Node& sv, const std::string& sp) {
+                 if (k == "partitions") {
+                   has_partitions = true;
+                   if (!r.ExpectList(sv, sp, "[gpu]")) return;
+                   if (sv.size() == 0) r.Error(sv, sp, "is empty; name at least one partition");
+                   for (size_t i = 0; i < sv.size(); ++i) {
+                     if (auto n = r.Name(sv[i], IndexPath(sp, i))) sl.partitions.push_back(*n);
+                   }
+                 } else if (k == "conf") {
+                   sl.conf = r.String(sv, sp).value_or("");
+                 } else if (k == "bin_dir") {
+                   sl.bin_dir = r.String(sv, sp).value_or("");
+                 } else if (k == "gpu_types") {
+                   sl.gpu_types = r.StringMap(sv, sp);
+                 }
+               });
+    if (is_map && !has_partitions) {
+      r.Error(v, JoinPath(p, "partitions"), "is required; name at least one partition ([gpu])");
+    }
+    out.slurm = std::move(sl);
   } else if (key == "repartitionable") {
     out.repartitionable = r.Bool(v, p).value_or(false);
   } else if (key == "nodes") {
@@ -238,6 +263,10 @@ void ReadCluster(SpecReader& r, const YAML::Node& node, const std::string& path,
     if (!given.count(required)) r.Error(node, JoinPath(path, required), "is required");
   }
   if (pricing_ok) CheckPricingKeys(r, node, path, given, out);
+  if (out.backend != "slurm" && given.count("slurm")) {
+    r.Error(given.at("slurm"), JoinPath(path, "slurm"),
+            "belongs only with backend: slurm (this cluster's backend is " + out.backend + ")");
+  }
 }
 
 void CheckUniqueClusterNames(SpecReader& r, const YAML::Node& clusters,

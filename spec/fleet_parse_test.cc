@@ -21,6 +21,28 @@ std::string One(const std::string& cluster, const std::string& group) {
          "    nodes:\n      - {count: 1, gpu: A100-80GB, gpus: 8" + group + "}\n";
 }
 
+TEST(ParseFleet, SlurmSettings) {
+  FleetSpec f = Parse(
+      "clusters:\n"
+      "  - name: dev\n"
+      "    region: gcp:us-central1\n"
+      "    gpu_hour_usd: 1\n"
+      "    backend: slurm\n"
+      "    slurm:\n"
+      "      partitions: [gpu, debug]\n"
+      "      conf: /etc/slurm/slurm.conf\n"
+      "      bin_dir: /opt/slurm/bin\n"
+      "      gpu_types: {a100: A100-80GB}\n"
+      "    nodes: [{count: 2, gpu: A100-80GB, gpus: 8}]\n");
+  ASSERT_EQ(f.clusters.size(), 1u);
+  ASSERT_TRUE(f.clusters[0].slurm.has_value());
+  const SlurmSettings& s = *f.clusters[0].slurm;
+  EXPECT_EQ(s.partitions, (std::vector<std::string>{"gpu", "debug"}));
+  EXPECT_EQ(s.conf, "/etc/slurm/slurm.conf");
+  EXPECT_EQ(s.bin_dir, "/opt/slurm/bin");
+  EXPECT_EQ(s.gpu_types, (std::map<std::string, std::string>{{"a100", "A100-80GB"}}));
+}
+
 TEST(ParseFleet, EveryKeyReadsIntoItsField) {
   FleetSpec f = Parse(
       "clusters:\n"

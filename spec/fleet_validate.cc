@@ -196,6 +196,13 @@ Status ValidateFleetAgainstCatalog(const FleetSpec& fleet, const catalog::Catalo
       CheckMig(f, catalog, GroupPath(i, j), g);
     }
     if (cluster.pricing == CapacityPricing::kReserved) CheckReserved(f, catalog, i, cluster);
+    if (cluster.slurm) {
+      for (const auto& [type, model] : cluster.slurm->gpu_types) {
+        if (std::optional<std::string> why = UnknownGpuModel(catalog, model)) {
+          f.Add(JoinPath(ClusterPath(i), "slurm.gpu_types." + type), *why);
+        }
+      }
+    }
   }
   return f.ToStatus();
 }

@@ -240,3 +240,22 @@ TEST(FleetExamples, TheDocumentedFleetsReadAsWritten) {
 
 }  // namespace
 }  // namespace meridian::spec
+
+namespace meridian::spec {
+namespace {
+
+TEST(ValidateFleetAgainstCatalog, SlurmGpuTypesNameCatalogModels) {
+  auto cat = Embedded();
+  ASSERT_NE(cat, nullptr);
+  FleetSpec f = Parse(
+      "clusters:\n  - name: c\n    region: gcp:us-central1\n    gpu_hour_usd: 1\n    backend: slurm\n"
+      "    slurm: {partitions: [gpu], gpu_types: {a100: A100-80G}}\n"
+      "    nodes: [{count: 1, gpu: A100-80GB, gpus: 8}]\n");
+  Status st = ValidateFleetAgainstCatalog(f, *cat);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("clusters[0].slurm.gpu_types.a100: \"A100-80G\""), std::string::npos)
+      << st.message();
+}
+
+}  // namespace
+}  // namespace meridian::spec

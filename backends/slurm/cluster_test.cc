@@ -1,0 +1,322 @@
+// meridian against a real Slurm: tools/slurm-dev-cluster starts munged,
+// slurmctld and three slurmd emulating 4-GPU A100 nodes on loopback; each
+// test runs the real `meridian serve` with a fleet file whose cluster has
+// backend: slurm, submits through the API and checks what the jobs saw and
+// what Slurm did. When the cluster cannot start, every test fails with the
+// script's output; nothing is skipped.
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "control/test_daemon.h"
+
+namespace meridian::backends {
+namespace {
+
+using nlohmann::json;
+using control::testing::Auth;
+using control::testing::DaemonProcess;
+using control::testing::RunCommand;
+
+constexpr int kNodes = 3, kGpus = 4;
+
+// The cluster, shared by the tests of this binary.
+class SlurmCluster : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    const char* d = std::getenv("MERIDIAN_SLURM_DIR");
+    dir_ = d != nullptr && *d ? d : control::testing::MakeTempDir("slurm");
+    int rc = 0;
+    output_ = RunCommand({"/bin/sh", "-c",
+                          std::string(MERIDIAN_SOURCE_DIR) + "/tools/slurm-dev-cluster start --dir " +
+                              dir_ + " --nodes " + std::to_string(kNodes) + " --gpus " +
+                              std::to_string(kGpus) + " 2>&1"},
+                         &rc);
+    up_ = rc == 0;
+  }
+  void TearDown() override {
+    int rc = 0;
+    std::string out = RunCommand(
+        {"/bin/sh", "-c", std::string(MERIDIAN_SOURCE_DIR) + "/tools/slurm-dev-cluster stop --dir " + dir_ + " 2>&1"},
+        &rc);
+    EXPECT_EQ(rc, 0) << out;
+  }
+  bool up() const { return up_; }
+  const std::string& output() const { return output_; }
+  std::string conf() const { return dir_ + "/slurm.conf"; }
+
+  // A Slurm client command, with this cluster's SLURM_CONF.
+  std::string Slurm(const std::string& args) const {
+    int rc = 0;
+    return RunCommand({"/bin/sh", "-c", "SLURM_CONF=" + conf() + " " + args + " 2>&1"}, &rc);
+  }
+
+ private:
+  std::string dir_, output_;
+  bool up_ = false;
+};
+
+SlurmCluster* g_cluster = nullptr;
+
+class SlurmClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(g_cluster->up()) << "the Slurm dev cluster did not start:\n" << g_cluster->output();
+    dir_ = control::testing::MakeTempDir("slurm-serve");
+    std::ofstream(dir_ + "/fleet.yaml")
+        << "clusters:\n"
+        << "  - name: dev\n"
+        << "    region: gcp:us-central1\n"
+        << "    gpu_hour_usd: 1.0\n"
+        << "    backend: slurm\n"
+        << "    slurm: {partitions: [gpu], conf: " << g_cluster->conf() << "}\n"
+        << "    nodes:\n"
+        << "      - {count: " << kNodes << ", gpu: A100-80GB, gpus: " << kGpus
+        << ", vcpus: 32, ram_gib: 256}\n"
+        << "elastic: false\n";
+    daemon_ = std::make_unique<DaemonProcess>(
+        dir_, "region: gcp:us-central1\nreconcile_interval_ms: 50\nfleet: " + dir_ + "/fleet.yaml\n");
+    daemon_->Start();
+    token_ = daemon_->Token("alice");
+    http_ = daemon_->Client();
+    WaitForNodes(kNodes);
+  }
+  void TearDown() override {
+    daemon_.reset();
+    // Whatever a failed test left running goes, so the next test has the GPUs.
+    g_cluster->Slurm("scancel --full --signal=KILL --user=root; sleep 0.3; scancel --user=root");
+    g_cluster->Slurm("scontrol update nodename=node[1-3] state=resume");
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Until `n` nodes are ready in meridian's view.
+  void WaitForNodes(int n) {
+    for (int i = 0; i < 200; ++i) {
+      if (ReadyNodes().size() == static_cast<size_t>(n)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    auto r = http_->Get("/v1/nodes", Auth(token_));
+    ADD_FAILURE() << "meridian never saw " << n << " ready nodes: " << (r ? r->body : "no answer")
+                  << "\n" << g_cluster->Slurm("sinfo -N") << "log:\n" << daemon_->Log();
+  }
+  std::set<std::string> ReadyNodes() {
+    auto r = http_->Get("/v1/nodes", Auth(token_));
+    std::set<std::string> out;
+    if (!r) return out;
+    const json body = json::parse(r->body);
+    for (const auto& node : body["nodes"]) {
+      if (node["state"] == "ready") out.insert(node["name"].get<std::string>());
+    }
+    return out;
+  }
+  std::string Submit(const json& spec) {
+    auto r = http_->Post("/v1/jobs", Auth(token_), spec.dump(), "application/json");
+    EXPECT_TRUE(r);
+    if (!r) return "";
+    EXPECT_EQ(r->status, 201) << r->body;
+    return json::parse(r->body)["id"];
+  }
+  json Job(const std::string& id) {
+    auto r = http_->Get(("/v1/jobs/" + id).c_str(), Auth(token_));
+    return r ? json::parse(r->body) : json();
+  }
+  json WaitFor(const std::string& id, const std::string& state, int seconds = 20) {
+    json j;
+    for (int i = 0; i < seconds * 20; ++i) {
+      j = Job(id);
+      if (j["state"] == state) return j;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << id << " never reached " << state << ": " << j.dump() << "\n"
+                  << g_cluster->Slurm("squeue --states=all") << daemon_->Log();
+    return j;
+  }
+  std::string Logs(const std::string& id, const std::string& stream) {
+    auto r = http_->Get(("/v1/jobs/" + id + "/logs?stream=" + stream).c_str(), Auth(token_));
+    return r ? r->body : "";
+  }
+  std::string Events(const std::string& id) {
+    auto r = http_->Get(("/v1/jobs/" + id + "/events").c_str(), Auth(token_));
+    return r ? r->body : "";
+  }
+  // The Slurm job id of a job's latest attempt, from its launch event
+  // ("launched attempt 1 (slurm:dev:12)").
+  std::string SlurmId(const std::string& id) {
+    const std::string events = Events(id);
+    size_t at = events.rfind("(slurm:dev:");
+    if (at == std::string::npos) return "";
+    at += 11;
+    return events.substr(at, events.find(')', at) - at);
+  }
+  static json Spec(const std::string& name, int gpus, std::vector<std::string> command) {
+    return {{"name", name},
+            {"kind", "data-science"},
+            {"resources", {{"gpus", gpus}, {"gpu_models", {"A100-80GB"}}}},
+            {"command", command}};
+  }
+  static std::string Joined(const json& gpus) {
+    std::string s;
+    for (const auto& g : gpus) s += (s.empty() ? "" : ",") + std::to_string(g.get<int>());
+    return s;
+  }
+
+  std::string dir_, token_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<httplib::Client> http_;
+};
+
+// Six 2-GPU jobs fill the three 4-GPU nodes: each must run where meridian
+// put it, on the GPUs it chose, as Slurm's CUDA_VISIBLE_DEVICES shows.
+TEST_F(SlurmClusterTest, JobsRunOnTheChosenNodesAndGpus) {
+  const std::string go = dir_ + "/go";
+  std::vector<std::string> ids;
+  for (int i = 0; i < 6; ++i) {
+    ids.push_back(Submit(Spec("where-" + std::to_string(i), 2,
+                              {"/bin/sh", "-c",
+                               "echo node=$SLURMD_NODENAME gpus=$CUDA_VISIBLE_DEVICES ckpt=$MERIDIAN_CHECKPOINT_DIR; "
+                               "while [ ! -e " + go + " ]; do sleep 0.05; done"})));
+  }
+  for (const std::string& id : ids) WaitFor(id, "running");
+  std::ofstream(go) << "go\n";
+  std::set<std::string> seen;
+  for (const std::string& id : ids) {
+    json j = WaitFor(id, "succeeded");
+    EXPECT_EQ(j["exit_code"], 0);
+    const std::string node = j["placement"]["node"];
+    const std::string gpus = Joined(j["placement"]["gpus"]);
+    EXPECT_EQ(Logs(id, "stdout"), "node=" + node + " gpus=" + gpus + " ckpt=" + dir_ +
+                                      "/meridian.db.state/jobs/" + id + "/checkpoint\n");
+    seen.insert(node + "/" + gpus);
+  }
+  EXPECT_EQ(seen.size(), 6u);  // no two jobs on the same GPUs
+}
+
+TEST_F(SlurmClusterTest, ExitCodesAndOutputComeBack) {
+  const std::string bad = Submit(Spec("fails", 1, {"/bin/sh", "-c", "echo partial; echo oops >&2; exit 3"}));
+  const std::string args = Submit(Spec("argv", 1, {"/usr/bin/printf", "%s|", "a b", "$HOME", "`id`;", "*"}));
+  const std::string missing = Submit(Spec("missing", 1, {"/no/such/program"}));
+  json b = WaitFor(bad, "failed");
+  EXPECT_EQ(b["exit_code"], 3);
+  EXPECT_EQ(Logs(bad, "stdout"), "partial\n");
+  EXPECT_EQ(Logs(bad, "stderr"), "oops\n");
+  EXPECT_NE(b["reason"].get<std::string>().find("FAILED"), std::string::npos) << b.dump();
+  WaitFor(args, "succeeded");
+  EXPECT_EQ(Logs(args, "stdout"), "a b|$HOME|`id`;|*|");  // no shell saw the arguments
+  json m = WaitFor(missing, "failed");
+  EXPECT_EQ(m["exit_code"], 127);
+  EXPECT_NE(m["reason"].get<std::string>().find("not found on the node"), std::string::npos) << m.dump();
+}
+
+TEST_F(SlurmClusterTest, CancelEndsTheSlurmJob) {
+  const std::string id = Submit(Spec("sleeper", 1, {"/bin/sleep", "60"}));
+  WaitFor(id, "running");
+  const std::string slurm_id = SlurmId(id);
+  ASSERT_FALSE(slurm_id.empty()) << Events(id);
+  auto r = http_->Post(("/v1/jobs/" + id + "/cancel").c_str(), Auth(token_), "", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  json j = WaitFor(id, "cancelled");
+  EXPECT_NE(j["reason"].get<std::string>().find("signal 15"), std::string::npos) << j.dump();
+  // The SIGTERM ended it: Slurm records the job as ended by signal 15.
+  const std::string record = g_cluster->Slurm("scontrol --oneliner show job " + slurm_id);
+  EXPECT_NE(record.find(" ExitCode=0:15 "), std::string::npos) << record;
+  EXPECT_EQ(record.find("JobState=RUNNING"), std::string::npos) << record;
+}
+
+// One node's worth of room: three preemptible 4-GPU jobs fill the cluster,
+// a critical one preempts a victim, which checkpoints on SIGTERM and resumes
+// from its checkpoint in a second Slurm job.
+TEST_F(SlurmClusterTest, PreemptedJobCheckpointsAndResumes) {
+  const std::string go = dir_ + "/go";
+  const std::string script =
+      "d=\"$MERIDIAN_CHECKPOINT_DIR\"; n=0; "
+      "if [ -f \"$d/step\" ]; then echo \"resumed from $(cat \"$d/step\")\"; exit 0; fi; "
+      "trap 'echo $n > \"$d/step\"; echo \"checkpoint at $n\"; exit 0' TERM; "
+      "while [ ! -e " + go + " ]; do n=$((n+1)); sleep 0.05; done";
+  std::vector<std::string> lows;
+  for (int i = 0; i < kNodes; ++i) {
+    json low = Spec("low-" + std::to_string(i), kGpus, {"/bin/sh", "-c", script});
+    low["priority"] = "low";
+    low["preemptible"] = true;
+    low["grace_period"] = "10s";
+    lows.push_back(Submit(low));
+  }
+  for (const std::string& id : lows) WaitFor(id, "running");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  json urgent = Spec("urgent", kGpus, {"/bin/sleep", "0.2"});
+  urgent["priority"] = "critical";
+  const std::string hi = Submit(urgent);
+  WaitFor(hi, "succeeded", 30);
+  std::ofstream(go) << "go\n";
+  int resumed = 0;
+  for (const std::string& id : lows) {
+    json j = WaitFor(id, "succeeded", 30);
+    if (j["attempts"] == 1) continue;
+    ++resumed;
+    EXPECT_EQ(j["attempts"], 2);
+    const std::string events = Events(id);
+    EXPECT_NE(events.find("checkpointing"), std::string::npos) << events;
+    EXPECT_NE(events.find("preempted"), std::string::npos) << events;
+    const std::string out = Logs(id, "stdout");
+    size_t at = out.find("resumed from ");
+    ASSERT_NE(at, std::string::npos) << out;
+    EXPECT_GT(std::stoi(out.substr(at + 13)), 0) << out;
+    EXPECT_NE(out.find("checkpoint at"), std::string::npos) << out;
+  }
+  EXPECT_EQ(resumed, 1);
+}
+
+TEST_F(SlurmClusterTest, ADrainedNodeGetsNoNewWork) {
+  g_cluster->Slurm("scontrol update nodename=node1 state=drain reason=meridian-test");
+  for (int i = 0; i < 100 && ReadyNodes().count("node1"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(ReadyNodes(), (std::set<std::string>{"node2", "node3"}));
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(Submit(Spec("d" + std::to_string(i), 2, {"/bin/true"})));
+  for (const std::string& id : ids) {
+    json j = WaitFor(id, "succeeded");
+    EXPECT_NE(j["placement"]["node"], "node1") << j.dump();
+  }
+  g_cluster->Slurm("scontrol update nodename=node1 state=resume");
+  WaitForNodes(kNodes);
+}
+
+TEST_F(SlurmClusterTest, RestartedDaemonReadoptsRunningJobs) {
+  const std::string go = dir_ + "/go";
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    ids.push_back(Submit(Spec("survivor-" + std::to_string(i), 1,
+                              {"/bin/sh", "-c", "while [ ! -e " + go + " ]; do sleep 0.05; done; echo done"})));
+  }
+  std::vector<std::string> slurm_ids;
+  for (const std::string& id : ids) {
+    WaitFor(id, "running");
+    slurm_ids.push_back(SlurmId(id));
+  }
+  daemon_->Kill(SIGKILL);
+  daemon_->Start();
+  http_ = daemon_->Client();
+  ASSERT_TRUE(http_->Get("/healthz"));
+  std::ofstream(go) << "go\n";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    json j = WaitFor(ids[i], "succeeded");
+    EXPECT_EQ(j["attempts"], 1);
+    EXPECT_EQ(SlurmId(ids[i]), slurm_ids[i]);  // the same Slurm job, not a new one
+    EXPECT_EQ(Logs(ids[i], "stdout"), "done\n");
+    const std::string events = Events(ids[i]);
+    EXPECT_NE(events.find("re-adopted"), std::string::npos) << events;
+  }
+}
+
+}  // namespace
+}  // namespace meridian::backends
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  meridian::backends::g_cluster = new meridian::backends::SlurmCluster();
+  ::testing::AddGlobalTestEnvironment(meridian::backends::g_cluster);
+  return RUN_ALL_TESTS();
+}

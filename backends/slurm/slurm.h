@@ -1,0 +1,41 @@
+// The Slurm backend: control::Backend over a real Slurm cluster, through
+// Slurm's own client commands (docs/slurm.md). Each attempt is one batch job,
+// submitted with sbatch on the node and GPUs meridian chose (--nodelist,
+// --gres=gpu:<type>:<n>), in that node's partition, with a time limit from
+// the job's deadline; it is watched with squeue and `scontrol show job`,
+// signalled and cancelled with scancel, and the cluster's nodes and GRES come
+// from sinfo. The handle is "slurm:<cluster>:<Slurm job id>", so a restarted
+// daemon adopts the job from its stored handle.
+//
+// Threading: the daemon calls it from one thread; calls are serialized by an
+// internal mutex anyway. Every command runs as a child process with a
+// timeout (backends/slurm/program.h), never through a shell.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "control/backend.h"
+
+namespace meridian::backends {
+
+struct SlurmBackendOptions {
+  std::string cluster;                  // the fleet cluster's name (in handles)
+  std::vector<std::string> partitions;  // the partitions meridian schedules
+  std::string slurm_conf;               // SLURM_CONF for the commands; "" = Slurm's default
+  std::string bin_dir;                  // where sbatch, squeue, ... are; "" = the daemon's PATH
+  std::string state_dir;                // the batch script; jobs' default working directories
+  // Slurm GPU GRES type (as written in gres.conf, any case) -> catalog GPU
+  // model: "a100" -> "A100-80GB". A node whose GRES type is not here is
+  // reported not schedulable, with the reason.
+  std::map<std::string, std::string> gpu_models;
+  int64_t refresh_ms = 500;             // at most one squeue (and one sinfo) per this
+  int command_timeout_ms = 15000;
+};
+
+// Errors: a missing partition list, a command not found, an unwritable state_dir.
+Result<std::unique_ptr<control::Backend>> MakeSlurmBackend(const SlurmBackendOptions& options);
+
+}  // namespace meridian::backends

@@ -1,0 +1,139 @@
+#include "backends/slurm/submit.h"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+namespace meridian::backends::slurm {
+namespace {
+
+control::LaunchRequest Request() {
+  control::LaunchRequest r;
+  r.job_id = "j-00000042";
+  r.attempt = 2;
+  r.tenant = "team-a";
+  r.argv = {"python3", "train.py", "--lr", "3e-4; rm -rf /", "$HOME", "`id`"};
+  r.env = {{"EPOCHS", "3"}, {"CUDA_VISIBLE_DEVICES", "7"}};
+  r.gpus = {0, 1};
+  r.node = "node2";
+  r.checkpoint_dir = "/state/jobs/j-00000042/checkpoint";
+  r.log_dir = "/state/jobs/j-00000042/logs";
+  r.vcpus = 8;
+  r.ram_mib = 65536;
+  return r;
+}
+
+SubmitPlan Plan() {
+  SubmitPlan p;
+  p.partition = "gpu";
+  p.gres_type = "a100-80gb";
+  p.script_path = "/state/meridian-batch.sh";
+  p.working_dir = "/work/run";
+  p.log_dir = "/state/jobs/j-00000042/logs";
+  p.now = 1'000'000;
+  return p;
+}
+
+TEST(SlurmSubmitTest, ArgvCarriesThePlacementAndTheCommandLiterally) {
+  control::LaunchRequest r = Request();
+  r.deadline = 1'000'000 + 3600 + 1;  // 60 min and 1 s left: 61 minutes
+  std::vector<std::string> a = SbatchArgs(r, Plan());
+  std::vector<std::string> want = {
+      "--parsable",
+      "--job-name=meridian-j-00000042-2",
+      "--comment=meridian job j-00000042 attempt 2 tenant team-a",
+      "--nodes=1",
+      "--ntasks=1",
+      "--no-requeue",
+      "--export=ALL",
+      "--chdir=/work/run",
+      "--output=/state/jobs/j-00000042/logs/stdout.log",
+      "--error=/state/jobs/j-00000042/logs/stderr.log",
+      "--open-mode=append",
+      "--partition=gpu",
+      "--nodelist=node2",
+      "--gres=gpu:a100-80gb:2",
+      "--cpus-per-task=8",
+      "--mem=65536M",
+      "--time=61",
+      "/state/meridian-batch.sh",
+      "python3", "train.py", "--lr", "3e-4; rm -rf /", "$HOME", "`id`"};
+  EXPECT_EQ(a, want);
+}
+
+TEST(SlurmSubmitTest, CpuJobUntypedGresAndNoDeadline) {
+  control::LaunchRequest r = Request();
+  r.gpus.clear();
+  r.vcpus = 0;
+  r.ram_mib = 0;
+  std::vector<std::string> a = SbatchArgs(r, Plan());
+  EXPECT_EQ(std::count_if(a.begin(), a.end(), [](const std::string& s) {
+              return s.starts_with("--gres") || s.starts_with("--time") || s.starts_with("--cpus") ||
+                     s.starts_with("--mem");
+            }),
+            0);
+  control::LaunchRequest g = Request();
+  SubmitPlan p = Plan();
+  p.gres_type = "";
+  std::vector<std::string> b = SbatchArgs(g, p);
+  EXPECT_NE(std::find(b.begin(), b.end(), "--gres=gpu:2"), b.end());
+}
+
+TEST(SlurmSubmitTest, TimeLimitFromTheDeadline) {
+  EXPECT_EQ(TimeLimitMinutes(std::nullopt, 100), std::nullopt);
+  EXPECT_EQ(TimeLimitMinutes(100 + 60, 100), 1);
+  EXPECT_EQ(TimeLimitMinutes(100 + 61, 100), 2);
+  EXPECT_EQ(TimeLimitMinutes(50, 100), 1);  // already past: the shortest limit
+}
+
+TEST(SlurmSubmitTest, EnvironmentMeridianWinsAndSlurmSetsGpus) {
+  control::LaunchRequest r = Request();
+  std::vector<std::string> env = JobEnvironment(r, {{"PATH", "/usr/bin"}, {"SLURM_CONF", "/c/slurm.conf"}},
+                                                r.checkpoint_dir);
+  std::vector<std::string> want = {"EPOCHS=3",
+                                   "MERIDIAN_ATTEMPT=2",
+                                   "MERIDIAN_CHECKPOINT_DIR=/state/jobs/j-00000042/checkpoint",
+                                   "MERIDIAN_JOB_ID=j-00000042",
+                                   "PATH=/usr/bin",
+                                   "SLURM_CONF=/c/slurm.conf"};
+  EXPECT_EQ(env, want);  // no CUDA_VISIBLE_DEVICES: Slurm sets it from the GRES
+  r.gpus.clear();
+  std::vector<std::string> cpu = JobEnvironment(r, {}, "/ck");
+  EXPECT_NE(std::find(cpu.begin(), cpu.end(), "CUDA_VISIBLE_DEVICES="), cpu.end());
+}
+
+TEST(SlurmSubmitTest, RejectsWhatWouldChangeSbatchsMeaning) {
+  struct Case {
+    const char* what;
+    void (*edit)(control::LaunchRequest&);
+    const char* message;
+  } cases[] = {
+      {"job id", [](control::LaunchRequest& r) { r.job_id = "j 1 --uid=0"; },
+       "job_id: \"j 1 --uid=0\" must be 1-64 letters, digits, '.', '_' or '-' (it names the Slurm job)"},
+      {"tenant", [](control::LaunchRequest& r) { r.tenant = "a,b"; },
+       "tenant: \"a,b\" must be 1-64 letters, digits, '.', '_' or '-' (it goes in the Slurm job's comment)"},
+      {"SBATCH_ env", [](control::LaunchRequest& r) { r.env["SBATCH_PARTITION"] = "x"; },
+       "env: \"SBATCH_PARTITION\": names starting with SLURM_ or SBATCH_ are Slurm's own (sbatch would read them as options)"},
+      {"SLURM_ env", [](control::LaunchRequest& r) { r.env["SLURM_CONF"] = "/x"; },
+       "env: \"SLURM_CONF\": names starting with SLURM_ or SBATCH_ are Slurm's own (sbatch would read them as options)"},
+      {"pattern", [](control::LaunchRequest& r) { r.log_dir = "/logs/%j"; },
+       "log_dir: \"/logs/%j\" holds '%' or '\\', which Slurm reads as a file name pattern"},
+      {"empty command", [](control::LaunchRequest& r) { r.argv.clear(); },
+       "command: must name a program to run"},
+      {"MIG", [](control::LaunchRequest& r) { r.mig_uuids = {"MIG-1"}; },
+       "mig: the Slurm backend launches whole GPUs only; this placement names MIG instances"},
+      {"node", [](control::LaunchRequest& r) { r.node = "node[1-4]"; },
+       "node: \"node[1-4]\" is not a Slurm node name"},
+  };
+  EXPECT_TRUE(CheckSubmit(Request()).ok());
+  for (const Case& c : cases) {
+    control::LaunchRequest r = Request();
+    c.edit(r);
+    Status st = CheckSubmit(r);
+    EXPECT_FALSE(st.ok()) << c.what;
+    EXPECT_EQ(st.message(), c.message) << c.what;
+  }
+}
+
+}  // namespace
+}  // namespace meridian::backends::slurm
