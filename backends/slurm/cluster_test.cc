@@ -87,7 +87,10 @@ class SlurmClusterTest : public ::testing::Test {
     daemon_.reset();
     // Whatever a failed test left running goes, so the next test has the GPUs.
     g_cluster->Slurm("scancel --full --signal=KILL --user=root; sleep 0.3; scancel --user=root");
-    g_cluster->Slurm("scontrol update nodename=node[1-3] state=resume");
+    for (int n = 1; n <= kNodes; ++n) {
+      // One at a time: Slurm refuses the whole list if one node is idle already.
+      g_cluster->Slurm("scontrol update nodename=node" + std::to_string(n) + " state=resume");
+    }
     std::filesystem::remove_all(dir_);
   }
 
@@ -140,6 +143,14 @@ class SlurmClusterTest : public ::testing::Test {
   std::string Events(const std::string& id) {
     auto r = http_->Get(("/v1/jobs/" + id + "/events").c_str(), Auth(token_));
     return r ? r->body : "";
+  }
+  // The Slurm job id of attempt `n` in a job's events.
+  static std::string SlurmIdOfAttempt(const std::string& events, int n) {
+    const std::string key = "launched attempt " + std::to_string(n) + " (slurm:dev:";
+    size_t at = events.find(key);
+    if (at == std::string::npos) return "?";
+    at += key.size();
+    return events.substr(at, events.find(')', at) - at);
   }
   // The Slurm job id of a job's latest attempt, from its launch event
   // ("launched attempt 1 (slurm:dev:12)").
@@ -281,6 +292,31 @@ TEST_F(SlurmClusterTest, ADrainedNodeGetsNoNewWork) {
     EXPECT_NE(j["placement"]["node"], "node1") << j.dump();
   }
   g_cluster->Slurm("scontrol update nodename=node1 state=resume");
+  WaitForNodes(kNodes);
+}
+
+// Slurm ends the jobs of a node set DOWN as NODE_FAIL: meridian sees the
+// attempt lost and places the job again. (Which node it gets is Slurm's and
+// meridian's view of the moment: with ReturnToService=2 the node registers
+// again within seconds and may take the job back.)
+TEST_F(SlurmClusterTest, JobsOfANodeGoingDownAreRequeued) {
+  const std::string go = dir_ + "/go";
+  const std::string id = Submit(Spec("on-a-failing-node", 1,
+                                     {"/bin/sh", "-c", "while [ ! -e " + go + " ]; do sleep 0.05; done; echo done on $SLURMD_NODENAME"}));
+  json first = WaitFor(id, "running");
+  const std::string node = first["placement"]["node"];
+  g_cluster->Slurm("scontrol update nodename=" + node + " state=down reason=meridian-test");
+  for (int i = 0; i < 200 && Job(id)["attempts"] == 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::ofstream(go) << "go\n";
+  json j = WaitFor(id, "succeeded");
+  EXPECT_EQ(j["attempts"], 2) << Events(id);
+  EXPECT_EQ(Logs(id, "stdout"), "done on " + j["placement"]["node"].get<std::string>() + "\n");
+  const std::string events = Events(id);
+  EXPECT_NE(events.find("attempt lost: Slurm job " + SlurmIdOfAttempt(events, 1) + " NODE_FAIL on " + node),
+            std::string::npos) << events;
+  g_cluster->Slurm("scontrol update nodename=" + node + " state=resume");
   WaitForNodes(kNodes);
 }
 
