@@ -14,6 +14,7 @@
 #include "cli/plan_output.h"
 #include "cli/serve_cmd.h"
 #include "cli/mig_cmd.h"
+#include "cli/k8s_cmd.h"
 #include "cli/simulate_cmd.h"
 #include "cli/workload_cmd.h"
 #include "core/time.h"
@@ -343,6 +344,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   std::unique_ptr<WorkloadCommands> workload = AddWorkloadCommands(app);
   std::unique_ptr<SimulateCommand> simulate = AddSimulateCommand(app);
   std::unique_ptr<MigCommands> mig = AddMigCommands(app);
+  std::unique_ptr<K8sCommands> k8s = AddK8sCommands(app);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -365,6 +367,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   if (auto rc = RunWorkloadCommand(*workload, out, err)) return *rc;
   if (auto rc = RunSimulateCommand(*simulate, g.catalog_dir, out, err)) return *rc;
   if (auto rc = RunMigCommand(*mig, g.catalog_dir, out, err)) return *rc;
+  if (auto rc = RunK8sCommand(*k8s, g.catalog_dir, now, out, err)) return *rc;
   err << app.help();
   return kExitBadInput;
 }

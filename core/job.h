@@ -111,6 +111,7 @@ struct JobSpec {
   std::vector<std::string> command;     // argv, run by the control plane
   std::map<std::string, std::string> env;
   std::string working_dir;
+  std::string image;  // container image, for backends that run one (kubernetes)
   std::optional<int64_t> grace_period_s;  // SIGTERM to SIGKILL on preemption
   std::map<std::string, std::string> labels;
   SpecOrigin origin;  // not part of the job's meaning; for error messages only

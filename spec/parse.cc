@@ -19,7 +19,7 @@ const std::vector<std::string>& JobKeys() {
       "name",     "tenant",     "kind",      "model",      "work",     "resources",
       "deadline", "budget_usd", "priority",  "preemptible", "checkpoint", "data",
       "residency", "latency",   "driver",    "command",    "env",      "working_dir",
-      "grace_period", "labels"};
+      "grace_period", "labels", "image"};
   return keys;
 }
 
@@ -108,6 +108,8 @@ void ReadJobKey(SpecReader& r, const std::string& key, const YAML::Node& v, JobS
     job.grace_period_s = r.Duration(v, p, true);
   } else if (key == "labels") {
     job.labels = r.StringMap(v, p);
+  } else if (key == "image") {
+    job.image = r.String(v, p).value_or("");
   }
 }
 

@@ -34,6 +34,7 @@ driver: {version: "550.54.15", cuda: "12.4"}
 command: [python3, train.py, --resume]
 env: {HF_HOME: /cache, WORKERS: 8}
 working_dir: /workspace
+image: nvcr.io/nvidia/pytorch:24.05-py3
 grace_period: 90s
 labels: {team: llm, cost-center: "42"}
 )";
@@ -80,6 +81,7 @@ TEST(ParseJobSpecs, EveryFieldOfAFullSpec) {
   EXPECT_EQ(j.command, (std::vector<std::string>{"python3", "train.py", "--resume"}));
   EXPECT_EQ(j.env, (std::map<std::string, std::string>{{"HF_HOME", "/cache"}, {"WORKERS", "8"}}));
   EXPECT_EQ(j.working_dir, "/workspace");
+  EXPECT_EQ(j.image, "nvcr.io/nvidia/pytorch:24.05-py3");
   EXPECT_EQ(j.grace_period_s, 90);
   EXPECT_EQ(j.labels,
             (std::map<std::string, std::string>{{"team", "llm"}, {"cost-center", "42"}}));

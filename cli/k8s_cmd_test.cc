@@ -1,0 +1,150 @@
+// meridian k8s export through RunMeridian: the manifests of every example job
+// and of MIG, multi-GPU, gang and reserved-cluster cases against the golden
+// files in backends/kubernetes/testdata/golden, and the errors (exit 2) for
+// names Kubernetes refuses and jobs that can never be placed.
+//
+// After an intended change to the manifests, regenerate the golden files and
+// review their diff:
+//   MERIDIAN_UPDATE_GOLDEN=1 build/cli/k8s_cmd_test --gtest_filter='K8sExport.Golden*'
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.h"
+
+namespace meridian::cli {
+namespace {
+
+// Decisions depend on the market at the decision time: one fixed time.
+constexpr char kAt[] = "2026-03-02T09:00:00Z";
+constexpr char kGolden[] = "backends/kubernetes/testdata/golden/";
+constexpr char kJobs[] = "backends/kubernetes/testdata/jobs/";
+
+struct CliRun {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliRun Meridian(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int code = RunMeridian(args, 1772442000, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+struct GoldenCase {
+  std::string golden;  // file name under testdata/golden
+  std::string spec;
+  std::string fleet;   // "" = the catalog's cloud offerings only
+};
+
+std::vector<GoldenCase> Cases() {
+  std::vector<GoldenCase> cases;
+  for (const auto& e : std::filesystem::directory_iterator("examples")) {
+    if (e.path().extension() != ".yaml") continue;
+    std::string fleet;
+    // Its 32 vCPUs and 256 GiB come with no T4/L4/A10G offering: it runs
+    // on the fleet's CPU nodes (cpu_fallback).
+    if (e.path().stem() == "data-science") fleet = "examples/fleets/onprem-mixed.yaml";
+    cases.push_back({e.path().stem().string() + ".yaml", e.path().string(), fleet});
+  }
+  cases.push_back({"mig-inference.yaml", std::string(kJobs) + "mig-inference.yaml",
+                   "examples/fleets/onprem-mixed.yaml"});
+  cases.push_back({"gang-training.yaml", std::string(kJobs) + "gang-training.yaml",
+                   "examples/fleets/onprem-mixed.yaml"});
+  cases.push_back({"reserved-multi-gpu.yaml", std::string(kJobs) + "reserved-multi-gpu.yaml",
+                   "examples/fleets/reserved-plus-cloud.yaml"});
+  std::sort(cases.begin(), cases.end(),
+            [](const GoldenCase& a, const GoldenCase& b) { return a.golden < b.golden; });
+  return cases;
+}
+
+TEST(K8sExport, GoldenFiles) {
+  const bool update = std::getenv("MERIDIAN_UPDATE_GOLDEN") != nullptr;
+  std::vector<GoldenCase> cases = Cases();
+  ASSERT_GE(cases.size(), 11u);  // 8 examples + MIG, gang, reserved
+  for (const GoldenCase& c : cases) {
+    std::vector<std::string> args = {"k8s", "export", c.spec, "--at", kAt};
+    if (!c.fleet.empty()) args.insert(args.end(), {"--fleet", c.fleet});
+    CliRun r = Meridian(args);
+    ASSERT_EQ(r.code, kExitOk) << c.spec << ": " << r.err;
+    const std::string path = std::string(kGolden) + c.golden;
+    if (update) {
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << r.out;
+      continue;
+    }
+    EXPECT_EQ(r.out, Read(path)) << c.spec << " differs from " << path
+                                 << " (see this file's comment to regenerate)";
+  }
+}
+
+// No golden file lies around that no case writes.
+TEST(K8sExport, GoldenFilesAreExactlyTheCases) {
+  std::set<std::string> want, have;
+  for (const GoldenCase& c : Cases()) want.insert(c.golden);
+  for (const auto& e : std::filesystem::directory_iterator(kGolden)) {
+    have.insert(e.path().filename().string());
+  }
+  EXPECT_EQ(want, have);
+}
+
+TEST(K8sExport, CoversMigMultiGpuAndGangs) {
+  EXPECT_NE(Read(std::string(kGolden) + "mig-inference.yaml").find("deviceClassName: mig.nvidia.com"),
+            std::string::npos);
+  EXPECT_NE(Read(std::string(kGolden) + "reserved-multi-gpu.yaml").find("count: 4"),
+            std::string::npos);
+  const std::string gang = Read(std::string(kGolden) + "gang-training.yaml");
+  EXPECT_NE(gang.find("completionMode: Indexed"), std::string::npos);
+  EXPECT_NE(gang.find("clusterIP: None"), std::string::npos);
+}
+
+TEST(K8sExport, WritesOneFilePerJobIntoTheFolder) {
+  const std::string dir = testing::TempDir() + "k8s-export-out";
+  std::filesystem::remove_all(dir);
+  CliRun r = Meridian({"k8s", "export", "examples/training.yaml", "--at", kAt, "-o", dir});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("Job/vit-large-imagenet"), std::string::npos) << r.err;
+  EXPECT_EQ(Read(dir + "/vit-large-imagenet.yaml"), Read(std::string(kGolden) + "training.yaml"));
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  std::string error;
+};
+
+TEST(K8sExport, BadInputNamesTheFieldAndExits2) {
+  const std::string bad_name = std::string(kJobs) + "bad-name.yaml";
+  const std::string impossible = std::string(kJobs) + "impossible.yaml";
+  BadCase cases[] = {
+      {{"k8s", "export", bad_name, "--at", kAt},
+       bad_name + ":2:7: name: \"Llama_Eval\" is not a valid Kubernetes name: must consist of lower "
+                  "case letters, digits or '-'"},
+      {{"k8s", "export", impossible, "--at", kAt},
+       impossible + ":6:35: resources.gpu_models: job \"too-big\" cannot be placed"},
+      {{"k8s", "export", "examples/training.yaml", "--at", kAt, "--namespace", "Team_A"},
+       "--namespace: \"Team_A\" is not a valid Kubernetes name"},
+      {{"k8s", "export", "examples/training.yaml", "--at", "yesterday"}, "--at:"},
+      {{"k8s", "export", "examples/training.yaml", "--job", "nope"},
+       "--job: \"nope\" is not a job in examples/training.yaml"},
+  };
+  for (const BadCase& c : cases) {
+    CliRun r = Meridian(c.args);
+    EXPECT_EQ(r.code, kExitBadInput) << c.args[2] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.error), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+}  // namespace
+}  // namespace meridian::cli
