@@ -178,8 +178,6 @@ Status WriteExport(const std::vector<ExportedJob>& jobs, const std::string& dir,
   return Status::Ok();
 }
 
-namespace {
-
 void AddPlanOptions(CLI::App* cmd, K8sCommands& c) {
   cmd->add_option("JOB.yaml", c.spec_path, "job spec file (docs/job-spec.md)")
       ->required()
@@ -200,8 +198,6 @@ void AddPlanOptions(CLI::App* cmd, K8sCommands& c) {
                   "storage class of the checkpoint claim (default: the cluster's)");
 }
 
-}  // namespace
-
 std::unique_ptr<K8sCommands> AddK8sCommands(CLI::App& app) {
   auto c = std::make_unique<K8sCommands>();
   c->k8s = app.add_subcommand("k8s", "Kubernetes manifests (Job + DRA ResourceClaimTemplate) for a "
@@ -211,6 +207,7 @@ std::unique_ptr<K8sCommands> AddK8sCommands(CLI::App& app) {
   AddPlanOptions(c->export_cmd, *c);
   c->export_cmd->add_option("-o,--output-dir", c->out_dir,
                             "write <job>.yaml per job into this folder (default: stdout)");
+  AddApplyCommands(*c);
   return c;
 }
 
@@ -226,7 +223,7 @@ std::optional<int> RunK8sCommand(const K8sCommands& c, const std::string& catalo
     }
     return kExitOk;
   }
-  return kExitBadInput;
+  return RunApplyCommand(c, catalog_dir, now, out, err);
 }
 
 }  // namespace meridian::cli

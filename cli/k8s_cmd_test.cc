@@ -146,5 +146,29 @@ TEST(K8sExport, BadInputNamesTheFieldAndExits2) {
   }
 }
 
+// No kubeconfig anywhere: apply writes the manifests, applies nothing, says so.
+TEST(K8sApply, ExportOnlyWithoutAKubeconfig) {
+  const std::string home = testing::TempDir() + "k8s-no-kube-home";
+  const std::string dir = testing::TempDir() + "k8s-apply-out";
+  std::filesystem::create_directories(home);
+  std::filesystem::remove_all(dir);
+  setenv("HOME", home.c_str(), 1);
+  unsetenv("KUBECONFIG");
+  CliRun r = Meridian({"k8s", "apply", "examples/training.yaml", "--at", kAt, "-o", dir});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.err.find("export-only mode: no kubeconfig"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kubectl apply -f " + dir), std::string::npos) << r.err;
+  EXPECT_EQ(Read(dir + "/vit-large-imagenet.yaml"), Read(std::string(kGolden) + "training.yaml"));
+  CliRun s = Meridian({"k8s", "status", "vit-large-imagenet"});
+  EXPECT_EQ(s.code, kExitBadInput);
+  EXPECT_NE(s.err.find("export-only mode"), std::string::npos) << s.err;
+  CliRun missing = Meridian({"k8s", "apply", "examples/training.yaml", "--kubeconfig",
+                             "/nonexistent/kubeconfig"});
+  EXPECT_EQ(missing.code, kExitBadInput);
+  EXPECT_NE(missing.err.find("--kubeconfig: \"/nonexistent/kubeconfig\": no such file"),
+            std::string::npos)
+      << missing.err;
+}
+
 }  // namespace
 }  // namespace meridian::cli

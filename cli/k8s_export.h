@@ -31,4 +31,11 @@ Result<std::vector<ExportedJob>> ExportJobs(const K8sCommands& c, const std::str
 Status WriteExport(const std::vector<ExportedJob>& jobs, const std::string& dir, std::ostream& out,
                    std::ostream& err);
 
+// The options `k8s export` and `k8s apply` share (JOB.yaml, --fleet, ...).
+void AddPlanOptions(CLI::App* cmd, K8sCommands& c);
+// `k8s apply` and `k8s status` (k8s_apply.cc).
+void AddApplyCommands(K8sCommands& c);
+int RunApplyCommand(const K8sCommands& c, const std::string& catalog_dir, long long now,
+                    std::ostream& out, std::ostream& err);
+
 }  // namespace meridian::cli

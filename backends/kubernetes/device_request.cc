@@ -114,4 +114,14 @@ Result<DeviceRequest> DeviceRequestFor(const catalog::Catalog& catalog, const st
   return r;
 }
 
+DeviceRequest DeviceRequestForMigUuids(const std::vector<std::string>& uuids) {
+  DeviceRequest r;
+  r.device_class = kMigDeviceClass;
+  r.count = static_cast<int>(uuids.size());
+  std::string list;
+  for (const std::string& u : uuids) list += (list.empty() ? "\"" : ", \"") + u + "\"";
+  r.selectors.push_back(Attr("uuid") + " in [" + list + "]");
+  return r;
+}
+
 }  // namespace meridian::backends::k8s

@@ -46,4 +46,8 @@ Result<DeviceRequest> DeviceRequestFor(const catalog::Catalog& catalog, const st
                                        const std::string& mig_profile, int count,
                                        const DriverPin& driver);
 
+// Exactly the MIG devices of these UUIDs ("MIG-..."), for an attempt the
+// scheduler gave named instances.
+DeviceRequest DeviceRequestForMigUuids(const std::vector<std::string>& uuids);
+
 }  // namespace meridian::backends::k8s

@@ -276,7 +276,9 @@ Result<std::vector<Manifest>> BuildManifests(const JobSpec& job, const Placement
     out.push_back({"PersistentVolumeClaim", n.checkpoint(), CheckpointClaim(n, p, o, labels)});
   }
   if (p.gpus_per_pod > 0) {
-    auto r = DeviceRequestFor(catalog, p.gpu_model, p.mig_profile, p.gpus_per_pod, job.driver);
+    auto r = p.mig_uuids.empty()
+                 ? DeviceRequestFor(catalog, p.gpu_model, p.mig_profile, p.gpus_per_pod, job.driver)
+                 : Result<DeviceRequest>(DeviceRequestForMigUuids(p.mig_uuids));
     if (!r.ok()) return r.status().WithContext("resources.gpu_models");
     out.push_back({"ResourceClaimTemplate", n.claim(), ClaimTemplate(n, *r, labels)});
   }

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "catalog/catalog.h"
 #include "core/enums.h"
@@ -40,6 +41,7 @@ struct Placement {
   int gpus_per_pod = 0;       // 0: a CPU job
   std::string gpu_model;      // catalog model; "" for a CPU job
   std::string mig_profile;    // "" for whole GPUs
+  std::vector<std::string> mig_uuids;  // or these MIG instances, by UUID
   int vcpus_per_pod = 0;      // 0: not stated
   int64_t ram_mib_per_pod = 0;
   std::string where;          // the decision's own words ("gcp:us-central1 a2-ultragpu-8g x1 spot")

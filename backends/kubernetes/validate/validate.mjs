@@ -13,6 +13,7 @@ import { parseAllDocuments } from "yaml";
 const models = {
   "batch/v1/Job": ["kubernetes-models/batch/v1/Job", "Job"],
   "v1/Service": ["kubernetes-models/v1/Service", "Service"],
+  "v1/Pod": ["kubernetes-models/v1/Pod", "Pod"],
   "v1/PersistentVolumeClaim": ["kubernetes-models/v1/PersistentVolumeClaim", "PersistentVolumeClaim"],
   "scheduling.k8s.io/v1/PriorityClass": ["kubernetes-models/scheduling.k8s.io/v1/PriorityClass", "PriorityClass"],
   "resource.k8s.io/v1/ResourceClaimTemplate": ["kubernetes-models/resource.k8s.io/v1/ResourceClaimTemplate", "ResourceClaimTemplate"],
@@ -27,18 +28,22 @@ async function check(file) {
       problems.push(`${file}: document ${i + 1}: YAML: ${doc.errors[0].message}`);
       continue;
     }
-    const obj = doc.toJS();
-    const where = `${file}: document ${i + 1} (${obj?.kind}/${obj?.metadata?.name})`;
-    const model = models[`${obj?.apiVersion}/${obj?.kind}`];
-    if (!model) {
-      problems.push(`${where}: no schema for apiVersion ${obj?.apiVersion} kind ${obj?.kind}`);
-      continue;
-    }
-    const mod = await import(model[0]);
-    try {
-      new mod[model[1]](obj).validate();
-    } catch (e) {
-      problems.push(`${where}: ${e.message}`);
+    const top = doc.toJS();
+    // kubectl get ... -o json answers several objects as a v1 List.
+    const objs = top?.apiVersion === "v1" && top?.kind === "List" ? top.items ?? [] : [top];
+    for (const obj of objs) {
+      const where = `${file}: document ${i + 1} (${obj?.kind}/${obj?.metadata?.name})`;
+      const model = models[`${obj?.apiVersion}/${obj?.kind}`];
+      if (!model) {
+        problems.push(`${where}: no schema for apiVersion ${obj?.apiVersion} kind ${obj?.kind}`);
+        continue;
+      }
+      const mod = await import(model[0]);
+      try {
+        new mod[model[1]](obj).validate();
+      } catch (e) {
+        problems.push(`${where}: ${e.message}`);
+      }
     }
   }
   return { docs: docs.length, problems };

@@ -1,0 +1,195 @@
+#include "backends/kubernetes/backend.h"
+
+#include <map>
+
+#include "backends/kubernetes/manifest.h"
+
+namespace meridian::backends::k8s {
+
+namespace {
+
+struct Attempt {
+  std::string job_id;
+  int attempt = 1;
+  std::string ns, name;
+  control::RunObservation last;
+};
+
+// "k8s:research/j-00000042-1" -> {"research", "j-00000042-1"}.
+bool ParseHandle(const std::string& h, std::string* ns, std::string* name) {
+  if (!h.starts_with("k8s:")) return false;
+  size_t slash = h.find('/', 4);
+  if (slash == std::string::npos) return false;
+  *ns = h.substr(4, slash - 4);
+  *name = h.substr(slash + 1);
+  return !ns->empty() && !name->empty();
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+class KubernetesBackend : public control::Backend {
+ public:
+  explicit KubernetesBackend(const KubernetesBackendOptions& o)
+      : options_(o), kubectl_(o.kubectl, o.kubeconfig) {}
+
+  std::string_view name() const override { return "kubernetes"; }
+
+  Result<std::string> Launch(const control::LaunchRequest& r) override {
+    if (options_.kubeconfig.empty()) {
+      return Status::Invalid("kubernetes backend: export-only (no kubeconfig); write the "
+                             "manifests with `meridian k8s export` and apply them yourself");
+    }
+    JobSpec job;
+    job.name = Lower(r.job_id + "-" + std::to_string(r.attempt));
+    job.tenant = r.tenant;
+    job.command = r.argv;
+    job.env = r.env;
+    job.env["MERIDIAN_JOB_ID"] = r.job_id;
+    job.env["MERIDIAN_ATTEMPT"] = std::to_string(r.attempt);
+    job.working_dir = r.working_dir;
+    job.grace_period_s = r.grace_period_s;
+    job.checkpoint.interval_s = 1;  // every attempt mounts the job's checkpoint claim
+    Placement p;
+    p.node = r.node;
+    p.owned = true;
+    p.gpu_model = options_.gpu_model;
+    p.gpus_per_pod = static_cast<int>(r.mig_uuids.empty() ? r.gpus.size() : r.mig_uuids.size());
+    p.mig_uuids = r.mig_uuids;
+    if (p.gpus_per_pod == 0) p.gpu_model.clear();
+    ManifestOptions mo;
+    mo.ns = options_.ns;
+    mo.image = options_.image;
+    auto manifests = BuildManifests(job, p, *options_.catalog, mo);
+    if (!manifests.ok()) return manifests.status().WithContext("kubernetes backend");
+    // The checkpoint claim is the job's, not the attempt's: every attempt mounts the same one.
+    const std::string claim = Lower(r.job_id) + "-checkpoint";
+    for (Manifest& m : *manifests) {
+      if (m.kind == "PersistentVolumeClaim") m.object["metadata"]["name"] = claim;
+      if (m.kind == "Job") {
+        m.object["spec"]["template"]["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] =
+            claim;
+      }
+    }
+    auto res = kubectl_.Run({"apply", "-f", "-"}, RenderYaml(*manifests));
+    if (!res.ok()) return res.status();
+    if (res->exit_code != 0) {
+      return Status::Invalid("kubectl apply failed (exit " + std::to_string(res->exit_code) +
+                             "): " + res->err);
+    }
+    const std::string handle = "k8s:" + options_.ns + "/" + job.name;
+    Attempt a{r.job_id, r.attempt, options_.ns, job.name, {}};
+    a.last.job_id = r.job_id;
+    a.last.attempt = r.attempt;
+    a.last.handle = handle;
+    attempts_[handle] = a;
+    return handle;
+  }
+
+  Status Stop(const std::string& handle, int64_t grace_s) override {
+    (void)grace_s;  // the pods' terminationGracePeriodSeconds, set at launch
+    std::string ns, job;
+    if (!ParseHandle(handle, &ns, &job)) return Status::Invalid("not a kubernetes handle: " + handle);
+    auto res = kubectl_.Run({"patch", "job", job, "-n", ns, "--type=merge", "-p",
+                             R"({"spec":{"suspend":true}})"});
+    if (!res.ok()) return res.status();
+    if (res->exit_code != 0) return Status::Internal("kubectl patch failed: " + res->err);
+    return Status::Ok();
+  }
+
+  std::vector<control::RunObservation> Poll() override {
+    std::vector<control::RunObservation> changed;
+    for (auto& [handle, a] : attempts_) {
+      if (a.last.phase == control::RunPhase::kExited || a.last.phase == control::RunPhase::kKilled ||
+          a.last.phase == control::RunPhase::kLost) {
+        continue;
+      }
+      control::RunObservation o = Observe(a.job_id, a.attempt, a.ns, a.name);
+      if (o.phase != a.last.phase) changed.push_back(o);
+      a.last = o;
+    }
+    return changed;
+  }
+
+  Result<control::RunObservation> Adopt(const std::string& job_id, int attempt,
+                                        const std::string& handle) override {
+    std::string ns, job;
+    if (!ParseHandle(handle, &ns, &job)) return Status::Invalid("not a kubernetes handle: " + handle);
+    control::RunObservation o = Observe(job_id, attempt, ns, job);
+    attempts_[handle] = {job_id, attempt, ns, job, o};
+    return o;
+  }
+
+  std::vector<control::BackendNode> Nodes() override {
+    std::vector<control::BackendNode> out;
+    for (int i = 0; i < options_.nodes; ++i) {
+      out.push_back({"k8s-" + std::to_string(i), options_.gpu_model, options_.gpus, options_.vcpus,
+                     options_.ram_gib, !options_.kubeconfig.empty(),
+                     options_.kubeconfig.empty() ? "export-only: no kubeconfig" : ""});
+    }
+    return out;
+  }
+
+ private:
+  control::RunObservation Observe(const std::string& job_id, int attempt, const std::string& ns,
+                                  const std::string& job) {
+    control::RunObservation o;
+    o.job_id = job_id;
+    o.attempt = attempt;
+    o.handle = "k8s:" + ns + "/" + job;
+    auto s = ReadJobState(kubectl_, ns, job);
+    if (!s.ok()) {  // not known yet: asked again at the next poll
+      o.phase = control::RunPhase::kStarting;
+      o.message = s.status().message();
+      return o;
+    }
+    o.phase = s->phase;
+    o.exit_code = s->exit_code;
+    o.signal = s->signal;
+    o.started = s->started;
+    o.ended = s->ended;
+    o.message = s->message;
+    return o;
+  }
+
+  KubernetesBackendOptions options_;
+  Kubectl kubectl_;
+  std::map<std::string, Attempt> attempts_;
+};
+
+}  // namespace
+
+Result<JobState> ReadJobState(const Kubectl& kubectl, const std::string& ns,
+                              const std::string& job) {
+  auto res = kubectl.Run({"get", "job", job, "-n", ns, "-o", "json"});
+  if (!res.ok()) return res.status();
+  if (res->exit_code != 0) {
+    if (res->err.find("NotFound") != std::string::npos) {
+      JobState gone;
+      gone.phase = control::RunPhase::kLost;
+      gone.message = res->err;
+      return gone;
+    }
+    return Status::Internal("kubectl get job " + job + " failed: " + res->err);
+  }
+  auto s = ParseJobStatus(res->out);
+  if (!s.ok()) return s.status();
+  if (s->phase == control::RunPhase::kExited && !s->exit_code) {
+    auto pods = kubectl.Run(
+        {"get", "pods", "-n", ns, "-l", "batch.kubernetes.io/job-name=" + job, "-o", "json"});
+    if (pods.ok() && pods->exit_code == 0) {
+      auto code = ParsePodExitCode(pods->out);
+      if (code.ok() && code->has_value()) s->exit_code = **code;
+    }
+    if (!s->exit_code) s->exit_code = 1;  // failed, no container status left to say how
+  }
+  return s;
+}
+
+std::unique_ptr<control::Backend> MakeKubernetesBackend(const KubernetesBackendOptions& options) {
+  return std::make_unique<KubernetesBackend>(options);
+}
+
+}  // namespace meridian::backends::k8s

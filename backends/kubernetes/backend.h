@@ -1,0 +1,54 @@
+// The kubernetes backend: control::Backend on a Kubernetes cluster through
+// kubectl. Each attempt is a Job named <job id>-<attempt> ("j-00000042-1")
+// in the backend's namespace, with the attempt's GPUs claimed through a DRA
+// ResourceClaimTemplate (manifest.h), applied with `kubectl apply -f -`.
+//
+//   Launch  renders the attempt's manifests and applies them; the handle is
+//           "k8s:<namespace>/<job name>"
+//   Stop    suspends the Job (spec.suspend: true): its pods get SIGTERM, then
+//           SIGKILL after the pod's terminationGracePeriodSeconds (the
+//           attempt's grace period, set at launch); the Job stays readable
+//   Poll    reads every live attempt's Job (and, when it failed, its pods'
+//           exit code) and reports phase changes (job_status.h)
+//   Adopt   reads one Job the same way
+//   Nodes   the capacity declared in the options (as the local backend)
+//
+// Without a kubeconfig (kubectl.h) the backend is export-only: Launch fails
+// with a message saying so, and `meridian k8s export` writes the manifests.
+// Whole GPUs are claimed by model; MIG instances (LaunchRequest.mig_uuids)
+// are claimed by their UUID attribute. Not thread-safe: the daemon calls it
+// from its reconcile thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backends/kubernetes/job_status.h"
+#include "backends/kubernetes/kubectl.h"
+#include "catalog/catalog.h"
+#include "control/backend.h"
+
+namespace meridian::backends::k8s {
+
+struct KubernetesBackendOptions {
+  std::string kubeconfig;       // "" = export-only
+  std::string kubectl = "kubectl";
+  std::string ns = "default";   // namespace of every attempt's objects
+  std::string image;            // container image of every attempt
+  std::string gpu_model;        // the GPUs' catalog model (claims and Nodes)
+  int gpus = 0;                 // GPUs per node, for Nodes
+  int nodes = 1;
+  int vcpus = 0;
+  double ram_gib = 0;
+  std::shared_ptr<const catalog::Catalog> catalog;
+};
+
+std::unique_ptr<control::Backend> MakeKubernetesBackend(const KubernetesBackendOptions& options);
+
+// One Job's state from the cluster: the Job, and for a failed one its pods'
+// exit code. A Job the server does not have is kLost; a server that cannot be
+// asked is an error (kUnavailable-like: kInternal) with kubectl's message.
+Result<JobState> ReadJobState(const Kubectl& kubectl, const std::string& ns,
+                              const std::string& job);
+
+}  // namespace meridian::backends::k8s

@@ -1,0 +1,45 @@
+// Kubectl: runs the kubectl program (Debian's kubernetes-client, or any on
+// PATH) from an argv, never through a shell, with the manifests on standard
+// input, and returns its exit status and output. This is the only code of
+// the kubernetes backend that talks to a cluster.
+//
+// Which cluster: the kubeconfig FindKubeconfig chooses, passed with
+// --kubeconfig on every call, so the daemon's environment never picks one
+// by accident. No kubeconfig: the backend exports manifests only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace meridian::backends::k8s {
+
+struct KubectlResult {
+  int exit_code = -1;  // -1: killed at the timeout
+  std::string out;
+  std::string err;
+};
+
+class Kubectl {
+ public:
+  // `program`: "kubectl" (looked up in PATH) or a path.
+  Kubectl(std::string program, std::string kubeconfig, int timeout_s = 60);
+  // kubectl --kubeconfig K ARGS..., `input` on standard input. An error only
+  // when kubectl cannot be started; its own failures are in the result.
+  Result<KubectlResult> Run(const std::vector<std::string>& args, const std::string& input = "") const;
+  const std::string& kubeconfig() const { return kubeconfig_; }
+
+ private:
+  std::string program_;
+  std::string kubeconfig_;
+  int timeout_s_;
+};
+
+// The kubeconfig to use: `flag` when set (it must exist), else the first
+// existing file of $KUBECONFIG (a ':'-separated list), else ~/.kube/config;
+// "" when there is none (export-only). Errors (kNotFound) for a missing
+// `flag` file.
+Result<std::string> FindKubeconfig(const std::string& flag);
+
+}  // namespace meridian::backends::k8s
