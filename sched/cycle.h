@@ -5,9 +5,11 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "sched/elastic.h"
 #include "sched/plugin.h"
 #include "sched/profile.h"
 #include "sched/scheduler.h"
@@ -44,6 +46,7 @@ struct Workspace {
     uint32_t pos;
   };
   std::vector<Head> heads;           // elastic generation's merge of the demands
+  std::vector<std::span<const ElasticChoice>> lists;  // its offering lists, by demand
   std::vector<int64_t> raw;          // [score plugin x feasible]
   std::vector<int64_t> norm;
   std::vector<int64_t> total;
@@ -57,6 +60,19 @@ struct Workspace {
     int mig_span;
   };
   std::vector<Release> releases;     // earliest start scratch
+  // A whole-GPU candidate's class: nodes of one group with the same free
+  // capacity score alike (ScorePlugin::DistinguishesEquivalentNodes), and so
+  // do gangs of as many such nodes.
+  struct NodeClass {
+    uint32_t cluster;
+    uint32_t group;
+    uint32_t shape;  // demand, gang size, GPUs per node
+    int32_t free_gpus;
+    int64_t free_vcpus;
+    int64_t free_ram_mib;
+    bool operator==(const NodeClass&) const = default;
+  };
+  std::vector<NodeClass> classes;    // of the whole-GPU candidates in `feasible`
   CycleState state;
 };
 
@@ -78,6 +94,9 @@ struct Scheduler::Impl {
   std::vector<PluginSlot*> sorts, pre_filters, adds, filters, post_filters, scores, permits,
       reserves, binds, cycles;
   Ledger empty;  // the fleet with nothing allocated: the "ever" pass's capacity
+  // Keep one whole-GPU candidate per NodeClass: ties go to the first
+  // candidate and no score plugin tells such nodes apart.
+  bool merge_equivalent = false;
   Workspace ws;
 };
 

@@ -1,6 +1,7 @@
 // The built-in candidate generator: index-driven, bounded, in fleet order.
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "sched/cycle.h"
 
@@ -75,6 +76,51 @@ void AddMigCandidates(const CycleContext& ctx, const Ledger& ledger, uint8_t dem
   }
 }
 
+// The class of a whole-GPU candidate on one node, or of a gang whose members
+// are all of one node group with the same free capacity; nullopt for any
+// other candidate (MIG slices, mixed gangs, offerings), which is always kept.
+std::optional<Workspace::NodeClass> ClassOf(const CycleContext& ctx, const Candidate& c) {
+  if (c.kind != CandidateKind::kNode && c.kind != CandidateKind::kGang) return std::nullopt;
+  const Fleet& fleet = ctx.fleet();
+  const Ledger& ledger = ctx.ledger();
+  const Node& node = fleet.node(c.node);
+  if (node.mig_gpus != 0) return std::nullopt;
+  Workspace::NodeClass k{node.cluster.value(), node.group,
+                         uint32_t{c.demand} << 24 | uint32_t{c.gang_size} << 16 | c.gpus_per_node,
+                         ledger.free_gpu_count(c.node), ledger.free_vcpus(c.node),
+                         ledger.free_ram_mib(c.node)};
+  if (c.kind == CandidateKind::kGang) {
+    for (NodeId m : ctx.members(c)) {
+      const Node& n = fleet.node(m);
+      if (n.cluster != node.cluster || n.group != node.group || n.mig_gpus != 0 ||
+          ledger.free_gpu_count(m) != k.free_gpus || ledger.free_vcpus(m) != k.free_vcpus ||
+          ledger.free_ram_mib(m) != k.free_ram_mib) {
+        return std::nullopt;
+      }
+    }
+  }
+  return k;
+}
+
+// Appends the feasible candidates ws.batch[0..n) to ws.feasible, leaving out
+// one whose class an earlier candidate already stands for (it scores the
+// same and, ties going to the first, cannot win).
+void KeepFeasible(Scheduler::Impl& s, const CycleContext& ctx, size_t n) {
+  Workspace& ws = s.ws;
+  if (!s.merge_equivalent) {
+    ws.feasible.insert(ws.feasible.end(), ws.batch.begin(), ws.batch.begin() + static_cast<ptrdiff_t>(n));
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const Candidate& c = ws.batch[i];
+    if (std::optional<Workspace::NodeClass> k = ClassOf(ctx, c)) {
+      if (std::find(ws.classes.begin(), ws.classes.end(), *k) != ws.classes.end()) continue;
+      ws.classes.push_back(*k);
+    }
+    ws.feasible.push_back(c);
+  }
+}
+
 // Generates with `fill` and filters in batches until `quota` candidates are
 // feasible or `fill` runs dry. `fill(want)` appends about `want` candidates to
 // ws.batch and returns false once exhausted.
@@ -91,7 +137,7 @@ void Drain(Scheduler::Impl& s, const CycleContext& ctx, int quota, uint32_t* exa
     if (ws.batch.empty()) continue;
     size_t kept = RunFilters(s, ctx, 0);
     size_t take = std::min(kept, static_cast<size_t>(quota - got));
-    ws.feasible.insert(ws.feasible.end(), ws.batch.begin(), ws.batch.begin() + take);
+    KeepFeasible(s, ctx, take);  // counts toward the quota whether kept or merged
     got += static_cast<int>(take);
   }
 }
@@ -269,37 +315,44 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
   const int open = static_cast<int>(std::count_if(models.begin(), models.end(), open_to_job));
   if (open == 0) return;
   const int per_model = std::max(1, (quota + open - 1) / open);
+  // A job names a handful of GPU models: a linear scan for the cheapest head
+  // beats a heap's bookkeeping. Ties go to the lower demand index.
   using Head = Workspace::Head;  // cost: price x instances x run hours of lists[demand][pos]
-  auto later = [](const Head& a, const Head& b) {
-    return a.cost != b.cost ? a.cost > b.cost : a.demand > b.demand;
-  };
-  std::array<std::span<const ElasticChoice>, 256> lists;
-  std::vector<Head>& heap = ws.heads;
+  std::vector<std::span<const ElasticChoice>>& lists = ws.lists;  // by demand
+  lists.resize(std::min<size_t>(job.demands.size(), 256));  // demand indexes are uint8_t
+  std::vector<Head>& heads = ws.heads;
   for (PricingModel m : models) {
     if (!open_to_job(m)) continue;
     const double rework = m == PricingModel::kSpot ? *job.spot_run_multiplier : 1.0;
-    heap.clear();
+    heads.clear();
     for (size_t i = 0; i < job.demands.size() && i < lists.size(); ++i) {
       const ModelDemand& d = job.demands[i];
       if (!scope.models.test(d.model.index())) continue;
       lists[i] = index->Choices(d.model, d.gpus, m);
       if (lists[i].empty()) continue;
-      heap.push_back({static_cast<double>(lists[i][0].price_micros) * d.run_hours * rework,
-                      static_cast<uint8_t>(i), 0});
+      heads.push_back({static_cast<double>(lists[i][0].price_micros) * d.run_hours * rework,
+                       static_cast<uint8_t>(i), 0});
     }
-    std::make_heap(heap.begin(), heap.end(), later);
     Drain(s, ctx, per_model, examined, [&](size_t want) {
-      while (!heap.empty() && ws.batch.size() < want) {
-        std::pop_heap(heap.begin(), heap.end(), later);
-        Head h = heap.back();
-        heap.pop_back();
-        const std::span<const ElasticChoice> list = lists[h.demand];
+      while (!heads.empty() && ws.batch.size() < want) {
+        size_t best = 0;
+        for (size_t k = 1; k < heads.size(); ++k) {
+          if (heads[k].cost < heads[best].cost ||
+              (heads[k].cost == heads[best].cost && heads[k].demand < heads[best].demand)) {
+            best = k;
+          }
+        }
+        Head& h = heads[best];
+        const uint8_t demand = h.demand;
+        const std::span<const ElasticChoice> list = lists[demand];
         const ElasticChoice& e = list[h.pos];
         if (h.pos + 1 < list.size()) {
-          const double hours = job.demands[h.demand].run_hours * rework;
-          heap.push_back({static_cast<double>(list[h.pos + 1].price_micros) * hours, h.demand,
-                          h.pos + 1});
-          std::push_heap(heap.begin(), heap.end(), later);
+          ++h.pos;
+          h.cost = static_cast<double>(list[h.pos].price_micros) * job.demands[demand].run_hours *
+                   rework;
+        } else {
+          heads[best] = heads.back();  // h is not used after this
+          heads.pop_back();
         }
         if (!scope.regions.test(e.region.index())) continue;
         if (m == PricingModel::kSpot && !scope.ever &&
@@ -310,7 +363,7 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
         Candidate c;
         c.kind = CandidateKind::kElastic;
         c.pricing = m;
-        c.demand = h.demand;
+        c.demand = demand;
         c.region = e.region;
         c.offering = e.offering;
         c.instances = e.instances;
@@ -321,7 +374,7 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
         }
         ws.batch.push_back(c);
       }
-      return !heap.empty();
+      return !heads.empty();
     }, static_cast<size_t>(per_model));
   }
 }
@@ -343,6 +396,7 @@ uint32_t GenerateAndFilter(Scheduler::Impl& s, const CycleContext& ctx,
                            const GenerationScope& scope) {
   Workspace& ws = s.ws;
   ws.feasible.clear();
+  ws.classes.clear();
 
   uint32_t examined = 0;
   const QueuedJob& job = ctx.job();

@@ -30,6 +30,9 @@ class MarketView {
   // The sum of CarbonGPerKwh(r, start + i x step_s) for i in [0, count), added
   // in that order. Implementations may answer it faster than the loop.
   virtual double CarbonSumGPerKwh(RegionId r, UnixSeconds start, int64_t step_s, int count) const;
+  // Whether PricePerHour or SpotAvailable can answer differently at two
+  // times; false lets callers skip searching later hours for a better price.
+  virtual bool PriceMayChange() const { return true; }
 };
 
 // The catalog's figures, constant in time except carbon (hourly series where
@@ -46,6 +49,7 @@ class CatalogMarket final : public MarketView {
   double FlexStartWaitHours(OfferingId o, UnixSeconds t) const override;
   double CarbonGPerKwh(RegionId r, UnixSeconds t) const override;
   double CarbonSumGPerKwh(RegionId r, UnixSeconds start, int64_t step_s, int count) const override;
+  bool PriceMayChange() const override { return false; }
 
  private:
   std::shared_ptr<const catalog::Catalog> catalog_;

@@ -309,6 +309,12 @@ class ScorePlugin {
   virtual void NormalizeScore(const CycleContext& ctx, std::span<int64_t> scores) const;
   // The arithmetic behind `raw` for `c`, for a full explanation. Default: "".
   virtual std::string ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t raw) const;
+  // Whether the score can differ between two whole-GPU candidates on nodes of
+  // one node group with the same free capacity, or two gangs of such nodes (a
+  // node's position does; its price, region, power and free share do not). While no score plugin of a
+  // profile does and ties go to the first candidate, the scheduler scores one
+  // candidate per such class: the others could not win.
+  virtual bool DistinguishesEquivalentNodes() const { return false; }
 };
 
 // Min-max over `scores` into 0..100: (s - min) x 100 / (max - min), rounded

@@ -97,6 +97,10 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& profile,
     if (s.cycle) impl->cycles.push_back(&s);
   }
   impl->ws.rejections.resize(impl->filters.size() + 1);
+  impl->merge_equivalent =
+      profile.options.tie_break == TieBreak::kFirst &&
+      std::none_of(impl->scores.begin(), impl->scores.end(),
+                   [](const PluginSlot* p) { return p->score->DistinguishesEquivalentNodes(); });
   Result<Ledger> empty = fleet->NewLedger();
   if (!empty.ok()) return empty.status();
   impl->empty = std::move(empty).value();

@@ -88,6 +88,45 @@ TEST(SchedulerTest, PlacesAFewJobsEndToEnd) {
   EXPECT_NE(text.find("8 GPUs x 1.10 $/GPU-h x 2.00 h = 17.60 $"), std::string::npos) << text;
 }
 
+TEST(SchedulerTest, EquallyFreeNodesOfAGroupAreScoredOnce) {
+  testing::World w = MakeWorld(testing::SmallFleetSpec(), /*elastic=*/false);
+  JobSpec one = TwoHourJob("one", 1, 40);
+  QueuedJob job = Queue(w, one, 1);
+  // Nodes 0-1 (onprem-a's H100 group) and 3-6 (onprem-b's A100 group) are
+  // all free: one candidate stands for each group.
+  auto s = Make(w);
+  Decision d = s->Decide(job, w.At());
+  ASSERT_EQ(d.kind, DecisionKind::kPlace) << FormatDecision(d);
+  EXPECT_EQ(d.feasible, 2u) << FormatDecision(d);
+  EXPECT_EQ(d.allocation->nodes[0].node, NodeId(0));
+  // first_fit tells nodes apart by position: every node is scored.
+  auto ordered = Make(w, R"(name: ordered
+plugins: [{name: gpu_fit}, {name: cheapest_price}, {name: first_fit}])");
+  EXPECT_EQ(ordered->Decide(job, w.At()).feasible, 6u);
+  // Gangs alike: a 16-GPU job's two-node gangs of onprem-b, {3, 4} and
+  // {5, 6}, are all free and score the same; onprem-a's {0, 1} is its own.
+  QueuedJob sixteen = Queue(w, TwoHourJob("sixteen", 16, 40), 3);
+  Decision g = s->Decide(sixteen, w.At());
+  ASSERT_EQ(g.kind, DecisionKind::kPlace) << FormatDecision(g);
+  EXPECT_EQ(g.feasible, 2u) << FormatDecision(g);
+  EXPECT_EQ(ordered->Decide(sixteen, w.At()).feasible, 3u);
+  // So does a random tie break, which must see every equal candidate.
+  auto random = Make(w, R"(name: random
+options: {tie_break: random}
+plugins: [{name: gpu_fit}, {name: cheapest_price}])");
+  EXPECT_EQ(random->Decide(job, w.At()).feasible, 6u);
+  // Once node 0 holds a job it is a class of its own; bin-packing then
+  // prefers it to the empty node 1, as it would with every node scored.
+  QueuedJob four = Queue(w, TwoHourJob("four", 4, 40), 2);
+  ASSERT_TRUE(s->Commit(s->Decide(four, w.At()), w.At(), &w.ledger).ok());
+  auto packed = Make(w, R"(name: packed
+plugins: [{name: gpu_fit}, {name: cpu_ram}, {name: cheapest_price, weight: 50}, {name: binpack}])");
+  Decision p = packed->Decide(job, w.At());
+  ASSERT_EQ(p.kind, DecisionKind::kPlace) << FormatDecision(p);
+  EXPECT_EQ(p.feasible, 3u) << FormatDecision(p);
+  EXPECT_EQ(p.allocation->nodes[0].node, NodeId(0));
+}
+
 TEST(SchedulerTest, ElasticWhenTheFleetIsFullWithPricingReason) {
   testing::World w = MakeWorld();
   JobSpec spec = TwoHourJob("spot-ok", 8, 40);

@@ -24,8 +24,9 @@ Share GpuSlices(const CycleContext& ctx, const Candidate& c, NodeId id) {
   Share s;
   s.total = static_cast<int64_t>(cap.gpus) * kMigMemorySlices;
   int64_t free = static_cast<int64_t>(l.free_gpu_count(id)) * kMigMemorySlices;
-  for (int g = 0; g < cap.gpus; ++g) {
-    if ((cap.mig_gpus >> g) & 1) free += kMigMemorySlices - std::popcount(l.mig_used(id, g));
+  for (uint64_t mig = cap.mig_gpus; mig != 0; mig &= mig - 1) {  // MIG-mode GPUs only
+    const int g = std::countr_zero(mig);
+    free += kMigMemorySlices - std::popcount(l.mig_used(id, g));
   }
   int64_t take = c.kind == CandidateKind::kMigSlice ? c.mig_shape.span
                  : c.kind == CandidateKind::kCpuNode ? 0

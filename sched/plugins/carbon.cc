@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/round.h"
 #include "estimate/defaults.h"
 #include "sched/registry.h"
 
@@ -12,8 +13,14 @@ namespace meridian::sched {
 
 namespace {
 
+// Whole hours the run touches, at least 1: ceil(hours - 1e-9) without the
+// library call on the hot path (truncation then a step up).
 int SamplesFor(double hours) {
-  return std::max(1, static_cast<int>(std::ceil(hours - 1e-9)));
+  const double h = hours - 1e-9;
+  if (!(h < 1e9)) return static_cast<int>(std::min(std::ceil(h), 2e9));
+  int n = static_cast<int>(h);
+  if (static_cast<double>(n) < h) ++n;
+  return std::max(1, n);
 }
 
 }  // namespace
@@ -29,7 +36,7 @@ double MeanCarbonGPerKwh(const MarketView& market, RegionId region, UnixSeconds 
          samples;
 }
 
-int64_t Carbon::Emission::grams() const { return std::llround(kwh() * gco2_per_kwh); }
+int64_t Carbon::Emission::grams() const { return RoundToInt64(kwh() * gco2_per_kwh); }
 
 Result<std::unique_ptr<Plugin>> Carbon::Create(PluginArgs& args) {
   Options o;

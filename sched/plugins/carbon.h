@@ -78,7 +78,7 @@ class Carbon final : public Plugin, public ScorePlugin {
   // Memo of means, direct-mapped on (region, start, samples), valid while the
   // snapshot's time and market stay the same (a market is deterministic for a
   // given t): the decisions of one cycle share it. A Scheduler is single-threaded.
-  mutable std::array<CacheEntry, 64> cache_{};
+  mutable std::array<CacheEntry, 1024> cache_{};  // room for every region x start of a cycle
   mutable uint64_t generation_ = 0;
   mutable UnixSeconds cache_now_ = 0;
   mutable const MarketView* cache_market_ = nullptr;

@@ -23,6 +23,7 @@ class FirstFit final : public Plugin, public ScorePlugin {
   int64_t Score(const CycleContext& ctx, const Candidate& c) const override;
   void NormalizeScore(const CycleContext& ctx, std::span<int64_t> scores) const override;
   std::string ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t raw) const override;
+  bool DistinguishesEquivalentNodes() const override { return true; }  // by position
 
  private:
   mutable std::vector<int64_t> scratch_;  // reused by NormalizeScore (one Scheduler per thread)

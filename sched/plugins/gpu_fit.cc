@@ -112,11 +112,17 @@ std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c,
     if (static_cast<int>(members.size()) > options_.max_gang_nodes) {
       return "spans more nodes than max_gang_nodes";
     }
+    // Members in ascending order (as the generator lists them) cannot repeat;
+    // only another order needs the quadratic check.
+    bool ascending = true;
     for (size_t i = 1; i < members.size(); ++i) {
       const Node& m = ctx.fleet().node(members[i]);
       if (m.cluster != first.cluster && !replica_set) return "gang members in different clusters";
       if (m.gpu_model != first.gpu_model) return "gang members of different GPU models";
       if (m.gpus < c.gpus_per_node) return "a gang member has too few GPUs";
+      ascending = ascending && members[i - 1] < members[i];
+    }
+    for (size_t i = 1; !ascending && i < members.size(); ++i) {
       for (size_t k = 0; k < i; ++k) {
         if (members[k] == members[i]) return "a node listed twice in the gang";
       }

@@ -73,6 +73,8 @@ TEST(GpuFitTest, FiltersCandidates) {
       {"4 per node on the 2-GPU MIG node", Node(2, 4), "more GPUs per node than the node has"},
       {"gang 0+1, 2 GPUs each = 4", Gang(0, 2, 2), ""},
       {"gang across clusters", Gang(2, 2, 2), "gang members in different clusters"},
+      {"gang 1+0, out of order", Gang(1, 2, 2), ""},
+      {"gang 0+1+0: node 0 twice", Gang(0, 3, 2), "a node listed twice in the gang"},
       {"a3-highgpu-4g: 1 x 4 GPUs", Elastic(w, "gcp:us-central1", "a3-highgpu-4g", 1), ""},
       {"a3-highgpu-2g: 1 x 2 < 4", Elastic(w, "gcp:us-central1", "a3-highgpu-2g", 1),
        "too few GPUs in the offering"},
@@ -86,8 +88,8 @@ TEST(GpuFitTest, FiltersCandidates) {
   Rejections r;
   r.Reset("gpu_fit", true);
   size_t kept = fit.Filter(cy.ctx, all, r);
-  EXPECT_EQ(kept, 4u);  // 9 cases, 5 rejected
-  EXPECT_EQ(r.count(), 5u);
+  EXPECT_EQ(kept, 5u);  // 11 cases, 6 rejected
+  EXPECT_EQ(r.count(), 6u);
   EXPECT_EQ(r.examples().size(), Rejections::kMaxExamples);
   EXPECT_EQ(all[1].node, NodeId(3));
 }

@@ -51,6 +51,14 @@ Status RealtimeReplicas::Prepare(const PrepareContext& p) {
     if (z.count("")) n += options_.zones_per_region - 1;  // priced per region: sold in every zone
     zones_[i] = static_cast<uint8_t>(std::min(n, 255));
   }
+  const auto& regions = p.catalog.regions();
+  region_count_ = regions.size();
+  rtt_ms_.resize(region_count_ * region_count_);
+  for (size_t u = 0; u < region_count_; ++u) {
+    for (size_t r = 0; r < region_count_; ++r) {
+      rtt_ms_[u * region_count_ + r] = estimate::EstimateRttMs(regions[u], regions[r]);
+    }
+  }
   return Status::Ok();
 }
 
@@ -71,7 +79,10 @@ bool RealtimeReplicas::RegionAllowed(const CycleContext& ctx, RegionId r) const 
                                                           : estimate::kDefaultLatencySloMs;
   const auto& regions = ctx.catalog().regions();
   for (RegionId u : job.user_regions) {
-    if (estimate::EstimateRttMs(regions[u.index()], regions[r.index()]) > slo) return false;
+    const double rtt = u.index() < region_count_ && r.index() < region_count_
+                           ? rtt_ms_[u.index() * region_count_ + r.index()]
+                           : estimate::EstimateRttMs(regions[u.index()], regions[r.index()]);
+    if (rtt > slo) return false;
   }
   return true;
 }

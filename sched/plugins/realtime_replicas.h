@@ -89,6 +89,8 @@ class RealtimeReplicas final : public Plugin,
   Options options_;
   int replicas_ = 1;
   std::vector<uint8_t> zones_;  // by offering: zones of its region selling its type
+  std::vector<double> rtt_ms_;  // estimate::EstimateRttMs by [user region x region], from Prepare
+  size_t region_count_ = 0;
 };
 
 }  // namespace meridian::sched

@@ -125,7 +125,7 @@ void TimeShift::ShiftOne(const CycleContext& ctx, const Candidate& c, RegionId r
       if (!sink.Add(later)) return;
     }
   }
-  if (!elastic) return;
+  if (!elastic || !market.PriceMayChange()) return;  // no later hour can be cheaper
   int cheap = 0;
   Money best = price_now->Times(1.0 - options_.min_gain);
   for (int k = 1; k <= window; ++k) {
