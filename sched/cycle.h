@@ -4,6 +4,7 @@
 // explain.cc.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <span>
 #include <string>
@@ -73,6 +74,11 @@ struct Workspace {
     bool operator==(const NodeClass&) const = default;
   };
   std::vector<NodeClass> classes;    // of the whole-GPU candidates in `feasible`
+  // Open addressing over `classes`: 1 + index, 0 empty; twice the classes a
+  // decision may keep (beyond that, candidates are kept without merging).
+  static constexpr size_t kClassSlots = 512;
+  std::array<uint16_t, kClassSlots> class_slots{};
+  std::vector<uint16_t> used_slots;
   CycleState state;
 };
 

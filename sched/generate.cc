@@ -102,6 +102,36 @@ std::optional<Workspace::NodeClass> ClassOf(const CycleContext& ctx, const Candi
   return k;
 }
 
+uint64_t HashOf(const Workspace::NodeClass& k) {
+  uint64_t h = (uint64_t{k.cluster} << 48 | uint64_t{k.group} << 16) ^ k.shape;
+  h = (h ^ static_cast<uint64_t>(k.free_gpus)) * 0x9e3779b97f4a7c15ull;
+  h = (h ^ static_cast<uint64_t>(k.free_vcpus)) * 0xc2b2ae3d27d4eb4full;
+  h = (h ^ static_cast<uint64_t>(k.free_ram_mib)) * 0x165667b19e3779f9ull;
+  return h ^ (h >> 32);
+}
+
+// Whether class `k` is new to this decision (and now recorded).
+bool FirstOfClass(Workspace& ws, const Workspace::NodeClass& k) {
+  constexpr size_t kMask = Workspace::kClassSlots - 1;
+  if (ws.classes.size() * 2 >= Workspace::kClassSlots) return true;  // full: keep, unmerged
+  for (size_t i = HashOf(k) & kMask;; i = (i + 1) & kMask) {
+    const uint16_t at = ws.class_slots[i];
+    if (at == 0) {
+      ws.classes.push_back(k);
+      ws.class_slots[i] = static_cast<uint16_t>(ws.classes.size());
+      ws.used_slots.push_back(static_cast<uint16_t>(i));
+      return true;
+    }
+    if (ws.classes[at - 1] == k) return false;
+  }
+}
+
+void ClearClasses(Workspace& ws) {
+  for (uint16_t i : ws.used_slots) ws.class_slots[i] = 0;
+  ws.used_slots.clear();
+  ws.classes.clear();
+}
+
 // Appends the feasible candidates ws.batch[0..n) to ws.feasible, leaving out
 // one whose class an earlier candidate already stands for (it scores the
 // same and, ties going to the first, cannot win).
@@ -113,10 +143,7 @@ void KeepFeasible(Scheduler::Impl& s, const CycleContext& ctx, size_t n) {
   }
   for (size_t i = 0; i < n; ++i) {
     const Candidate& c = ws.batch[i];
-    if (std::optional<Workspace::NodeClass> k = ClassOf(ctx, c)) {
-      if (std::find(ws.classes.begin(), ws.classes.end(), *k) != ws.classes.end()) continue;
-      ws.classes.push_back(*k);
-    }
+    if (std::optional<Workspace::NodeClass> k = ClassOf(ctx, c); k && !FirstOfClass(ws, *k)) continue;
     ws.feasible.push_back(c);
   }
 }
@@ -396,7 +423,7 @@ uint32_t GenerateAndFilter(Scheduler::Impl& s, const CycleContext& ctx,
                            const GenerationScope& scope) {
   Workspace& ws = s.ws;
   ws.feasible.clear();
-  ws.classes.clear();
+  ClearClasses(ws);
 
   uint32_t examined = 0;
   const QueuedJob& job = ctx.job();

@@ -161,6 +161,7 @@ ScoredCandidate Explain(Scheduler::Impl& s, const CycleContext& ctx, size_t j) {
   sc.total = ws.total[j];
   const bool full = ctx.explain() == ExplainLevel::kFull;
   if (full) sc.where = DescribeCandidate(ctx, sc.candidate);
+  sc.scores.reserve(s.scores.size());
   for (size_t i = 0; i < s.scores.size(); ++i) {
     ScoreLine l;
     l.plugin = std::string(s.scores[i]->plugin->name());
