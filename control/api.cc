@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -68,6 +69,9 @@ struct ApiServer::Impl {
   std::vector<TenantHome> homes;  // read before any thread starts (aggregates.h)
   httplib::Server server;
   int port = 0;
+  // httplib's stop() only stops a server already listening, so a Stop that
+  // comes before Serve has started listening must keep trying (see Stop).
+  std::atomic<bool> serving{false}, stopping{false};
 
   struct CachedToken {
     TokenRow row;
@@ -662,7 +666,21 @@ Status ApiServer::Bind() {
 }
 
 int ApiServer::port() const { return impl_->port; }
-void ApiServer::Serve() { impl_->server.listen_after_bind(); }
-void ApiServer::Stop() { impl_->server.stop(); }
+void ApiServer::Serve() {
+  impl_->serving = true;
+  if (!impl_->stopping) impl_->server.listen_after_bind();
+  impl_->serving = false;
+}
+
+void ApiServer::Stop() {
+  impl_->stopping = true;
+  // A signal right after start can arrive while Serve is between its check
+  // and listening; stop() is a no-op until it listens, so repeat it.
+  while (impl_->serving) {
+    impl_->server.stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  impl_->server.stop();
+}
 
 }  // namespace meridian::control
