@@ -16,6 +16,8 @@
 #include "cli/mig_cmd.h"
 #include "cli/k8s_cmd.h"
 #include "cli/simulate_cmd.h"
+#include "cli/telemetry_cmd.h"
+#include "cli/top_cmd.h"
 #include "cli/workload_cmd.h"
 #include "core/time.h"
 #include "estimate/plan.h"
@@ -345,6 +347,8 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   std::unique_ptr<SimulateCommand> simulate = AddSimulateCommand(app);
   std::unique_ptr<MigCommands> mig = AddMigCommands(app);
   std::unique_ptr<K8sCommands> k8s = AddK8sCommands(app);
+  std::unique_ptr<TopCommand> top = AddTopCommand(app);
+  std::unique_ptr<TelemetryCommands> tele = AddTelemetryCommands(app);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -368,6 +372,8 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   if (auto rc = RunSimulateCommand(*simulate, g.catalog_dir, out, err)) return *rc;
   if (auto rc = RunMigCommand(*mig, g.catalog_dir, out, err)) return *rc;
   if (auto rc = RunK8sCommand(*k8s, g.catalog_dir, now, out, err)) return *rc;
+  if (auto rc = RunTopCommand(*top, out, err)) return *rc;
+  if (auto rc = RunTelemetryCommand(*tele, g.catalog_dir, out, err)) return *rc;
   err << app.help();
   return kExitBadInput;
 }

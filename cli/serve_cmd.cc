@@ -23,6 +23,7 @@
 #include "control/token.h"
 #include "sched/profile.h"
 #include "spec/fleet.h"
+#include "telemetry/config.h"
 #include "spec/suggest.h"
 
 namespace meridian::cli {
@@ -49,6 +50,7 @@ struct ServeConfig {
   size_t max_body_bytes = 1 << 20;
   backends::LocalBackendOptions node;
   std::string fleet;  // a fleet file whose cluster has backend: slurm
+  telemetry::TelemetryConfig telemetry;  // docs/telemetry.md
 };
 
 Status ConfigError(const std::string& file, const YAML::Node& n, const std::string& msg) {
@@ -70,7 +72,7 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
   if (!root.IsMap()) return ConfigError(file, root, "the config must be a map of keys");
   static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
                                                  "catalog", "reconcile_interval_ms", "node_timeout",
-                                                 "max_body_bytes", "node", "fleet"};
+                                                 "max_body_bytes", "node", "fleet", "telemetry"};
   static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
                                                      "ram_gib"};
   try {
@@ -95,6 +97,8 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
           return ConfigError(file, v, k + ": \"" + v.as<std::string>() + "\" must be a duration > 0 (\"30s\")");
         }
         c->node_timeout_s = *d;
+      } else if (k == "telemetry") {
+        MERIDIAN_RETURN_IF_ERROR(telemetry::ParseTelemetryConfig(v, file, &c->telemetry));
       } else if (k == "node") {
         if (!v.IsMap()) return ConfigError(file, v, "node: must be a map (name, gpu_model, gpus, vcpus, ram_gib)");
         for (const auto& nk : v) {
@@ -254,6 +258,7 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   o.reconciler.state_dir = state;
   o.reconciler.interval_ms = c.interval_ms;
   o.reconciler.node_timeout_s = c.node_timeout_s;
+  o.telemetry = c.telemetry;
   o.reconciler.plan_renderer = [](const JobSpec& job, const sched::Decision& d,
                                   const sched::Fleet& fleet, const sched::Profile& p,
                                   UnixSeconds at) {

@@ -13,6 +13,7 @@
 #include "control/job_json.h"
 #include "control/submission.h"
 #include "control/token.h"
+#include "control/utilization_json.h"
 #include "spec/spec.h"
 #include "spec/suggest.h"
 
@@ -508,6 +509,9 @@ void ApiServer::Impl::ServeMetrics(httplib::Response& res) {
   }
   for (const auto& [t, n] : tiers) queue.lines.push_back({"tier=\"" + t + "\"", static_cast<double>(n)});
   g.push_back(queue);
+  if (options.telemetry) {
+    for (GaugeFamily& f : options.telemetry->Gauges()) g.push_back(std::move(f));
+  }
   res.status = 200;
   res.set_content(RenderMetrics(*metrics, g), "text/plain; version=0.0.4");
 }
@@ -583,6 +587,22 @@ void ApiServer::Impl::Routes() {
          }));
   s.Get(R"(/v1/jobs/([^/]+)/logs)", authed([this](Req req, Res res, const Caller& c) {
           Logs(req, req.matches[1], res, c);
+        }));
+  s.Get(R"(/v1/jobs/([^/]+)/utilization)", authed([this](Req req, Res res, const Caller& c) {
+          auto j = VisibleJob(c, req.matches[1], res);
+          if (!j) return;
+          const int rows = options.telemetry ? options.telemetry->config().store_rows_per_job : 0;
+          auto series = store->Utilization(j->id, std::max(rows, 1));
+          if (!series.ok()) return SendError(res, 500, series.status().message());
+          std::optional<JobTelemetry> live;
+          telemetry::TelemetryConfig config;
+          std::string gpu = "telemetry is off";
+          if (options.telemetry) {
+            if (!IsTerminalState(j->state)) live = options.telemetry->View(j->id);
+            config = options.telemetry->config();
+            gpu = options.telemetry->gpu_status();
+          }
+          SendJson(res, 200, UtilizationToJson(*j, live, *series, config, gpu));
         }));
   s.Get(R"(/v1/jobs/([^/]+)/events)", authed([this](Req req, Res res, const Caller& c) {
           auto j = VisibleJob(c, req.matches[1], res);

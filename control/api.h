@@ -17,6 +17,7 @@
 #include "control/metrics.h"
 #include "control/reconciler.h"
 #include "control/store.h"
+#include "control/telemetry_sampler.h"
 #include "core/status.h"
 
 namespace meridian::control {
@@ -27,6 +28,9 @@ struct ApiOptions {
   size_t max_body_bytes = 1 << 20;  // larger requests get 413
   int threads = 64;                 // concurrent connections served
   std::function<UnixSeconds()> clock;  // default: the system clock
+  // The daemon's telemetry sampler, for /metrics and /v1/jobs/{id}/utilization;
+  // null: those answer without telemetry.
+  TelemetrySampler* telemetry = nullptr;
 };
 
 class ApiServer {

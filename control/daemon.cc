@@ -18,12 +18,23 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
                            ec.message());
   }
   auto catalog = options.reconciler.catalog;
+  SamplerOptions so;
+  so.config = options.telemetry;
+  so.catalog = catalog;
+  so.region = options.reconciler.region;
+  so.gpu_hour_usd = options.reconciler.gpu_hour_usd;
+  d->sampler_ = std::make_unique<TelemetrySampler>(d->store_.get(), std::move(so));
+  TelemetrySampler* sampler = d->sampler_.get();
+  options.reconciler.thresholds = options.telemetry.thresholds;
+  options.reconciler.measured = [sampler](const std::string& id) { return sampler->View(id); };
+  options.api.telemetry = sampler;
   d->reconciler_ = std::make_unique<Reconciler>(d->store_.get(), d->backend_.get(), &d->metrics_,
                                                 std::move(options.reconciler));
   d->api_ = std::make_unique<ApiServer>(d->store_.get(), d->reconciler_.get(), &d->metrics_,
                                         catalog, options.api);
   MERIDIAN_RETURN_IF_ERROR(d->api_->Bind());
   MERIDIAN_RETURN_IF_ERROR(d->reconciler_->Start());
+  d->sampler_->Start();
   d->http_ = std::thread([p = d.get()] { p->api_->Serve(); });
   return d;
 }
@@ -40,6 +51,7 @@ void Daemon::Stop() {
   if (stopped_) return;
   if (api_) api_->Stop();
   if (http_.joinable()) http_.join();
+  if (sampler_) sampler_->Stop();
   if (reconciler_) reconciler_->Stop();
   stopped_ = true;
   cv_.notify_all();

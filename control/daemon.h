@@ -1,5 +1,5 @@
 // Daemon: `meridian serve` assembled: the store (SQLite in WAL mode), the
-// reconcile loop over a backend, and the HTTP API. Start binds and starts
+// reconcile loop over a backend, the telemetry sampler, and the HTTP API. Start binds and starts
 // everything; Wait blocks until Stop (from a signal handler's thread, or a
 // test). Stop may be called from any thread, more than once.
 #pragma once
@@ -15,6 +15,7 @@
 #include "control/metrics.h"
 #include "control/reconciler.h"
 #include "control/store.h"
+#include "control/telemetry_sampler.h"
 
 namespace meridian::control {
 
@@ -22,6 +23,7 @@ struct DaemonOptions {
   SqliteOptions store;
   ApiOptions api;
   ReconcilerOptions reconciler;
+  telemetry::TelemetryConfig telemetry;
 };
 
 class Daemon {
@@ -41,6 +43,7 @@ class Daemon {
   std::unique_ptr<Store> store_;
   std::unique_ptr<Backend> backend_;
   Metrics metrics_;
+  std::unique_ptr<TelemetrySampler> sampler_;
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<ApiServer> api_;
   std::thread http_;

@@ -323,6 +323,8 @@ void Reconciler::HandleObservation(const RunObservation& o, UnixSeconds now,
   if (kind == "cancel") {
     Transition(a, "cancelled", "cancelled; the process " + how, now, out, end);
   } else if (kind == "preempt" || (o.phase == RunPhase::kLost && a.row.attempts <= options_.max_requeues)) {
+    if (options_.measured) a.measured = options_.measured(a.row.id);
+    a.queued.reset();  // decided again, with the measured profile
     if (kind == "preempt") {
       Transition(a, "preempted", "preempted; the process " + how, now, out, end);
     }

@@ -12,6 +12,9 @@
 //      catalog's market) and acts on each decision: launch, stop victims with
 //      their grace period, fail what can never run,
 //   5. writes every transition (with its event) in one store transaction.
+// A job requeued after a run (preempted, lost) is decided again with its
+// measured profile: the CPU request and GPU choice the telemetry sampler's
+// recommendation calls for (telemetry/adjust.h), noted in its events.
 // A job is recorded "scheduled" with its placement before the backend
 // launches it, and "starting" with the backend's handle after.
 //
@@ -40,6 +43,7 @@
 #include "control/backend.h"
 #include "control/metrics.h"
 #include "control/store.h"
+#include "control/telemetry_sampler.h"
 #include "core/job.h"
 #include "sched/decision.h"
 #include "sched/fleet.h"
@@ -65,6 +69,11 @@ struct ReconcilerOptions {
   int max_requeues = 3;                    // lost attempts requeued before failing
   std::function<UnixSeconds()> clock;      // default: the system clock
   PlanRenderer plan_renderer;
+  // A running job's measured profile (the telemetry sampler's view); when
+  // set, a requeued job's next attempt asks for what it measured
+  // (telemetry/adjust.h).
+  std::function<std::optional<JobTelemetry>(const std::string& job_id)> measured;
+  telemetry::Thresholds thresholds;        // the telemetry config's (MIG headroom)
 };
 
 // Why a queued job is still queued: the last cycle's decision for it, kept so
@@ -134,6 +143,10 @@ class Reconciler {
   void HandleObservation(const RunObservation& obs, UnixSeconds now, std::vector<JobUpdate>* out);
   void HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out);
   Status Schedule(UnixSeconds now, std::vector<JobUpdate>* out);
+  // The spec the next decision uses: the stored one, or the one its measured
+  // profile adjusts (with a note in the job's events).
+  std::shared_ptr<const JobSpec> ProfiledSpec(Active& a, UnixSeconds now,
+                                              std::vector<JobUpdate>* out);
   void Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
   void Transition(Active& a, const std::string& to, const std::string& message, UnixSeconds now,
                   std::vector<JobUpdate>* out, JobUpdate extra = {});

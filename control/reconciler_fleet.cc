@@ -8,6 +8,7 @@
 #include "control/reconciler_state.h"
 #include "control/submission.h"
 #include "sched/mig_fleet.h"
+#include "telemetry/adjust.h"
 
 namespace meridian::control {
 
@@ -182,6 +183,28 @@ std::map<std::string, NodeLayout> Reconciler::Layouts() const {
   return layouts_;
 }
 
+std::shared_ptr<const JobSpec> Reconciler::ProfiledSpec(Active& a, UnixSeconds now,
+                                                         std::vector<JobUpdate>* out) {
+  if (!a.measured || !fleet_ || !fleet_->fleet) return a.spec;
+  const JobTelemetry m = std::move(*a.measured);
+  a.measured.reset();
+  telemetry::FleetShape shape;
+  for (const NodeRow& n : fleet_->nodes) {
+    if (n.gpus > 0) shape.gpu_models.insert(n.gpu_model);
+    shape.max_node_vcpus = std::max(shape.max_node_vcpus, n.vcpus);
+  }
+  telemetry::Adjustment adj = telemetry::AdjustForProfile(*a.spec, m.classification,
+                                                          m.recommendation, shape,
+                                                          options_.thresholds);
+  if (!adj.changed) return a.spec;
+  JobUpdate note;
+  note.job_id = a.row.id;
+  note.message = "next attempt: " + adj.note;
+  note.at = now;
+  out->push_back(note);
+  return std::make_shared<const JobSpec>(std::move(adj.spec));
+}
+
 Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
   std::vector<Active*> waiting;
   std::map<uint32_t, Active*> by_seq;
@@ -225,7 +248,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
       uint32_t tenant = tenant_ids_.emplace(a->row.tenant, tenant_ids_.size()).first->second;
       sched::EnqueueRequest req{JobId(static_cast<uint32_t>(a->row.seq)), TenantId(tenant),
                                 a->row.submitted_at, static_cast<uint64_t>(a->row.seq)};
-      auto q = sched::MakeQueuedJob(a->spec, *options_.catalog, req);
+      auto q = sched::MakeQueuedJob(ProfiledSpec(*a, now, out), *options_.catalog, req);
       if (!q.ok()) {
         JobUpdate u;
         u.ended_at = now;

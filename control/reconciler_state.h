@@ -25,6 +25,9 @@ struct Reconciler::Active {
   bool holds = false;     // its allocation is (to be) in the ledger
   bool done = false;      // reached a terminal state this cycle
   std::optional<sched::Decision> pending_launch;
+  // The profile measured over the attempt that just ended, until the next
+  // decision applies it.
+  std::optional<JobTelemetry> measured;
 };
 
 struct Reconciler::FleetState {

@@ -82,6 +82,19 @@ CREATE TABLE IF NOT EXISTS nodes (
   last_heartbeat INTEGER NOT NULL DEFAULT 0,
   registered INTEGER NOT NULL DEFAULT 1
 );
+CREATE TABLE IF NOT EXISTS utilization (
+  job_id TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  cpu_cores REAL NOT NULL,
+  iowait_frac REAL NOT NULL,
+  read_mb_per_s REAL NOT NULL,
+  gpu_sm_pct REAL,
+  gpu_mem_bw_pct REAL,
+  gpu_mem_used_mib REAL,
+  gpu_power_w REAL,
+  class TEXT NOT NULL,
+  PRIMARY KEY (job_id, at)
+) WITHOUT ROWID;
 )sql";
 
 }  // namespace meridian::control

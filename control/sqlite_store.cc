@@ -9,6 +9,7 @@
 
 #include "control/schema.h"
 #include "control/sqlite.h"
+#include "control/sqlite_utilization.h"
 #include "control/store.h"
 
 namespace meridian::control {
@@ -358,6 +359,16 @@ class SqliteStore final : public Store {
     }
   }
 
+  Status AppendUtilization(const std::vector<UtilizationRow>& rows, int keep_per_job) override {
+    if (rows.empty()) return Status::Ok();
+    return Write([&](Db& db) { return InsertUtilization(db, rows, keep_per_job); });
+  }
+
+  Result<std::vector<UtilizationRow>> Utilization(const std::string& job_id, int limit) override {
+    auto lease = Lease();
+    return ReadUtilization(*lease.db(), job_id, limit);
+  }
+
  private:
   struct WriteOp {
     std::function<Status(Db&)> fn;
@@ -375,6 +386,7 @@ class SqliteStore final : public Store {
       store_->readers_cv_.notify_one();
     }
     Db* operator->() { return db_.get(); }
+    Db* db() { return db_.get(); }
 
    private:
     SqliteStore* store_;

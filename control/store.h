@@ -125,6 +125,17 @@ struct NodeRow {
   bool registered = true;       // via the API (false: the backend's own)
 };
 
+// One compact row of a job's utilization series (docs/telemetry.md): the
+// means over store_every seconds, written by the telemetry sampler. A figure
+// not measured (no GPU) is NaN in memory and NULL in the table.
+struct UtilizationRow {
+  std::string job_id;
+  UnixSeconds at = 0;
+  double cpu_cores = 0, iowait_frac = 0, read_mb_per_s = 0;
+  double gpu_sm_pct = 0, gpu_mem_bw_pct = 0, gpu_mem_used_mib = 0, gpu_power_w = 0;
+  std::string job_class;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -155,6 +166,11 @@ class Store {
   virtual Status SetNodeState(const std::string& name, const std::string& state) = 0;  // kNotFound
   virtual Status Heartbeat(const std::string& name, UnixSeconds at) = 0;  // kNotFound
   virtual Result<std::vector<NodeRow>> Nodes() = 0;
+
+  // Appends utilization rows and keeps the newest `keep_per_job` of each job.
+  virtual Status AppendUtilization(const std::vector<UtilizationRow>& rows, int keep_per_job) = 0;
+  // The job's rows, oldest first, at most the newest `limit`.
+  virtual Result<std::vector<UtilizationRow>> Utilization(const std::string& job_id, int limit) = 0;
 };
 
 struct SqliteOptions {

@@ -45,6 +45,10 @@ TEST(Classify, EachRecordedSeries) {
       {"missing_samples.csv", JobClass::kInputBound, Stall::kCpuSaturated},
       {"too_few.csv", JobClass::kUnknown, Stall::kNone},
       {"mig_no_util.csv", JobClass::kHealthy, Stall::kNone},
+      // Recorded from real processes on a loaded 2-core machine: the busy loop
+      // got 0.3 of a core (it waited 0.7 s per second to run); the sleeper none.
+      {"cpu_busy.csv", JobClass::kHealthy, Stall::kNone},
+      {"cpu_sleep.csv", JobClass::kIdle, Stall::kNone},
   };
   for (const Case& c : cases) {
     Classification got = ClassifyFile(c.file);

@@ -39,19 +39,6 @@ Reader Number(double Thresholds::*field, double lo, double hi) {
   };
 }
 
-// "500ms", or a duration ParseDuration reads ("5s", "2m"), in milliseconds.
-Result<int64_t> ParseDurationMs(const std::string& text) {
-  if (text.size() > 2 && text.ends_with("ms")) {
-    char* end = nullptr;
-    const long long v = std::strtoll(text.c_str(), &end, 10);
-    if (end == text.c_str() + text.size() - 2 && v >= 0) return static_cast<int64_t>(v);
-    return Status::Invalid("not a duration");
-  }
-  auto s = ParseDuration(text);
-  if (!s.ok()) return s.status();
-  return *s * 1000;
-}
-
 // A duration ("5s", "2m") into `out` seconds-or-milliseconds via `scale`.
 Reader Duration(std::function<int64_t&(TelemetryConfig*)> field, int64_t scale, int64_t min_ms,
                 int64_t max_ms) {
@@ -119,6 +106,18 @@ const std::map<std::string, Reader>& Readers() {
 }
 
 }  // namespace
+
+Result<int64_t> ParseDurationMs(const std::string& text) {
+  if (text.size() > 2 && text.ends_with("ms")) {
+    char* end = nullptr;
+    const long long v = std::strtoll(text.c_str(), &end, 10);
+    if (end == text.c_str() + text.size() - 2 && v >= 0) return static_cast<int64_t>(v);
+    return Status::Invalid("not a duration");
+  }
+  auto s = ParseDuration(text);
+  if (!s.ok()) return s.status();
+  return *s * 1000;
+}
 
 Status ParseTelemetryConfig(const YAML::Node& node, const std::string& file, TelemetryConfig* out) {
   if (!node.IsMap()) {

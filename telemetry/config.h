@@ -45,6 +45,9 @@ struct TelemetryConfig {
 // value and the reason.
 Status ParseTelemetryConfig(const YAML::Node& node, const std::string& file, TelemetryConfig* out);
 
+// "500ms", or a duration core's ParseDuration reads ("5s", "2m"), in milliseconds.
+Result<int64_t> ParseDurationMs(const std::string& text);
+
 // Checks cross-field rules (idle below busy, ...); the message names the fields.
 Status ValidateThresholds(const Thresholds& t, const std::string& prefix = "telemetry.");
 
