@@ -19,25 +19,41 @@ constexpr char kTelemetry[] =
 
 class TelemetryE2eTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void Begin(int gpus, const std::string& config) {
     dir_ = testing::MakeTempDir("telemetry");
-    daemon_ = std::make_unique<DaemonProcess>(dir_, 4, kTelemetry);
+    daemon_ = std::make_unique<DaemonProcess>(dir_, gpus, config);
     daemon_->Start();
     token_ = daemon_->Token("alice");
     http_ = daemon_->Client();
   }
   void TearDown() override {
+    if (!daemon_) return;
+    // The jobs' processes outlive a killed daemon (re-adoption): stop them first.
+    for (const std::string& id : submitted_) {
+      (void)http_->Post(("/v1/jobs/" + id + "/cancel").c_str(), Auth(token_), "", "application/json");
+    }
+    for (const std::string& id : submitted_) {
+      for (int i = 0; i < 100; ++i) {
+        auto r = http_->Get(("/v1/jobs/" + id).c_str(), Auth(token_));
+        if (!r || json::parse(r->body).value("ended_at", json()).is_string()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
     daemon_.reset();
     std::filesystem::remove_all(dir_);
   }
-  std::string Submit(const std::string& name, std::vector<std::string> command) {
+  std::string Submit(const std::string& name, std::vector<std::string> command,
+                     json extra = json::object()) {
     json spec = {{"name", name},
                  {"kind", "data-science"},
                  {"resources", {{"gpus", 1}, {"gpu_models", {"T4"}}, {"vcpus", 1}}},
                  {"command", command}};
+    spec.update(extra);
     auto r = http_->Post("/v1/jobs", Auth(token_), spec.dump(), "application/json");
     EXPECT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
-    return r ? json::parse(r->body).value("id", "") : "";
+    const std::string id = r ? json::parse(r->body).value("id", "") : "";
+    submitted_.push_back(id);
+    return id;
   }
   json Utilization(const std::string& id) {
     auto r = http_->Get(("/v1/jobs/" + id + "/utilization").c_str(), Auth(token_));
@@ -57,11 +73,13 @@ class TelemetryE2eTest : public ::testing::Test {
   }
 
   std::string dir_, token_;
+  std::vector<std::string> submitted_;
   std::unique_ptr<DaemonProcess> daemon_;
   std::unique_ptr<httplib::Client> http_;
 };
 
 TEST_F(TelemetryE2eTest, BusyAndSleepingJobsAreToldApart) {
+  Begin(4, kTelemetry);
   const std::string busy = Submit("busy", {"/bin/sh", "-c", "while :; do :; done"});
   const std::string sleeper = Submit("sleeper", {"/bin/sleep", "60"});
   json b = WaitForClass(busy, "healthy");
@@ -123,6 +141,50 @@ TEST_F(TelemetryE2eTest, BusyAndSleepingJobsAreToldApart) {
   EXPECT_TRUE(after["samples"].empty());
   EXPECT_FALSE(after["series"].empty());
   EXPECT_EQ(after["class"], "idle");
+}
+
+// Two busy processes on 1 vCPU: their threads queue for a CPU, so the
+// measured profile asks for more; preempted, the job's next attempt gets them.
+// (The saturation and run-queue thresholds are lowered so that a loaded test
+// machine, where a busy loop gets a fraction of a core, still shows it.)
+TEST_F(TelemetryE2eTest, PreemptedJobsNextAttemptGetsTheVcpusItMeasured) {
+  Begin(1, std::string(kTelemetry) + "  cpu_saturated_frac: 0.05\n  run_delay_frac: 0.2\n");
+  const std::string a =
+      Submit("two-loops", {"/bin/sh", "-c", "(while :; do :; done) & while :; do :; done"},
+             {{"priority", "low"}, {"preemptible", true}, {"grace_period", "5s"}});
+  json u;
+  for (int i = 0; i < 150; ++i) {
+    u = Utilization(a);
+    if (u["recommendation"].is_object() && u["recommendation"]["action"] == "more-vcpus") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(u["recommendation"]["action"], "more-vcpus") << u.dump(1);
+  ASSERT_GE(u["recommendation"]["vcpus"].get<int>(), 2) << u.dump(1);
+  const std::string urgent = Submit("urgent", {"/bin/sleep", "0.5"}, {{"priority", "critical"}});
+  // A is preempted, requeued, and placed again once the urgent job is done.
+  json again;
+  for (int i = 0; i < 200; ++i) {
+    again = Utilization(a);
+    auto j = http_->Get(("/v1/jobs/" + a).c_str(), Auth(token_));
+    if (j && json::parse(j->body)["attempts"] == 2 && again["state"] == "running" &&
+        again["figures"].is_object()) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  auto ev = http_->Get(("/v1/jobs/" + a + "/events").c_str(), Auth(token_));
+  ASSERT_TRUE(ev);
+  std::string note;
+  const json events = json::parse(ev->body)["events"];
+  for (const json& e : events) {
+    const std::string m = e.value("message", "");
+    if (m.starts_with("next attempt: measured healthy")) note = m;
+  }
+  EXPECT_NE(note.find("vcpus 1 -> "), std::string::npos) << ev->body;
+  // The second attempt holds the vCPUs (its allocation), and is measured against them.
+  ASSERT_TRUE(again["figures"].is_object()) << again.dump(1) << daemon_->Log();
+  EXPECT_GE(again["figures"]["vcpus"].get<int>(), 2) << again.dump(1);
+  (void)urgent;
 }
 
 TEST(TelemetryConfigE2e, BadThresholdIsRefusedWithTheField) {

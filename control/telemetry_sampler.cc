@@ -113,13 +113,6 @@ void TelemetrySampler::SampleOnce() {
   telemetry::NodeSample node;
   const bool node_ok = proc_.ReadNode(&node);
   node.t_ms = now;
-  // Read the GPUs once per round, with every running job's pids for the
-  // per-process figures; each job then takes its own devices.
-  std::map<std::string, std::vector<pid_t>> pids;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    for (auto& [id, t] : jobs_) pids[id] = t->group->pids();
-  }
   const telemetry::Thresholds& th = options_.config.thresholds;
   const size_t capacity = static_cast<size_t>(
       std::clamp<int64_t>(th.window_s * 1000 / std::max<int64_t>(1, options_.config.interval_ms) + 2, 4, 100000));
@@ -147,7 +140,7 @@ void TelemetrySampler::SampleOnce() {
     if (s.processes == 0) continue;
     t.view.context = ContextFor(job, *nodes, options_);
     s.vcpus = t.view.context.vcpus;
-    if (nvml_) {
+    if (nvml_) {  // the node's devices, with this job's processes' per-process figures
       s.gpus = telemetry::JobGpus(nvml_->Read(t.group->pids()), job.placement.gpus,
                                   !job.placement.mig.empty());
     }

@@ -86,7 +86,8 @@ class ProfileReader {
   void Options(const YAML::Node& n, ProfileOptions* o) {
     if (!Keys(n, "options", {"elastic", "pricing_models", "max_fleet_candidates",
                              "max_elastic_candidates", "max_added_candidates", "tie_break",
-                             "head_of_line_blocking", "explain", "permit_attempts"})) {
+                             "head_of_line_blocking", "explain", "permit_attempts",
+                             "cpu_allocation"})) {
       return;
     }
     if (n["elastic"]) {
@@ -110,6 +111,11 @@ class ProfileReader {
     if (n["tie_break"]) {
       if (auto c = Choice(n["tie_break"], "options.tie_break", {"first", "random"})) {
         o->tie_break = *c == "first" ? TieBreak::kFirst : TieBreak::kRandom;
+      }
+    }
+    if (n["cpu_allocation"]) {
+      if (auto c = Choice(n["cpu_allocation"], "options.cpu_allocation", {"gpu-share", "sensitivity"})) {
+        o->cpu_allocation = *c == "sensitivity" ? CpuAllocation::kSensitivity : CpuAllocation::kGpuShare;
       }
     }
     if (n["explain"]) {

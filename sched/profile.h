@@ -15,6 +15,7 @@
 //     tie_break: first                    # first | random (seeded)
 //     head_of_line_blocking: false        # a cycle stops at the first job that waits
 //     explain: full                       # full | counts
+//     cpu_allocation: gpu-share           # gpu-share | sensitivity
 //   plugins:
 //     - name: tier_sort
 //     - name: gpu_fit
@@ -35,6 +36,11 @@
 namespace meridian::sched {
 
 enum class TieBreak { kFirst, kRandom };
+// How a simulation gives vCPUs to trace jobs that carry a CPU profile
+// (input_bound_fraction, cpu_sensitivity; docs/telemetry.md): the fleet's
+// vCPUs per GPU times the job's GPUs, or what its profile says keeps its
+// input pipeline up with the GPU.
+enum class CpuAllocation { kGpuShare, kSensitivity };
 
 struct ProfileOptions {
   bool elastic = true;
@@ -47,6 +53,7 @@ struct ProfileOptions {
   bool head_of_line_blocking = false;
   ExplainLevel explain = ExplainLevel::kFull;
   int permit_attempts = 3;        // candidates tried when Permit rejects
+  CpuAllocation cpu_allocation = CpuAllocation::kGpuShare;
 };
 
 struct PluginConfig {

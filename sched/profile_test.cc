@@ -32,6 +32,7 @@ plugins:
   EXPECT_EQ(p->options.max_fleet_candidates, 16);
   EXPECT_EQ(p->options.tie_break, TieBreak::kRandom);
   EXPECT_EQ(p->options.explain, ExplainLevel::kCounts);
+  EXPECT_EQ(p->options.cpu_allocation, CpuAllocation::kGpuShare);  // unstated
   ASSERT_EQ(p->plugins.size(), 3u);
   EXPECT_EQ(p->plugins[2].weight, 3);
   EXPECT_EQ(p->plugins[0].weight, 1);
@@ -61,6 +62,8 @@ TEST(ProfileTest, BadProfilesNameTheField) {
        "plugins[1].name: \"gpu_fit\" is listed twice"},
       {"bad candidates", "name: bad\noptions: {max_fleet_candidates: 0}\nplugins: [{name: gpu_fit}]\n",
        "options.max_fleet_candidates: \"0\" must be >= 1"},
+      {"bad cpu allocation", "name: bad\noptions: {cpu_allocation: greedy}\nplugins: [{name: gpu_fit}]\n",
+       "options.cpu_allocation: \"greedy\" must be gpu-share or sensitivity"},
   };
   for (const BadCase& c : cases) {
     auto p = ParseProfile(c.yaml, "bad.yaml");

@@ -1,4 +1,5 @@
 #include "sim/engine.h"
+#include "sim/cpu_model.h"
 
 #include <algorithm>
 #include <bit>
@@ -78,6 +79,10 @@ struct LiveJob {
   RegionId region;
   ClusterId cluster;                    // on the fleet
   OfferingId offering;
+  // A job with a CPU profile: the vCPUs its recorded speed holds at (the GPU
+  // share) and the run-time factor of the vCPUs it was given.
+  double cpu_share = 0;
+  double cpu_factor = 1;
 };
 
 // CycleContext::RunHours of the whole job on `c`, without spot's expected
@@ -99,6 +104,32 @@ PayKind PayOf(PricingModel m) {
   return PayKind::kOnDemand;
 }
 
+// The fleet's vCPUs per GPU over its GPU nodes; with no GPU nodes, the
+// catalog offerings' mean (an elastic-only replay).
+double VcpusPerGpu(const World& w) {
+  double vcpus = 0, gpus = 0;
+  for (const sched::Node& n : w.fleet->nodes()) {
+    if (!n.gpu_model.valid() || n.gpus <= 0) continue;
+    vcpus += n.vcpus;
+    gpus += n.gpus;
+  }
+  if (gpus > 0 && vcpus > 0) return vcpus / gpus;
+  for (const catalog::Offering& o : w.catalog->offerings()) {
+    if (o.gpu_count <= 0 || o.vcpus <= 0) continue;
+    vcpus += o.vcpus;
+    gpus += o.gpu_count;
+  }
+  return gpus > 0 ? vcpus / gpus : 1;
+}
+
+sched::Node LargestGpuNode(const World& w) {
+  sched::Node best;
+  for (const sched::Node& n : w.fleet->nodes()) {
+    if (n.gpu_model.valid() && n.gpus > 0 && n.vcpus > best.vcpus) best = n;
+  }
+  return best;
+}
+
 class Engine {
  public:
   Engine(const Trace& trace, const JobShapes& shapes, const World& world,
@@ -108,12 +139,18 @@ class Engine {
         ledger_(std::move(ledger)), options_(options), out_(*out),
         t0_(world.market->options().start), carbon_(*world.market, t0_),
         flex_max_s_(std::llround(world.catalog->market().flex_start_max_run_hours * 3600.0)),
-        slot_(trace.jobs.size(), kNone), mig_(*world.fleet, trace.jobs.size()) {}
+        slot_(trace.jobs.size(), kNone), mig_(*world.fleet, trace.jobs.size()),
+        vcpus_per_gpu_(VcpusPerGpu(world)), largest_node_(LargestGpuNode(world)) {}
 
   void Run();
+  // The profile's vCPU policy for jobs with a CPU profile.
+  void set_cpu_allocation(sched::CpuAllocation a) { cpu_allocation_ = a; }
 
  private:
   static constexpr uint32_t kNone = ~0u;
+  // The sensitivity policy gives a job at most twice its GPU share of vCPUs,
+  // so one hungry loader cannot take a node's CPUs from the GPUs beside it.
+  static constexpr double kCpuCap = 2.0;
 
   LiveJob& Live(uint32_t j) { return *live_[slot_[j]]; }
   JobOutcome& Out(uint32_t j) { return out_.jobs[j]; }
@@ -168,6 +205,9 @@ class Engine {
   int64_t fleet_milli_ = 0, cloud_milli_ = 0, ended_ = 0;
   std::map<std::string, int64_t> notes_;
   MigCycle mig_;
+  const double vcpus_per_gpu_;  // the GPU share of vCPUs (sim/cpu_model.h)
+  const sched::Node largest_node_;  // the fleet's GPU node with the most vCPUs
+  sched::CpuAllocation cpu_allocation_ = sched::CpuAllocation::kGpuShare;
 };
 
 void Engine::Note(const std::string& key) { ++notes_[key]; }
@@ -184,6 +224,8 @@ void Engine::SetWork(LiveJob& l, const TraceJob& tj) {
       d.run_hours = static_cast<float>(left * full.run_hours);
       d.mig_run_hours = static_cast<float>(left * full.mig_run_hours);
     }
+    d.run_hours = static_cast<float>(d.run_hours * l.cpu_factor);
+    d.mig_run_hours = static_cast<float>(d.mig_run_hours * l.cpu_factor);
     longest = std::max<double>(longest, d.run_hours);
   }
   l.q.flex_refusal = estimate::FlexStartRefusal(*l.q.spec, world_.catalog->market(),
@@ -225,6 +267,19 @@ void Engine::Arrive(uint32_t j) {
   if (std::optional<int64_t> d = DeadlineS(tj, spec, t0_)) l.q.deadline = t0_ + *d;
   l.interval_s = spec.checkpoint.interval_s.value_or(estimate::kDefaultCheckpointIntervalS);
   l.restart_s = spec.checkpoint.restart_overhead_s.value_or(estimate::kDefaultRestartOverheadS);
+  if (tj.cpu.set()) {
+    const int gpus = l.q.demands.empty() ? 1 : std::max<int>(1, l.q.demands.front().gpus);
+    l.cpu_share = vcpus_per_gpu_ * gpus;
+    l.q.vcpus = cpu_allocation_ == sched::CpuAllocation::kSensitivity
+                    ? SensitiveVcpus(tj.cpu, l.cpu_share, kCpuCap)
+                    : static_cast<int>(std::max(1.0, std::floor(l.cpu_share)));
+    // Never more than the nodes it spans have: a request no node holds is never placed.
+    if (largest_node_.gpus > 0) {
+      const int spans = (gpus + largest_node_.gpus - 1) / largest_node_.gpus;
+      l.q.vcpus = std::min(l.q.vcpus, spans * largest_node_.vcpus);
+    }
+    l.cpu_factor = CpuTimeFactor(tj.cpu, l.cpu_share, l.q.vcpus);
+  }
   SetWork(l, tj);
   o.state = JobState::kWaiting;
   waiting_.push_back(j);
@@ -367,8 +422,16 @@ void Engine::Place(uint32_t j, const sched::Decision& d, UnixSeconds t) {
   // core's own run time for the candidate (shape = the full work; q holds
   // what is left), at on-demand speed: spot's rework comes from reclaims.
   const TraceJob& tj = trace_.jobs[j];
-  const double hours = tj.duration_s >= 0 ? static_cast<double>(tj.duration_s) / 3600.0
-                                          : FullRunHours(*l.shape, c);
+  if (tj.cpu.set()) {
+    // An instance's vCPUs are all the job's; on the fleet it has what it asked for.
+    const double given = a.elastic ? static_cast<double>(cat.offerings()[a.elastic->offering.index()].vcpus *
+                                                         a.elastic->instances)
+                                   : static_cast<double>(l.q.vcpus);
+    l.cpu_factor = CpuTimeFactor(tj.cpu, l.cpu_share, given > 0 ? given : l.q.vcpus);
+  }
+  const double hours = (tj.duration_s >= 0 ? static_cast<double>(tj.duration_s) / 3600.0
+                                           : FullRunHours(*l.shape, c)) *
+                       l.cpu_factor;
   l.full_s = hours * 3600.0;
   l.overhead_s = o.preemptions > 0 ? l.restart_s : 0;
   if (d.kind != sched::DecisionKind::kDefer) {
@@ -594,6 +657,7 @@ Result<PolicyRun> Simulate(const Trace& trace, const JobShapes& shapes, const Wo
   run.timeline = Timeline(std::max<int64_t>(60, (span + 86400) / 400));
   Engine engine(trace, shapes, world, std::move(scheduler).value(), std::move(ledger).value(),
                 options, &run);
+  engine.set_cpu_allocation(profile.options.cpu_allocation);
   engine.Run();
   return run;
 }

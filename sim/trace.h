@@ -15,6 +15,7 @@
 #include "core/fleet.h"
 #include "core/job.h"
 #include "core/status.h"
+#include "sim/cpu_model.h"
 
 namespace meridian {
 namespace catalog {
@@ -40,6 +41,9 @@ struct TraceJob {
   // gpu_milli / 1000, in (0, 1)); 0: whole GPUs. Readers set
   // resources.mig in the spec for such jobs.
   float gpu_fraction = 0;
+  // How the job's speed depends on its vCPUs (sim/cpu_model.h); unset: it
+  // runs at its recorded speed whatever vCPUs it gets.
+  CpuProfile cpu;
 };
 
 struct Trace {

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -140,6 +141,8 @@ Status ParseTelemetryConfig(const YAML::Node& node, const std::string& file, Tel
       return Status::Invalid(Where(file, kv.second) + ": telemetry." + key + ": \"" + text + "\" " + why);
     }
   }
+  // A window shorter than the default gap: gaps are at most the window, unless stated.
+  if (!node["max_gap"]) out->thresholds.max_gap_s = std::min(out->thresholds.max_gap_s, out->thresholds.window_s);
   return ValidateThresholds(out->thresholds);
 }
 

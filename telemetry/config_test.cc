@@ -22,6 +22,12 @@ TEST(TelemetryConfig, ReadsEveryKindOfKey) {
   EXPECT_EQ(c.thresholds.min_samples, 4);
   EXPECT_EQ(c.nvml_library, "/opt/libnvidia-ml.so.1");
   EXPECT_EQ(TelemetryConfig{}.interval_ms, 5000);  // the default: 5 s
+  // A 10-s window without max_gap: gaps of up to the window (not the default 30 s).
+  TelemetryConfig short_window;
+  ASSERT_TRUE(Parse("telemetry:\n  window: 10s\n", &short_window).ok());
+  EXPECT_EQ(short_window.thresholds.max_gap_s, 10);
+  // Stated, it must fit in the window.
+  EXPECT_FALSE(Parse("telemetry:\n  window: 10s\n  max_gap: 20s\n", &short_window).ok());
 }
 
 TEST(TelemetryConfig, ErrorsNameTheFieldValueAndReason) {

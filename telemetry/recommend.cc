@@ -54,6 +54,28 @@ Recommendation MoreVcpus(const Classification& c, const JobContext& job, const T
   return r;
 }
 
+// A CPU job saturating its vCPUs while its threads queue for a CPU: the cores
+// it would use if none waited.
+Recommendation CpuShort(const Classification& c, const JobContext& job) {
+  const WindowFigures& w = c.figures;
+  Recommendation r;
+  const int now = std::max(1, job.vcpus > 0 ? job.vcpus : static_cast<int>(std::ceil(w.cpu_capacity)));
+  int want = static_cast<int>(std::ceil(w.cpu_cores + w.run_delay_frac - 1e-9));
+  if (job.node_vcpus > 0) want = std::min(want, job.node_vcpus);
+  if (want <= now) {
+    r.text = "keep as is";
+    return r;
+  }
+  r.action = "more-vcpus";
+  r.vcpus = want;
+  r.speedup = (w.cpu_cores + w.run_delay_frac) / std::max(0.01, w.cpu_cores);
+  r.text = Fmt("give it %.0f vCPUs instead of %.0f", want, now);
+  r.expected_effect = Fmt("its threads wait %.2f s per second for a CPU beside %.2f cores running: "
+                          "up to %.1fx faster",
+                          w.run_delay_frac, w.cpu_cores, r.speedup);
+  return r;
+}
+
 Recommendation DataCloser(const Classification& c, const JobContext& job, const Thresholds& t,
                           const catalog::Catalog& cat) {
   const WindowFigures& w = c.figures;
@@ -201,6 +223,10 @@ Recommendation Recommend(const Classification& c, const JobContext& job, const T
       return MoreVcpus(c, job, t);
     case JobClass::kMemoryBound: return MoreBandwidth(c, job, t, catalog);
     case JobClass::kHealthy:
+      if (c.figures.gpu_samples == 0 && c.figures.cpu_saturation >= t.cpu_saturated_frac &&
+          c.figures.run_delay_frac >= t.run_delay_frac) {
+        return CpuShort(c, job);
+      }
       if (Known(c.figures.gpu_sm_pct) && c.figures.gpu_sm_pct < t.gpu_busy_sm_pct) {
         return SmallerGpu(c, job, t, catalog);
       }
@@ -211,8 +237,9 @@ Recommendation Recommend(const Classification& c, const JobContext& job, const T
       r.usd_per_hour_before = job.gpus > 0 ? job.gpus * GpuHourUsd(job, catalog) : 0;
       r.text = "the job does nothing on its GPU or CPUs: check its logs; cancel it, or checkpoint "
                "and release what it holds";
-      r.expected_effect = job.gpus > 0 ? Fmt("frees %.0f GPUs costing $%.2f/h", job.gpus,
-                                             r.usd_per_hour_before)
+      r.expected_effect = job.gpus > 0 ? Fmt(job.gpus == 1 ? "frees %.0f GPU costing $%.2f/h"
+                                                            : "frees %.0f GPUs costing $%.2f/h",
+                                             job.gpus, r.usd_per_hour_before)
                                        : "frees its CPUs";
       return r;
     }

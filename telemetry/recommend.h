@@ -8,6 +8,8 @@
 //                      hour), or faster storage when it is already there
 //   memory-bound       a GPU model with more memory bandwidth that holds the
 //                      job's memory
+//   healthy CPU job    more vCPUs when it saturates its own and its
+//   short of cores     threads queue for a CPU (run-queue wait)
 //   healthy, partly    a MIG slice of its GPU that holds its memory and its
 //   used GPU           share of the SMs, else a cheaper GPU model that does
 //   idle               check the job: what the held GPUs cost per hour

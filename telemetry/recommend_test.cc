@@ -93,6 +93,27 @@ TEST_F(RecommendTest, UnderusedGpuGetsAMigSlice) {
   EXPECT_NEAR(r.usd_per_hour_after, 3.0 * 2 / 7, 1e-9);
 }
 
+TEST_F(RecommendTest, CpuJobShortOfCoresAsksForThem) {
+  // No GPU figures; 1 vCPU, 0.9 cores running and 1.3 s per second queued
+  // for a CPU: ceil(0.9 + 1.3) = 3 vCPUs, (0.9 + 1.3) / 0.9 = 2.4x.
+  Classification c;
+  c.job_class = JobClass::kHealthy;
+  c.figures.cpu_cores = 0.9;
+  c.figures.run_delay_frac = 1.3;
+  c.figures.cpu_capacity = 1;
+  c.figures.cpu_saturation = 0.9;
+  JobContext j;
+  j.vcpus = 1;
+  j.node_vcpus = 8;
+  Recommendation r = Recommend(c, j, t_, *cat_);
+  EXPECT_EQ(r.action, "more-vcpus");
+  EXPECT_EQ(r.vcpus, 3);
+  EXPECT_NEAR(r.speedup, 2.2 / 0.9, 1e-9);
+  // Not saturating its vCPUs: the wait is the machine's, not its allocation's.
+  c.figures.cpu_saturation = 0.5;
+  EXPECT_EQ(Recommend(c, j, t_, *cat_).action, "none");
+}
+
 TEST_F(RecommendTest, IdleAndHealthy) {
   Recommendation idle = Recommend(Of("idle.csv"), H100Job(8), t_, *cat_);
   EXPECT_EQ(idle.action, "check-job");

@@ -1,7 +1,7 @@
 // meridian's own trace format (docs/trace-format.md): one JSON object per
 // line, the trace keys (submit_s, duration_s, deadline_s, gpus, gpu_model,
-// gpu_fraction) beside any job-spec key. Job-spec keys go through spec/'s
-// parser; lines of one shape are parsed and validated once.
+// gpu_fraction, input_bound_fraction, cpu_sensitivity) beside any job-spec
+// key. Job-spec keys go through spec/'s parser; lines of one shape are parsed and validated once.
 #include <cmath>
 #include <unordered_map>
 
@@ -19,8 +19,9 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string>& TraceKeys() {
-  static const std::vector<std::string> keys = {"submit_s", "duration_s", "deadline_s",
-                                                "gpus",     "gpu_model",  "gpu_fraction"};
+  static const std::vector<std::string> keys = {"submit_s",     "duration_s", "deadline_s",
+                                                "gpus",         "gpu_model",  "gpu_fraction",
+                                                "input_bound_fraction", "cpu_sensitivity"};
   return keys;
 }
 
@@ -79,6 +80,7 @@ struct LineKeys {
   std::optional<int> gpus;
   std::string gpu_model;
   float gpu_fraction = 0;
+  CpuProfile cpu;     // input_bound_fraction, cpu_sensitivity (sim/cpu_model.h)
   bool slow = false;  // has job-spec keys beyond FastSpecKeys
 };
 
@@ -135,6 +137,18 @@ bool ReadTraceKey(const std::string& key, const json& v, const catalog::Catalog&
       errors.Add(line, key, "", *why);
       return false;
     }
+    return true;
+  }
+  if (key == "input_bound_fraction" || key == "cpu_sensitivity") {
+    const bool input = key == "input_bound_fraction";
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() < (input ? 1 : 1.0000001))) {
+      errors.Add(line, key, Show(v),
+                 input ? "must be a fraction from 0 to below 1 (the share of a step the GPU waits for input)"
+                       : "must be a fraction from 0 to 1 (the share of input time that scales with vCPUs)");
+      return false;
+    }
+    (input ? out.cpu.input_bound_fraction : out.cpu.cpu_sensitivity) = v.get<double>();
+    if (out.cpu.input_bound_fraction < 0) out.cpu.input_bound_fraction = 0;
     return true;
   }
   // gpu_fraction
@@ -289,6 +303,8 @@ class LineReader {
     object.erase("name");
     object.erase("submit_s");
     object.erase("duration_s");
+    object.erase("input_bound_fraction");
+    object.erase("cpu_sensitivity");
     const std::string shape = object.dump();
     int64_t index = specs_.Find(shape);
     if (index < 0) {
@@ -303,6 +319,7 @@ class LineReader {
     job.duration_s = keys.duration_s;
     job.deadline_s = keys.deadline_s;
     job.gpu_fraction = keys.gpu_fraction;
+    job.cpu = keys.cpu;
     trace_.jobs.push_back(std::move(job));
   }
 
