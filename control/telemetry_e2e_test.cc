@@ -143,12 +143,12 @@ TEST_F(TelemetryE2eTest, BusyAndSleepingJobsAreToldApart) {
   EXPECT_EQ(after["class"], "idle");
 }
 
-// Two busy processes on 1 vCPU: their threads queue for a CPU, so the
-// measured profile asks for more; preempted, the job's next attempt gets them.
-// (The saturation and run-queue thresholds are lowered so that a loaded test
-// machine, where a busy loop gets a fraction of a core, still shows it.)
+// Two busy processes on 1 vCPU: they run on two cores, or queue for one, so
+// the measured profile asks for more; preempted, the job's next attempt gets
+// them. (The saturation threshold is lowered so that a loaded test machine,
+// where a busy loop gets a fraction of a core, still shows it.)
 TEST_F(TelemetryE2eTest, PreemptedJobsNextAttemptGetsTheVcpusItMeasured) {
-  Begin(1, std::string(kTelemetry) + "  cpu_saturated_frac: 0.05\n  run_delay_frac: 0.2\n");
+  Begin(1, std::string(kTelemetry) + "  cpu_saturated_frac: 0.05\n");
   const std::string a =
       Submit("two-loops", {"/bin/sh", "-c", "(while :; do :; done) & while :; do :; done"},
              {{"priority", "low"}, {"preemptible", true}, {"grace_period", "5s"}});

@@ -54,13 +54,14 @@ Recommendation MoreVcpus(const Classification& c, const JobContext& job, const T
   return r;
 }
 
-// A CPU job saturating its vCPUs while its threads queue for a CPU: the cores
-// it would use if none waited.
+// A CPU job saturating its vCPUs whose threads run on more cores than it has,
+// or queue for a CPU: the cores it would use if none waited.
 Recommendation CpuShort(const Classification& c, const JobContext& job) {
   const WindowFigures& w = c.figures;
   Recommendation r;
   const int now = std::max(1, job.vcpus > 0 ? job.vcpus : static_cast<int>(std::ceil(w.cpu_capacity)));
-  int want = static_cast<int>(std::ceil(w.cpu_cores + w.run_delay_frac - 1e-9));
+  // The cores it would use if none waited, less a quarter core of noise.
+  int want = static_cast<int>(std::ceil(w.cpu_cores + w.run_delay_frac - 0.25));
   if (job.node_vcpus > 0) want = std::min(want, job.node_vcpus);
   if (want <= now) {
     r.text = "keep as is";
@@ -223,8 +224,7 @@ Recommendation Recommend(const Classification& c, const JobContext& job, const T
       return MoreVcpus(c, job, t);
     case JobClass::kMemoryBound: return MoreBandwidth(c, job, t, catalog);
     case JobClass::kHealthy:
-      if (c.figures.gpu_samples == 0 && c.figures.cpu_saturation >= t.cpu_saturated_frac &&
-          c.figures.run_delay_frac >= t.run_delay_frac) {
+      if (c.figures.gpu_samples == 0 && c.figures.cpu_saturation >= t.cpu_saturated_frac) {
         return CpuShort(c, job);
       }
       if (Known(c.figures.gpu_sm_pct) && c.figures.gpu_sm_pct < t.gpu_busy_sm_pct) {

@@ -95,7 +95,7 @@ TEST_F(RecommendTest, UnderusedGpuGetsAMigSlice) {
 
 TEST_F(RecommendTest, CpuJobShortOfCoresAsksForThem) {
   // No GPU figures; 1 vCPU, 0.9 cores running and 1.3 s per second queued
-  // for a CPU: ceil(0.9 + 1.3) = 3 vCPUs, (0.9 + 1.3) / 0.9 = 2.4x.
+  // for a CPU: ceil(0.9 + 1.3 - 0.25 of noise) = 2 vCPUs, (0.9 + 1.3) / 0.9 = 2.4x.
   Classification c;
   c.job_class = JobClass::kHealthy;
   c.figures.cpu_cores = 0.9;
@@ -107,9 +107,15 @@ TEST_F(RecommendTest, CpuJobShortOfCoresAsksForThem) {
   j.node_vcpus = 8;
   Recommendation r = Recommend(c, j, t_, *cat_);
   EXPECT_EQ(r.action, "more-vcpus");
-  EXPECT_EQ(r.vcpus, 3);
+  EXPECT_EQ(r.vcpus, 2);
   EXPECT_NEAR(r.speedup, 2.2 / 0.9, 1e-9);
+  // One busy thread on its 1 vCPU: ceil(1.0 - 0.25) = 1, nothing to add.
+  c.figures.cpu_cores = c.figures.cpu_saturation = 1.0;
+  c.figures.run_delay_frac = 0.02;
+  EXPECT_EQ(Recommend(c, j, t_, *cat_).action, "none");
   // Not saturating its vCPUs: the wait is the machine's, not its allocation's.
+  c.figures.cpu_cores = 0.5;
+  c.figures.run_delay_frac = 1.3;
   c.figures.cpu_saturation = 0.5;
   EXPECT_EQ(Recommend(c, j, t_, *cat_).action, "none");
 }
