@@ -1,6 +1,7 @@
 // The command line end to end: in-process through RunMeridian for exit codes
 // and messages, and through the real binary for `-o json` parsed back.
 #include "cli/commands.h"
+#include "cli/test_cli.h"
 
 #include <gtest/gtest.h>
 
@@ -15,20 +16,9 @@ namespace {
 
 using nlohmann::json;
 
-// 2026-03-02T09:00:00Z: a fixed "now" so runs are reproducible.
-constexpr long long kNow = 1772442000;
-
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliRun Meridian(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = RunMeridian(args, kNow, out, err);
-  return {code, out.str(), err.str()};
-}
+using testutil::CliRun;
+using testutil::kNow;
+using testutil::Meridian;
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
   auto path = std::filesystem::temp_directory_path() / ("meridian_cli_test_" + name);

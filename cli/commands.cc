@@ -12,6 +12,7 @@
 #include "cli/client_cmd.h"
 #include "cli/fleet_output.h"
 #include "cli/plan_output.h"
+#include "cli/plan_queue.h"
 #include "cli/serve_cmd.h"
 #include "cli/mig_cmd.h"
 #include "cli/k8s_cmd.h"
@@ -128,34 +129,14 @@ int RunPlanFleet(const std::shared_ptr<const catalog::Catalog>& cat, const PlanF
     err << "meridian plan: " << ledger.status().message() << "\n";
     return kExitInternal;
   }
-  sched::CatalogMarket market(cat);
-  sched::ElasticIndex elastic(*cat);
-  std::vector<sched::QueuedJob> queued;
-  std::vector<std::string> tenants;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    auto t = std::find(tenants.begin(), tenants.end(), jobs[i].tenant);
-    if (t == tenants.end()) t = tenants.insert(tenants.end(), jobs[i].tenant);
-    sched::EnqueueRequest req{JobId(static_cast<uint32_t>(i + 1)),
-                              TenantId(static_cast<uint32_t>(t - tenants.begin())), at, i};
-    auto q = sched::MakeQueuedJob(std::make_shared<JobSpec>(jobs[i]), *cat, req);
-    if (!q.ok()) {
-      err << "meridian plan: job \"" << jobs[i].name << "\": " << q.status().message() << "\n";
-      return ExitFor(q.status());
-    }
-    queued.push_back(std::move(q).value());
+  auto queue = QueueJobs(jobs, cat, **fleet, *ledger, **scheduler, at);
+  if (!queue.ok()) {
+    err << "meridian plan: " << queue.status().message() << "\n";
+    return ExitFor(queue.status());
   }
-  std::vector<const sched::QueuedJob*> ptrs;
-  for (const auto& q : queued) ptrs.push_back(&q);
-  sched::Snapshot snap;
-  snap.now = at;
-  snap.fleet = fleet->get();
-  snap.ledger = &*ledger;
-  snap.market = &market;
-  snap.elastic = &elastic;
-  std::vector<const sched::QueuedJob*> order = (*scheduler)->SortQueue(snap, ptrs);
-  snap.queue = order;
+  const sched::Snapshot& snap = (*queue)->snap;
   FleetRun run{profile->name, profile->source, f.fleet_path, at, fleet->get(), {}, {}};
-  for (const sched::QueuedJob* q : order) {
+  for (const sched::QueuedJob* q : (*queue)->order) {
     sched::Decision d = (*scheduler)->Decide(*q, snap);
     if (d.allocation) {
       if (Status st = (*scheduler)->Commit(d, snap, &*ledger); !st.ok()) {
@@ -167,7 +148,7 @@ int RunPlanFleet(const std::shared_ptr<const catalog::Catalog>& cat, const PlanF
   }
   const bool has_mig = std::any_of((*fleet)->nodes().begin(), (*fleet)->nodes().end(),
                                    [](const sched::Node& n) { return n.mig_gpus != 0; });
-  if (has_mig) run.mig = sched::MeasureMigFragmentation(**fleet, *ledger, ptrs);
+  if (has_mig) run.mig = sched::MeasureMigFragmentation(**fleet, *ledger, (*queue)->jobs);
   if (f.output == "json") {
     out << FleetRunToJson(run).dump(2) << "\n";
   } else {

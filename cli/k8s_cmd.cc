@@ -8,6 +8,7 @@
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/k8s_export.h"
+#include "cli/plan_queue.h"
 #include "sched/elastic.h"
 #include "sched/fleet.h"
 #include "sched/market.h"
@@ -100,33 +101,13 @@ Result<std::vector<ExportedJob>> ExportJobs(const K8sCommands& c, const std::str
   auto ledger = (*fleet)->NewLedger();
   if (!ledger.ok()) return Status::Internal(ledger.status().message());
 
-  sched::CatalogMarket market(*cat);
-  sched::ElasticIndex elastic(**cat);
-  std::vector<sched::QueuedJob> queued;
-  std::vector<std::string> tenants;
-  for (size_t i = 0; i < selected.size(); ++i) {
-    auto t = std::find(tenants.begin(), tenants.end(), selected[i].tenant);
-    if (t == tenants.end()) t = tenants.insert(tenants.end(), selected[i].tenant);
-    sched::EnqueueRequest req{JobId(static_cast<uint32_t>(i + 1)),
-                              TenantId(static_cast<uint32_t>(t - tenants.begin())), at, i};
-    auto q = sched::MakeQueuedJob(std::make_shared<JobSpec>(selected[i]), **cat, req);
-    if (!q.ok()) return q.status().WithContext("job \"" + selected[i].name + "\"");
-    queued.push_back(std::move(q).value());
-  }
-  std::vector<const sched::QueuedJob*> ptrs;
-  for (const auto& q : queued) ptrs.push_back(&q);
-  sched::Snapshot snap;
-  snap.now = at;
-  snap.fleet = fleet->get();
-  snap.ledger = &*ledger;
-  snap.market = &market;
-  snap.elastic = (*fleet)->elastic() ? &elastic : nullptr;
-  std::vector<const sched::QueuedJob*> order = (*scheduler)->SortQueue(snap, ptrs);
-  snap.queue = order;
+  auto queue = QueueJobs(selected, *cat, **fleet, *ledger, **scheduler, at);
+  if (!queue.ok()) return queue.status();
+  const sched::Snapshot& snap = (*queue)->snap;
 
   k8s::ManifestOptions options{"", c.ns, c.image, c.checkpoint_size, c.storage_class};
   std::vector<ExportedJob> out(selected.size());
-  for (const sched::QueuedJob* q : order) {
+  for (const sched::QueuedJob* q : (*queue)->order) {
     const JobSpec& job = selected[q->id.index() - 1];
     sched::Decision d = (*scheduler)->Decide(*q, snap);
     if (!d.allocation) {

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/test_cli.h"
 
 namespace meridian::cli {
 namespace {
@@ -23,24 +24,9 @@ constexpr char kAt[] = "2026-03-02T09:00:00Z";
 constexpr char kGolden[] = "backends/kubernetes/testdata/golden/";
 constexpr char kJobs[] = "backends/kubernetes/testdata/jobs/";
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliRun Meridian(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = RunMeridian(args, 1772442000, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string Read(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using testutil::CliRun;
+using testutil::Meridian;
+using testutil::ReadFile;
 
 struct GoldenCase {
   std::string golden;  // file name under testdata/golden
@@ -83,7 +69,7 @@ TEST(K8sExport, GoldenFiles) {
       std::ofstream(path, std::ios::binary | std::ios::trunc) << r.out;
       continue;
     }
-    EXPECT_EQ(r.out, Read(path)) << c.spec << " differs from " << path
+    EXPECT_EQ(r.out, ReadFile(path)) << c.spec << " differs from " << path
                                  << " (see this file's comment to regenerate)";
   }
 }
@@ -99,11 +85,11 @@ TEST(K8sExport, GoldenFilesAreExactlyTheCases) {
 }
 
 TEST(K8sExport, CoversMigMultiGpuAndGangs) {
-  EXPECT_NE(Read(std::string(kGolden) + "mig-inference.yaml").find("deviceClassName: mig.nvidia.com"),
+  EXPECT_NE(ReadFile(std::string(kGolden) + "mig-inference.yaml").find("deviceClassName: mig.nvidia.com"),
             std::string::npos);
-  EXPECT_NE(Read(std::string(kGolden) + "reserved-multi-gpu.yaml").find("count: 4"),
+  EXPECT_NE(ReadFile(std::string(kGolden) + "reserved-multi-gpu.yaml").find("count: 4"),
             std::string::npos);
-  const std::string gang = Read(std::string(kGolden) + "gang-training.yaml");
+  const std::string gang = ReadFile(std::string(kGolden) + "gang-training.yaml");
   EXPECT_NE(gang.find("completionMode: Indexed"), std::string::npos);
   EXPECT_NE(gang.find("clusterIP: None"), std::string::npos);
 }
@@ -115,7 +101,7 @@ TEST(K8sExport, WritesOneFilePerJobIntoTheFolder) {
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("Job/vit-large-imagenet"), std::string::npos) << r.err;
-  EXPECT_EQ(Read(dir + "/vit-large-imagenet.yaml"), Read(std::string(kGolden) + "training.yaml"));
+  EXPECT_EQ(ReadFile(dir + "/vit-large-imagenet.yaml"), ReadFile(std::string(kGolden) + "training.yaml"));
 }
 
 struct BadCase {
@@ -158,7 +144,7 @@ TEST(K8sApply, ExportOnlyWithoutAKubeconfig) {
   EXPECT_EQ(r.code, kExitOk) << r.err;
   EXPECT_NE(r.err.find("export-only mode: no kubeconfig"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("kubectl apply -f " + dir), std::string::npos) << r.err;
-  EXPECT_EQ(Read(dir + "/vit-large-imagenet.yaml"), Read(std::string(kGolden) + "training.yaml"));
+  EXPECT_EQ(ReadFile(dir + "/vit-large-imagenet.yaml"), ReadFile(std::string(kGolden) + "training.yaml"));
   CliRun s = Meridian({"k8s", "status", "vit-large-imagenet"});
   EXPECT_EQ(s.code, kExitBadInput);
   EXPECT_NE(s.err.find("export-only mode"), std::string::npos) << s.err;

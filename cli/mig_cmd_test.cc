@@ -8,21 +8,13 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/test_cli.h"
 
 namespace meridian::cli {
 namespace {
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliRun Meridian(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = RunMeridian(args, 1772442000, out, err);
-  return {code, out.str(), err.str()};
-}
+using testutil::CliRun;
+using testutil::Meridian;
 
 TEST(MigCmd, LayoutsCounts) {
   CliRun all = Meridian({"mig", "layouts", "--gpu", "H200-141GB", "-o", "json"});
