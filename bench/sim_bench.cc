@@ -18,7 +18,8 @@
 // decisions; for the generated run, memory per job: the Trace (RSS after
 // reading it, less before) and the simulation's peak above that (VmHWM reset
 // through /proc/self/clear_refs before the run). The openb trace is read from
-// ../shared/data; its benchmarks are skipped when it is absent.
+// MERIDIAN_DATA_DIR (../shared/data by default); its benchmarks are skipped
+// when it is absent.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
@@ -79,8 +80,8 @@ World WorldFor(const FleetSpec& spec) {
 
 const Loaded* Openb() {
   static std::unique_ptr<Loaded> l = [] {
-    const std::string path = std::string(MERIDIAN_SOURCE_DIR) +
-                             "/../shared/data/traces/alibaba-gpu-v2023/csv/openb_pod_list_default.csv";
+    const std::string path = std::string(MERIDIAN_DATA_DIR) +
+                             "/traces/alibaba-gpu-v2023/csv/openb_pod_list_default.csv";
     auto t = ReadTrace(path, TraceFormat::kOpenb, *Catalog());
     if (!t.ok()) return std::unique_ptr<Loaded>();
     auto l = std::make_unique<Loaded>();
@@ -202,7 +203,7 @@ void Replay(benchmark::State& state, const Loaded& l, const std::string& policy,
 void BM_Openb(benchmark::State& state, std::string policy) {
   const Loaded* l = Openb();
   if (!l) {
-    state.SkipWithError("../shared/data openb trace not found");
+    state.SkipWithError(MERIDIAN_DATA_DIR "/traces/alibaba-gpu-v2023 not found (-DMERIDIAN_DATA_DIR)");
     return;
   }
   Replay(state, *l, policy, false);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sim/readers/test_files.h"
 #include "sim/test_world.h"
 
 namespace meridian::sim {
@@ -106,13 +107,11 @@ TEST(Report, WritesTheThreeFilesIntoANewFolder) {
   std::filesystem::remove_all(dir.parent_path());
 }
 
-// The real openb trace (../shared/data) onto its own node list: every pod
+// The real openb trace (MERIDIAN_DATA_DIR) onto its own node list: every pod
 // that ran is placed. default places the CPU-only pods too (cpu_fallback);
 // fifo-greedy has no plugin that places CPU-only work, so it refuses them.
 TEST(Openb, EveryPodThatRanIsPlacedOnTheNodeList) {
-  const std::string path = std::string(MERIDIAN_SOURCE_DIR) +
-                           "/../shared/data/traces/alibaba-gpu-v2023/csv/openb_pod_list_default.csv";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
+  const std::string path = DataFile(kOpenbPods);
   auto cat = catalog::Catalog::LoadEmbedded();
   auto trace = ReadTrace(path, TraceFormat::kOpenb, **cat);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();

@@ -69,7 +69,7 @@ TEST(Dlrm, BadNumberNamesLineAndColumn) {
 // README: 23,871 instances (16,485 CN, 7,386 HN with one GPU), 156 apps,
 // window about 31 days, all durations >= 0.
 TEST(Dlrm, RealTraceMatchesItsReadme) {
-  Result<Trace> t = ReadTrace(kDlrmTrace, TraceFormat::kDlrm);
+  Result<Trace> t = ReadTrace(DataFile(kDlrmTrace), TraceFormat::kDlrm);
   ASSERT_TRUE(t.ok()) << t.status().message();
   ASSERT_EQ(t->jobs.size(), 23871u);
   size_t gpu = 0;

@@ -116,9 +116,7 @@ TEST(Openb, BadFieldNamesLineColumnAndValue) {
 }
 
 TEST(Openb, GpuSpecRestrictsModels) {
-  Result<Trace> t = ReadTrace(
-      "../shared/data/traces/alibaba-gpu-v2023/csv/openb_pod_list_gpuspec33.csv",
-      TraceFormat::kOpenb);
+  Result<Trace> t = ReadTrace(DataFile(kOpenbGpuSpec), TraceFormat::kOpenb);
   ASSERT_TRUE(t.ok()) << t.status().message();
   size_t restricted = 0;
   for (const TraceJob& j : t->jobs) {
@@ -133,7 +131,7 @@ TEST(Openb, GpuSpecRestrictsModels) {
 // scheduled_time; 7,255 with both times, of which 6,203 use GPUs; 1,523
 // nodes with 6,212 GPUs; 3,078 fractional single-GPU pods).
 TEST(Openb, RealTraceMatchesItsReadme) {
-  Result<Trace> t = ReadTrace(kOpenbPods, TraceFormat::kOpenb);
+  Result<Trace> t = ReadTrace(DataFile(kOpenbPods), TraceFormat::kOpenb);
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->jobs.size(), 7255u);
   EXPECT_TRUE(HasNote(*t, "skipped 897 pods never scheduled"));

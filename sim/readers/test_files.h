@@ -1,5 +1,5 @@
-// Helpers for the reader tests: a scratch file per test, and the real traces
-// in ../shared/data (tests run from the project root).
+// Helpers for the trace tests: a scratch file per test, and the real traces
+// in the public data folder (MERIDIAN_DATA_DIR, ../shared/data by default).
 #pragma once
 
 #include <filesystem>
@@ -13,7 +13,7 @@ namespace meridian::sim {
 // Writes `text` to a file named after the running test, in the system's
 // temporary folder, and returns its path.
 inline std::string ScratchFile(const std::string& text, const std::string& suffix = ".jsonl") {
-  const testing::TestInfo* info = testing::UnitTest::GetInstance()->current_test_info();
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::filesystem::path p = std::filesystem::temp_directory_path() /
                             ("meridian-" + std::string(info->test_suite_name()) + "-" +
                              info->name() + suffix);
@@ -21,8 +21,18 @@ inline std::string ScratchFile(const std::string& text, const std::string& suffi
   return p.string();
 }
 
-inline const char* kOpenbPods = "../shared/data/traces/alibaba-gpu-v2023/csv/openb_pod_list_default.csv";
-inline const char* kDlrmTrace =
-    "../shared/data/traces/alibaba-gpu-v2025-dlrm/disaggregated_DLRM_trace.csv";
+// A file of the public data folder. A missing file fails the test that needs
+// it, naming the path and how to point the build elsewhere; it never skips.
+inline std::string DataFile(const std::string& relative) {
+  const std::string path = std::string(MERIDIAN_DATA_DIR) + "/" + relative;
+  if (!std::filesystem::exists(path)) {
+    ADD_FAILURE() << path << " not found: configure with -DMERIDIAN_DATA_DIR=<the folder holding traces/>";
+  }
+  return path;
+}
+
+inline const char* kOpenbPods = "traces/alibaba-gpu-v2023/csv/openb_pod_list_default.csv";
+inline const char* kOpenbGpuSpec = "traces/alibaba-gpu-v2023/csv/openb_pod_list_gpuspec33.csv";
+inline const char* kDlrmTrace = "traces/alibaba-gpu-v2025-dlrm/disaggregated_DLRM_trace.csv";
 
 }  // namespace meridian::sim
