@@ -15,10 +15,10 @@
 #include <thread>
 
 #include "backends/local/local.h"
-#include "backends/slurm/slurm.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/fleet_output.h"
+#include "cli/serve_fleet.h"
 #include "control/daemon.h"
 #include "control/token.h"
 #include "sched/profile.h"
@@ -49,7 +49,8 @@ struct ServeConfig {
   int64_t node_timeout_s = 30;
   size_t max_body_bytes = 1 << 20;
   backends::LocalBackendOptions node;
-  std::string fleet;  // a fleet file whose cluster has backend: slurm
+  std::string fleet;  // a fleet file whose one cluster has backend: slurm or kubernetes
+  KubernetesServeSettings kubernetes;    // with a kubernetes cluster
   telemetry::TelemetryConfig telemetry;  // docs/telemetry.md
 };
 
@@ -72,7 +73,8 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
   if (!root.IsMap()) return ConfigError(file, root, "the config must be a map of keys");
   static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
                                                  "catalog", "reconcile_interval_ms", "node_timeout",
-                                                 "max_body_bytes", "node", "fleet", "telemetry"};
+                                                 "max_body_bytes", "node", "fleet", "telemetry",
+                                                 "kubernetes"};
   static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
                                                      "ram_gib"};
   try {
@@ -97,6 +99,8 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
           return ConfigError(file, v, k + ": \"" + v.as<std::string>() + "\" must be a duration > 0 (\"30s\")");
         }
         c->node_timeout_s = *d;
+      } else if (k == "kubernetes") {
+        MERIDIAN_RETURN_IF_ERROR(ParseKubernetesServeSettings(v, file, &c->kubernetes));
       } else if (k == "telemetry") {
         MERIDIAN_RETURN_IF_ERROR(telemetry::ParseTelemetryConfig(v, file, &c->telemetry));
       } else if (k == "node") {
@@ -172,50 +176,6 @@ Result<std::string> SignInToken(control::Store* store, const std::string& db) {
   return *t;
 }
 
-// The config's `fleet:` file: its one cluster with backend: slurm becomes the
-// daemon's backend, and its region and GPU-hour price the reconciler's.
-Result<std::unique_ptr<control::Backend>> SlurmBackendFromFleet(
-    const std::string& config, const ServeConfig& c, const catalog::Catalog& cat,
-    const std::string& state_dir, control::ReconcilerOptions* ro) {
-  if (c.node.gpus > 0 || !c.node.node_name.empty()) {
-    return Status::Invalid(config + ": node: and fleet: exclude each other (with a fleet, the "
-                           "nodes come from its cluster)");
-  }
-  auto fleet = spec::LoadFleetFile(c.fleet);
-  if (!fleet.ok()) return fleet.status();
-  MERIDIAN_RETURN_IF_ERROR(spec::ValidateFleetAgainstCatalog(*fleet, cat));
-  if (fleet->clusters.size() != 1 || fleet->clusters[0].backend != "slurm") {
-    return Status::Invalid(c.fleet + ": clusters: meridian serve runs one cluster with backend: "
-                           "slurm; this file has " + std::to_string(fleet->clusters.size()) +
-                           " cluster(s)" +
-                           (fleet->clusters.empty() ? "" : ", the first with backend: " +
-                                                               fleet->clusters[0].backend));
-  }
-  const ClusterSpec& cl = fleet->clusters[0];
-  if (!cl.slurm) {
-    return Status::Invalid(spec::LocateFleetField(*fleet, "clusters[0]") +
-                           ": slurm: is required to run the cluster; name its partitions "
-                           "(slurm: {partitions: [gpu], conf: /etc/slurm/slurm.conf})");
-  }
-  ro->region = cl.region;
-  ro->gpu_hour_usd = cl.gpu_hour ? cl.gpu_hour->dollars() : 0;
-  backends::SlurmBackendOptions so;
-  so.cluster = cl.name;
-  so.partitions = cl.slurm->partitions;
-  so.slurm_conf = cl.slurm->conf;
-  so.bin_dir = cl.slurm->bin_dir;
-  so.state_dir = state_dir;
-  auto lower = [](std::string s) {
-    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return s;
-  };
-  for (const auto& g : cat.gpus()) so.gpu_models[lower(g.name)] = g.name;
-  for (const auto& [type, model] : cl.slurm->gpu_types) so.gpu_models[lower(type)] = model;
-  auto b = backends::MakeSlurmBackend(so);
-  if (!b.ok()) return b.status().WithContext(c.fleet + ": clusters[0]");
-  return b;
-}
-
 int Fail(std::ostream& err, const std::string& cmd, const Status& st) {
   err << "meridian " << cmd << ": " << st.message() << "\n";
   return st.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
@@ -267,10 +227,16 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
     return FleetRunToJson(run);
   };
   std::unique_ptr<control::Backend> backend;
+  std::string backend_note;
   if (!c.fleet.empty()) {
-    auto slurm = SlurmBackendFromFleet(f.config, c, **cat, state + "/backend", &o.reconciler);
-    if (!slurm.ok()) return Fail(err, "serve", slurm.status());
-    backend = std::move(slurm).value();
+    if (c.node.gpus > 0 || !c.node.node_name.empty()) {
+      return Fail(err, "serve", Status::Invalid(f.config + ": node: and fleet: exclude each other "
+                                                "(with a fleet, the nodes come from its cluster)"));
+    }
+    auto fb = BackendFromFleet(f.config, c.fleet, c.kubernetes, *cat, state + "/backend", &o.reconciler);
+    if (!fb.ok()) return Fail(err, "serve", fb.status());
+    backend = std::move(fb->backend);
+    backend_note = fb->note;
   } else {
     backends::LocalBackendOptions bo = c.node;
     bo.state_dir = state + "/backend";
@@ -282,6 +248,7 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   out << "meridian serve: listening on http://" << listen->first << ":" << (*daemon)->port()
       << " (db " << f.db << ", WAL, synchronous=" << (f.sync == "normal" ? "NORMAL" : "FULL")
       << ", state " << state << ")" << std::endl;
+  if (!backend_note.empty()) out << "meridian serve: " << backend_note << std::endl;
   const std::string url = "http://" + listen->first + ":" + std::to_string((*daemon)->port()) + "/";
   auto signin = SignInToken((*daemon)->store(), f.db);
   if (!signin.ok()) return Fail(err, "serve", signin.status());

@@ -13,6 +13,8 @@ namespace {
 using nlohmann::json;
 using testing::Auth;
 using testing::DaemonProcess;
+using testing::GetJob;
+using testing::SubmitJob;
 
 class E2eTest : public ::testing::Test {
  protected:
@@ -28,17 +30,8 @@ class E2eTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  std::string Submit(const json& spec) {
-    auto r = http_->Post("/v1/jobs", Auth(token_), spec.dump(), "application/json");
-    EXPECT_TRUE(r);
-    if (!r) return "";
-    EXPECT_EQ(r->status, 201) << r->body;
-    return json::parse(r->body)["id"];
-  }
-  json Job(const std::string& id) {
-    auto r = http_->Get(("/v1/jobs/" + id).c_str(), Auth(token_));
-    return r ? json::parse(r->body) : json();
-  }
+  std::string Submit(const json& spec) { return SubmitJob(*http_, token_, spec); }
+  json Job(const std::string& id) { return GetJob(*http_, token_, id); }
   // Polls until the job is in `state` (or 15 s pass); returns the job.
   json WaitFor(const std::string& id, const std::string& state) {
     json j;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace meridian::control::testing {
 
@@ -166,6 +167,23 @@ class DaemonProcess {
 
 inline httplib::Headers Auth(const std::string& token) {
   return {{"Authorization", "Bearer " + token}};
+}
+
+// POST /v1/jobs as `token`: the new job's id; a test failure and "" when the
+// daemon does not answer 201.
+inline std::string SubmitJob(httplib::Client& http, const std::string& token,
+                             const nlohmann::json& spec) {
+  auto r = http.Post("/v1/jobs", Auth(token), spec.dump(), "application/json");
+  EXPECT_TRUE(r);
+  if (!r) return "";
+  EXPECT_EQ(r->status, 201) << r->body;
+  return r->status == 201 ? nlohmann::json::parse(r->body)["id"].get<std::string>() : "";
+}
+
+// GET /v1/jobs/{id} as `token`; null when the daemon does not answer.
+inline nlohmann::json GetJob(httplib::Client& http, const std::string& token, const std::string& id) {
+  auto r = http.Get(("/v1/jobs/" + id).c_str(), Auth(token));
+  return r ? nlohmann::json::parse(r->body) : nlohmann::json();
 }
 
 }  // namespace meridian::control::testing

@@ -17,6 +17,8 @@ namespace {
 
 using nlohmann::json;
 using control::testing::Auth;
+using control::testing::GetJob;
+using control::testing::SubmitJob;
 using control::testing::DaemonProcess;
 using control::testing::RunCommand;
 
@@ -114,17 +116,8 @@ class SlurmClusterTest : public ::testing::Test {
     }
     return out;
   }
-  std::string Submit(const json& spec) {
-    auto r = http_->Post("/v1/jobs", Auth(token_), spec.dump(), "application/json");
-    EXPECT_TRUE(r);
-    if (!r) return "";
-    EXPECT_EQ(r->status, 201) << r->body;
-    return json::parse(r->body)["id"];
-  }
-  json Job(const std::string& id) {
-    auto r = http_->Get(("/v1/jobs/" + id).c_str(), Auth(token_));
-    return r ? json::parse(r->body) : json();
-  }
+  std::string Submit(const json& spec) { return SubmitJob(*http_, token_, spec); }
+  json Job(const std::string& id) { return GetJob(*http_, token_, id); }
   json WaitFor(const std::string& id, const std::string& state, int seconds = 20) {
     json j;
     for (int i = 0; i < seconds * 20; ++i) {

@@ -20,7 +20,8 @@ TEST(SlurmServeConfigTest, FleetsThatCannotRunExitTwoWithTheReason) {
       {"no slurm settings", "    backend: slurm\n",
        "fleet.yaml:2:5: clusters[0]: slurm: is required to run the cluster; name its partitions"},
       {"a local cluster", "",
-       "fleet.yaml: clusters: meridian serve runs one cluster with backend: slurm; this file has 1 "
+       "fleet.yaml: clusters: meridian serve runs one cluster with backend: slurm or kubernetes; this "
+       "file has 1 "
        "cluster(s), the first with backend: local"},
       {"no Slurm commands", "    backend: slurm\n    slurm: {partitions: [gpu], bin_dir: /nonexistent}\n",
        "fleet.yaml: clusters[0]: slurm: sbatch not found in \"/nonexistent\" (install slurm-client, "

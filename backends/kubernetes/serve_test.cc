@@ -1,0 +1,161 @@
+// `meridian serve` on a fleet cluster with backend: kubernetes, the real
+// daemon and Debian's real kubectl: configs it cannot run exit 2 with the
+// field and the reason; without a kubeconfig it starts export-only, says so,
+// and keeps jobs waiting; with a kubeconfig whose API server does not answer,
+// a job's launch fails with kubectl's own message. No API server runs here
+// (docs/kubernetes.md, "What was tested against a real API server").
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "control/test_daemon.h"
+
+namespace meridian::backends::k8s {
+namespace {
+
+using control::testing::Auth;
+using control::testing::DaemonProcess;
+using control::testing::GetJob;
+using control::testing::MakeTempDir;
+using control::testing::RunCommand;
+using control::testing::SubmitJob;
+using nlohmann::json;
+
+const char kCluster[] = "clusters:\n  - name: gke\n    region: gcp:us-central1\n"
+                        "    gpu_hour_usd: 2\n    backend: kubernetes\n";
+const char kNodes[] = "    nodes: [{count: 2, gpu: A100-80GB, gpus: 8, vcpus: 96, ram_gib: 1360}]\n";
+const char kImage[] = "kubernetes: {image: nvcr.io/nvidia/pytorch:24.05-py3}\n";
+
+class KubernetesServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("k8s-serve");
+    // No kubeconfig but the test's own: an empty home, no $KUBECONFIG.
+    setenv("HOME", dir_.c_str(), 1);
+    unsetenv("KUBECONFIG");
+  }
+  void TearDown() override {
+    daemon_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void WriteFleet(const std::string& nodes) { std::ofstream(dir_ + "/fleet.yaml") << kCluster << nodes; }
+  std::string Config(const std::string& extra) const {
+    return "fleet: " + dir_ + "/fleet.yaml\nreconcile_interval_ms: 50\n" + extra;
+  }
+  // serve's exit code and output for a config it must refuse.
+  int Refused(const std::string& config, std::string* out) const {
+    std::ofstream(dir_ + "/serve.yaml") << config;
+    int rc = 0;
+    *out = RunCommand({"/bin/sh", "-c",
+                       std::string(MERIDIAN_BINARY) + " serve --listen 127.0.0.1:0 --db " + dir_ +
+                           "/refused.db --config " + dir_ + "/serve.yaml 2>&1"},
+                      &rc);
+    return rc;
+  }
+  void Begin(const std::string& config) {
+    daemon_ = std::make_unique<DaemonProcess>(dir_, config);
+    daemon_->Start();
+    token_ = daemon_->Token("research");
+    http_ = daemon_->Client();
+  }
+  std::string Submit() {
+    const json spec = {{"name", "train"},
+                       {"kind", "training"},
+                       {"resources", {{"gpus", 1}, {"gpu_models", {"A100-80GB"}}}},
+                       {"command", {"python3", "train.py"}}};
+    return SubmitJob(*http_, token_, spec);
+  }
+  json Job(const std::string& id) { return GetJob(*http_, token_, id); }
+  json Nodes() {
+    auto r = http_->Get("/v1/nodes", Auth(token_));
+    return r ? json::parse(r->body)["nodes"] : json();
+  }
+
+  std::string dir_, token_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<httplib::Client> http_;
+};
+
+TEST_F(KubernetesServeTest, ConfigsItCannotRunExitTwoWithTheFieldAndReason) {
+  struct Case {
+    const char* what;
+    std::string nodes;
+    std::string extra;
+    std::string want;
+  } cases[] = {
+      {"no image", kNodes, "", "serve.yaml: kubernetes.image: is required to run a kubernetes cluster"},
+      {"two node groups",
+       "    nodes:\n      - {count: 1, gpu: A100-80GB, gpus: 8}\n      - {count: 1, gpu: H100-80GB, gpus: 8}\n",
+       kImage, "fleet.yaml:7:7: clusters[0].nodes: a kubernetes cluster under meridian serve has one node group; this one has 2"},
+      {"MIG", "    nodes: [{count: 1, gpu: A100-80GB, gpus: 8, mig: [3g.40gb, 3g.40gb]}]\n", kImage,
+       "a kubernetes cluster under meridian serve claims whole GPUs"},
+      {"a kubeconfig that is not there", kNodes,
+       "kubernetes: {image: x, kubeconfig: /nonexistent/kubeconfig}\n",
+       "serve.yaml: kubernetes.kubeconfig: "},
+      {"a misspelt key", kNodes, "kubernetes: {imag: x}\n", "kubernetes.imag: unknown key"},
+  };
+  for (const Case& c : cases) {
+    WriteFleet(c.nodes);
+    std::string out;
+    EXPECT_EQ(Refused(Config(c.extra), &out), 2) << c.what << ": " << out;
+    EXPECT_NE(out.find(c.want), std::string::npos) << c.what << ": " << out;
+  }
+}
+
+TEST_F(KubernetesServeTest, WithoutAKubeconfigItStartsExportOnlyAndJobsWait) {
+  WriteFleet(kNodes);
+  Begin(Config(kImage));
+  EXPECT_NE(daemon_->Log().find("meridian serve: export-only: no kubeconfig"), std::string::npos)
+      << daemon_->Log();
+  json nodes;
+  for (int i = 0; i < 100 && nodes.size() < 2; ++i) {
+    nodes = Nodes();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(nodes.size(), 2u) << nodes.dump();
+  for (const json& n : nodes) {
+    EXPECT_EQ(n["state"], "down") << n.dump();
+    EXPECT_EQ(n["gpu_model"], "A100-80GB") << n.dump();
+  }
+  const std::string id = Submit();
+  json j;
+  for (int i = 0; i < 100; ++i) {
+    j = Job(id);
+    if (j["reason"] == "no schedulable nodes") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(j["state"], "queued") << j.dump();
+  EXPECT_EQ(j["reason"], "no schedulable nodes") << j.dump();
+}
+
+TEST_F(KubernetesServeTest, ALaunchThatKubectlCannotApplyFailsWithKubectlsMessage) {
+  const std::string kubeconfig = dir_ + "/dead-kubeconfig";
+  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: dead\n"
+                               "  cluster: {server: \"https://127.0.0.1:9\"}\nusers:\n- name: u\n"
+                               "  user: {token: not-a-token}\ncontexts:\n- name: dead\n"
+                               "  context: {cluster: dead, user: u}\ncurrent-context: dead\n";
+  WriteFleet(kNodes);
+  Begin(Config("kubernetes: {image: nvcr.io/nvidia/pytorch:24.05-py3, namespace: ml, kubeconfig: " +
+               kubeconfig + "}\n"));
+  EXPECT_NE(daemon_->Log().find("kubernetes: applying Jobs in namespace ml with --kubeconfig " +
+                                kubeconfig),
+            std::string::npos)
+      << daemon_->Log();
+  const std::string id = Submit();
+  json j;
+  for (int i = 0; i < 600; ++i) {  // kubectl retries the dead server for a few seconds
+    j = Job(id);
+    if (j["state"] == "failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(j["state"], "failed") << j.dump() << daemon_->Log();
+  const std::string reason = j["reason"];
+  EXPECT_NE(reason.find("launch failed: kubectl apply failed"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("127.0.0.1:9"), std::string::npos) << reason;  // kubectl names the server
+}
+
+}  // namespace
+}  // namespace meridian::backends::k8s

@@ -1,0 +1,135 @@
+#include "cli/serve_fleet.h"
+
+#include <cctype>
+#include <vector>
+
+#include "backends/kubernetes/backend.h"
+#include "backends/kubernetes/kubectl.h"
+#include "backends/slurm/slurm.h"
+#include "spec/fleet.h"
+#include "spec/suggest.h"
+
+namespace meridian::cli {
+namespace {
+
+Status At(const std::string& file, const YAML::Node& n, const std::string& msg) {
+  const YAML::Mark m = n.Mark();
+  std::string pos = file;
+  if (m.line >= 0) pos += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+  return Status::Invalid(pos + ": " + msg);
+}
+
+Result<FleetBackend> Slurm(const std::string& fleet_path, const FleetSpec& fleet,
+                           const catalog::Catalog& cat, const std::string& state_dir) {
+  const ClusterSpec& cl = fleet.clusters[0];
+  if (!cl.slurm) {
+    return Status::Invalid(spec::LocateFleetField(fleet, "clusters[0]") +
+                           ": slurm: is required to run the cluster; name its partitions "
+                           "(slurm: {partitions: [gpu], conf: /etc/slurm/slurm.conf})");
+  }
+  backends::SlurmBackendOptions so;
+  so.cluster = cl.name;
+  so.partitions = cl.slurm->partitions;
+  so.slurm_conf = cl.slurm->conf;
+  so.bin_dir = cl.slurm->bin_dir;
+  so.state_dir = state_dir;
+  auto lower = [](std::string s) {
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  for (const auto& g : cat.gpus()) so.gpu_models[lower(g.name)] = g.name;
+  for (const auto& [type, model] : cl.slurm->gpu_types) so.gpu_models[lower(type)] = model;
+  auto b = backends::MakeSlurmBackend(so);
+  if (!b.ok()) return b.status().WithContext(fleet_path + ": clusters[0]");
+  return FleetBackend{std::move(b).value(), ""};
+}
+
+// The kubernetes backend declares one kind of node (model, GPUs, vCPUs,
+// RAM), so the cluster has one node group of whole GPUs: MIG instances are
+// claimed by UUID, which only a node's own driver can tell.
+Result<FleetBackend> Kubernetes(const std::string& config, const FleetSpec& fleet,
+                                const KubernetesServeSettings& k8s,
+                                std::shared_ptr<const catalog::Catalog> catalog) {
+  const ClusterSpec& cl = fleet.clusters[0];
+  if (cl.nodes.size() != 1) {
+    return Status::Invalid(spec::LocateFleetField(fleet, "clusters[0].nodes") +
+                           ": a kubernetes cluster under meridian serve has one "
+                           "node group; this one has " + std::to_string(cl.nodes.size()));
+  }
+  const NodeGroup& g = cl.nodes[0];
+  if (!g.mig.empty()) {
+    return Status::Invalid(spec::LocateFleetField(fleet, "clusters[0].nodes[0].mig") +
+                           ": a kubernetes cluster under meridian serve "
+                           "claims whole GPUs; MIG instances are claimed by their UUIDs, which "
+                           "meridian cannot read from the cluster yet (use `meridian k8s export`)");
+  }
+  if (k8s.image.empty()) {
+    return Status::Invalid(config + ": kubernetes.image: is required to run a kubernetes cluster "
+                           "(the container image of every attempt, e.g. "
+                           "nvcr.io/nvidia/pytorch:24.05-py3)");
+  }
+  auto kubeconfig = backends::k8s::FindKubeconfig(k8s.kubeconfig);
+  if (!kubeconfig.ok()) return kubeconfig.status().WithContext(config + ": kubernetes.kubeconfig");
+  backends::k8s::KubernetesBackendOptions o;
+  o.kubeconfig = *kubeconfig;
+  o.kubectl = k8s.kubectl;
+  o.ns = k8s.ns;
+  o.image = k8s.image;
+  o.gpu_model = g.gpu;
+  o.gpus = g.gpus;
+  o.nodes = g.count;
+  o.vcpus = g.vcpus;
+  o.ram_gib = g.ram_gib;
+  o.catalog = std::move(catalog);
+  FleetBackend out{backends::k8s::MakeKubernetesBackend(o), ""};
+  out.note = kubeconfig->empty()
+                 ? "export-only: no kubeconfig (kubernetes.kubeconfig, $KUBECONFIG and "
+                   "~/.kube/config name none); the nodes are not schedulable and jobs wait"
+                 : "kubernetes: applying Jobs in namespace " + o.ns + " with --kubeconfig " +
+                       *kubeconfig;
+  return out;
+}
+
+}  // namespace
+
+Status ParseKubernetesServeSettings(const YAML::Node& v, const std::string& file,
+                                    KubernetesServeSettings* out) {
+  static const std::vector<std::string> kKeys = {"kubeconfig", "kubectl", "namespace", "image"};
+  if (!v.IsMap()) return At(file, v, "kubernetes: must be a map (kubeconfig, kubectl, namespace, image)");
+  for (const auto& kv : v) {
+    const std::string k = kv.first.as<std::string>();
+    const std::string s = kv.second.as<std::string>();
+    if (k == "kubeconfig") out->kubeconfig = s;
+    else if (k == "kubectl") out->kubectl = s;
+    else if (k == "namespace") out->ns = s;
+    else if (k == "image") out->image = s;
+    else return At(file, kv.first, "kubernetes." + k + ": unknown key" + spec::SuggestFrom(k, kKeys, "keys"));
+    if (s.empty()) return At(file, kv.second, "kubernetes." + k + ": must not be empty");
+  }
+  return Status::Ok();
+}
+
+Result<FleetBackend> BackendFromFleet(const std::string& config, const std::string& fleet_path,
+                                      const KubernetesServeSettings& k8s,
+                                      std::shared_ptr<const catalog::Catalog> catalog,
+                                      const std::string& state_dir, control::ReconcilerOptions* ro) {
+  auto fleet = spec::LoadFleetFile(fleet_path);
+  if (!fleet.ok()) return fleet.status();
+  MERIDIAN_RETURN_IF_ERROR(spec::ValidateFleetAgainstCatalog(*fleet, *catalog));
+  const bool one = fleet->clusters.size() == 1;
+  const std::string backend = one ? fleet->clusters[0].backend : "";
+  if (!one || (backend != "slurm" && backend != "kubernetes")) {
+    return Status::Invalid(fleet_path + ": clusters: meridian serve runs one cluster with backend: "
+                           "slurm or kubernetes; this file has " +
+                           std::to_string(fleet->clusters.size()) + " cluster(s)" +
+                           (fleet->clusters.empty() ? "" : ", the first with backend: " +
+                                                               fleet->clusters[0].backend));
+  }
+  const ClusterSpec& cl = fleet->clusters[0];
+  ro->region = cl.region;
+  ro->gpu_hour_usd = cl.gpu_hour ? cl.gpu_hour->dollars() : 0;
+  if (backend == "slurm") return Slurm(fleet_path, *fleet, *catalog, state_dir);
+  return Kubernetes(config, *fleet, k8s, std::move(catalog));
+}
+
+}  // namespace meridian::cli
