@@ -232,7 +232,7 @@ void BM_ReconcileCycle(benchmark::State& state) {
     }
     for (auto& w : writers) w.join();
   }
-  BackendNode node{"bench-node", "T4", 8, 64, 256, true, ""};
+  BackendNode node{"bench-node", "T4", 8, 64, 256, {}, true, ""};
   IdleBackend backend({node});
   Metrics metrics;
   std::filesystem::create_directories(o.reconciler.state_dir);

@@ -45,8 +45,8 @@ Result<FleetBackend> Slurm(const std::string& fleet_path, const FleetSpec& fleet
 }
 
 // The kubernetes backend declares one kind of node (model, GPUs, vCPUs,
-// RAM), so the cluster has one node group of whole GPUs: MIG instances are
-// claimed by UUID, which only a node's own driver can tell.
+// RAM, MIG layout), so the cluster has one node group. A MIG placement is
+// claimed by its profile: the DRA driver picks the instance on the node.
 Result<FleetBackend> Kubernetes(const std::string& config, const FleetSpec& fleet,
                                 const KubernetesServeSettings& k8s,
                                 std::shared_ptr<const catalog::Catalog> catalog) {
@@ -57,12 +57,6 @@ Result<FleetBackend> Kubernetes(const std::string& config, const FleetSpec& flee
                            "node group; this one has " + std::to_string(cl.nodes.size()));
   }
   const NodeGroup& g = cl.nodes[0];
-  if (!g.mig.empty()) {
-    return Status::Invalid(spec::LocateFleetField(fleet, "clusters[0].nodes[0].mig") +
-                           ": a kubernetes cluster under meridian serve "
-                           "claims whole GPUs; MIG instances are claimed by their UUIDs, which "
-                           "meridian cannot read from the cluster yet (use `meridian k8s export`)");
-  }
   if (k8s.image.empty()) {
     return Status::Invalid(config + ": kubernetes.image: is required to run a kubernetes cluster "
                            "(the container image of every attempt, e.g. "
@@ -80,6 +74,7 @@ Result<FleetBackend> Kubernetes(const std::string& config, const FleetSpec& flee
   o.nodes = g.count;
   o.vcpus = g.vcpus;
   o.ram_gib = g.ram_gib;
+  o.mig = g.mig;
   o.catalog = std::move(catalog);
   FleetBackend out{backends::k8s::MakeKubernetesBackend(o), ""};
   out.note = kubeconfig->empty()

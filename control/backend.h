@@ -34,6 +34,9 @@ struct LaunchRequest {
   // a CPU job (CUDA_VISIBLE_DEVICES is set to "").
   std::vector<int> gpus;
   std::vector<std::string> mig_uuids;
+  // The MIG instance's profile ("3g.40gb") on gpus[0], for engines that pick
+  // the instance themselves (Kubernetes DRA claims it by profile); "" = whole GPUs.
+  std::string mig_profile;
   std::string node;                   // fleet node name the decision chose
   std::string checkpoint_dir;         // exported as MERIDIAN_CHECKPOINT_DIR; kept across attempts
   std::string log_dir;                // stdout.log and stderr.log are appended here
@@ -70,6 +73,9 @@ struct BackendNode {
   int gpus = 0;
   int vcpus = 0;
   double ram_gib = 0;
+  // The MIG layout of every GPU, as profile names ("3g.40gb", "4g.40gb"), as
+  // a fleet node group's `mig:`; empty = whole GPUs.
+  std::vector<std::string> mig;
   bool schedulable = true;   // false: drained or down
   std::string reason;        // why not schedulable
 };

@@ -48,7 +48,9 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
   std::map<std::string, NodeRow> by_name;
   for (NodeRow& n : *stored) by_name[n.name] = n;
   std::vector<NodeRow> all;
+  std::map<std::string, std::vector<std::string>> mig_of;  // the backend's MIG nodes
   for (const BackendNode& b : backend_->Nodes()) {
+    if (!b.mig.empty()) mig_of[b.name] = b.mig;
     NodeRow n;
     n.name = b.name;
     n.gpu_model = b.gpu_model;
@@ -82,7 +84,11 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
     if (n.state != "ready") continue;
     ready.push_back(n);
     sig += n.name + "|" + n.gpu_model + "|" + std::to_string(n.gpus) + "|" +
-           std::to_string(n.vcpus) + "|" + std::to_string(n.ram_gib) + ";";
+           std::to_string(n.vcpus) + "|" + std::to_string(n.ram_gib);
+    if (auto m = mig_of.find(n.name); m != mig_of.end()) {
+      for (const std::string& profile : m->second) sig += "|" + profile;
+    }
+    sig += ";";
   }
   if (fleet_ && fleet_->signature == sig) return Status::Ok();
 
@@ -103,6 +109,7 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
     g.gpus = ready[i].gpus;
     g.vcpus = ready[i].vcpus;
     g.ram_gib = ready[i].ram_gib;
+    if (auto m = mig_of.find(ready[i].name); m != mig_of.end() && g.gpus > 0) g.mig = m->second;
     c.nodes.push_back(g);
     spec.clusters.push_back(std::move(c));
   }
@@ -370,6 +377,7 @@ void Reconciler::Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out)
   r.env = a.spec->env;
   r.working_dir = a.spec->working_dir;
   r.gpus = a.row.placement.gpus;
+  r.mig_profile = a.row.placement.mig;
   r.node = a.row.placement.node;
   r.checkpoint_dir = CheckpointDir(a.row.id);
   r.log_dir = LogDir(a.row.id);

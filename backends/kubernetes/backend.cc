@@ -58,6 +58,10 @@ class KubernetesBackend : public control::Backend {
     p.gpu_model = options_.gpu_model;
     p.gpus_per_pod = static_cast<int>(r.mig_uuids.empty() ? r.gpus.size() : r.mig_uuids.size());
     p.mig_uuids = r.mig_uuids;
+    if (r.mig_uuids.empty() && !r.mig_profile.empty()) {
+      p.mig_profile = r.mig_profile;
+      p.gpus_per_pod = 1;  // one instance
+    }
     if (p.gpus_per_pod == 0) p.gpu_model.clear();
     ManifestOptions mo;
     mo.ns = options_.ns;
@@ -126,7 +130,7 @@ class KubernetesBackend : public control::Backend {
     std::vector<control::BackendNode> out;
     for (int i = 0; i < options_.nodes; ++i) {
       out.push_back({"k8s-" + std::to_string(i), options_.gpu_model, options_.gpus, options_.vcpus,
-                     options_.ram_gib, !options_.kubeconfig.empty(),
+                     options_.ram_gib, options_.mig, !options_.kubeconfig.empty(),
                      options_.kubeconfig.empty() ? "export-only: no kubeconfig" : ""});
     }
     return out;

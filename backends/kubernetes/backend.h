@@ -15,13 +15,15 @@
 //
 // Without a kubeconfig (kubectl.h) the backend is export-only: Launch fails
 // with a message saying so, and `meridian k8s export` writes the manifests.
-// Whole GPUs are claimed by model; MIG instances (LaunchRequest.mig_uuids)
-// are claimed by their UUID attribute. Not thread-safe: the daemon calls it
+// Whole GPUs are claimed by model; a MIG instance by its UUID attribute
+// (LaunchRequest.mig_uuids) or else by its profile (mig_profile: the DRA
+// driver picks an instance of that profile on the node). Not thread-safe: the daemon calls it
 // from its reconcile thread.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backends/kubernetes/job_status.h"
 #include "backends/kubernetes/kubectl.h"
@@ -37,6 +39,7 @@ struct KubernetesBackendOptions {
   std::string image;            // container image of every attempt
   std::string gpu_model;        // the GPUs' catalog model (claims and Nodes)
   int gpus = 0;                 // GPUs per node, for Nodes
+  std::vector<std::string> mig; // MIG layout of every GPU (profile names); empty = whole GPUs
   int nodes = 1;
   int vcpus = 0;
   double ram_gib = 0;

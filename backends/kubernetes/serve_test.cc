@@ -61,11 +61,21 @@ class KubernetesServeTest : public ::testing::Test {
     token_ = daemon_->Token("research");
     http_ = daemon_->Client();
   }
-  std::string Submit() {
-    const json spec = {{"name", "train"},
-                       {"kind", "training"},
-                       {"resources", {{"gpus", 1}, {"gpu_models", {"A100-80GB"}}}},
-                       {"command", {"python3", "train.py"}}};
+  std::string Submit(bool mig = false) {
+    json spec = {{"name", "train"},
+                 {"kind", "training"},
+                 {"resources", {{"gpus", 1}, {"gpu_models", {"A100-80GB"}}}},
+                 {"command", {"python3", "train.py"}}};
+    if (mig) {
+      // examples' mig-inference job (backends/kubernetes/testdata/jobs).
+      spec = {{"name", "embed-service"},
+              {"kind", "batch-inference"},
+              {"model", {{"params_b", 0.3}, {"precision", "fp16"}, {"layers", 24}, {"hidden", 1024},
+                         {"heads", 16}, {"seq_len", 512}, {"batch", 32}, {"output_tokens", 1}}},
+              {"work", {{"tokens", 2.0e7}}},
+              {"resources", {{"gpus", 1}, {"gpu_models", {"A100-80GB"}}, {"mig", true}}},
+              {"command", {"python3", "-m", "embed"}}};
+    }
     return SubmitJob(*http_, token_, spec);
   }
   json Job(const std::string& id) { return GetJob(*http_, token_, id); }
@@ -90,8 +100,6 @@ TEST_F(KubernetesServeTest, ConfigsItCannotRunExitTwoWithTheFieldAndReason) {
       {"two node groups",
        "    nodes:\n      - {count: 1, gpu: A100-80GB, gpus: 8}\n      - {count: 1, gpu: H100-80GB, gpus: 8}\n",
        kImage, "fleet.yaml:7:7: clusters[0].nodes: a kubernetes cluster under meridian serve has one node group; this one has 2"},
-      {"MIG", "    nodes: [{count: 1, gpu: A100-80GB, gpus: 8, mig: [3g.40gb, 3g.40gb]}]\n", kImage,
-       "a kubernetes cluster under meridian serve claims whole GPUs"},
       {"a kubeconfig that is not there", kNodes,
        "kubernetes: {image: x, kubeconfig: /nonexistent/kubeconfig}\n",
        "serve.yaml: kubernetes.kubeconfig: "},
@@ -131,12 +139,18 @@ TEST_F(KubernetesServeTest, WithoutAKubeconfigItStartsExportOnlyAndJobsWait) {
   EXPECT_EQ(j["reason"], "no schedulable nodes") << j.dump();
 }
 
-TEST_F(KubernetesServeTest, ALaunchThatKubectlCannotApplyFailsWithKubectlsMessage) {
-  const std::string kubeconfig = dir_ + "/dead-kubeconfig";
+// A kubeconfig whose API server is a closed port on this machine.
+std::string DeadKubeconfig(const std::string& dir) {
+  const std::string kubeconfig = dir + "/dead-kubeconfig";
   std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: dead\n"
                                "  cluster: {server: \"https://127.0.0.1:9\"}\nusers:\n- name: u\n"
                                "  user: {token: not-a-token}\ncontexts:\n- name: dead\n"
                                "  context: {cluster: dead, user: u}\ncurrent-context: dead\n";
+  return kubeconfig;
+}
+
+TEST_F(KubernetesServeTest, ALaunchThatKubectlCannotApplyFailsWithKubectlsMessage) {
+  const std::string kubeconfig = DeadKubeconfig(dir_);
   WriteFleet(kNodes);
   Begin(Config("kubernetes: {image: nvcr.io/nvidia/pytorch:24.05-py3, namespace: ml, kubeconfig: " +
                kubeconfig + "}\n"));
@@ -155,6 +169,28 @@ TEST_F(KubernetesServeTest, ALaunchThatKubectlCannotApplyFailsWithKubectlsMessag
   const std::string reason = j["reason"];
   EXPECT_NE(reason.find("launch failed: kubectl apply failed"), std::string::npos) << reason;
   EXPECT_NE(reason.find("127.0.0.1:9"), std::string::npos) << reason;  // kubectl names the server
+}
+
+// A MIG node group: the daemon's nodes carry the layout, a MIG job is placed
+// on one instance and launched with a claim for that profile.
+TEST_F(KubernetesServeTest, AMigJobIsPlacedOnAnInstanceAndLaunched) {
+  WriteFleet("    nodes: [{count: 1, gpu: A100-80GB, gpus: 8, vcpus: 96, ram_gib: 1360, "
+             "mig: [3g.40gb, 3g.40gb]}]\n");
+  Begin(Config("kubernetes: {image: nvcr.io/nvidia/pytorch:24.05-py3, kubeconfig: " +
+               DeadKubeconfig(dir_) + "}\n"));
+  const std::string id = Submit(true);
+  json j;
+  for (int i = 0; i < 600; ++i) {
+    j = Job(id);
+    if (j["state"] == "failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(j["state"], "failed") << j.dump() << daemon_->Log();
+  EXPECT_EQ(j["placement"]["node"], "k8s-0") << j.dump();
+  EXPECT_EQ(j["placement"]["mig"], "3g.40gb") << j.dump();
+  EXPECT_NE(j["reason"].get<std::string>().find("launch failed: kubectl apply failed"),
+            std::string::npos)
+      << j.dump();
 }
 
 }  // namespace
