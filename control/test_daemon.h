@@ -1,17 +1,17 @@
 // For the control plane's tests: `meridian serve` as a real subprocess on a
-// free loopback port with a temporary database, tokens made with the real
-// `meridian token create`, and a small HTTP client.
+// loopback port the kernel picks, with a temporary database, tokens made with
+// the real `meridian token create`, and a small HTTP client.
 #pragma once
 
 #include <httplib.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -27,20 +27,6 @@ inline std::string MakeTempDir(const std::string& tag) {
   std::string tmpl = (std::filesystem::temp_directory_path() / ("meridian-" + tag + "-XXXXXX")).string();
   char* d = mkdtemp(tmpl.data());
   return d ? std::string(d) : std::string();
-}
-
-inline int FreePort() {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  int port = ntohs(a.sin_port);
-  close(s);
-  return port;
 }
 
 // Runs `argv` and returns its stdout; the exit status in *rc.
@@ -90,35 +76,46 @@ class DaemonProcess {
   std::string db() const { return dir_ + "/meridian.db"; }
   int port() const { return port_; }
 
-  // Starts the daemon and waits until /healthz answers.
+  // Starts the daemon on a port the kernel picks (--listen 127.0.0.1:0, so no
+  // other process can take it first), reads the port from the daemon's
+  // "listening on" line, and waits until /healthz answers.
   void Start() {
-    port_ = FreePort();
+    const std::string log = dir_ + "/serve.log";
+    std::error_code ec;
+    const auto before = std::filesystem::exists(log) ? std::filesystem::file_size(log, ec) : 0;
+    port_ = 0;
     pid_ = fork();
     if (pid_ == 0) {
-      std::string log = dir_ + "/serve.log";
       FILE* f = std::fopen(log.c_str(), "a");
       if (f) {
         dup2(fileno(f), 1);
         dup2(fileno(f), 2);
       }
-      std::string listen = "127.0.0.1:" + std::to_string(port_);
       std::string cfg = dir_ + "/serve.yaml";
       std::string dbp = db();
-      execl(MERIDIAN_BINARY, MERIDIAN_BINARY, "serve", "--listen", listen.c_str(), "--db",
+      execl(MERIDIAN_BINARY, MERIDIAN_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
             dbp.c_str(), "--config", cfg.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
-    httplib::Client c("127.0.0.1", port_);
-    c.set_connection_timeout(0, 200000);
-    for (int i = 0; i < 200; ++i) {
-      auto r = c.Get("/healthz");
-      if (r && r->status == 200) return;
+    const std::string mark = "listening on http://127.0.0.1:";
+    for (int i = 0; i < 400; ++i) {
+      if (port_ == 0) {
+        const std::string text = Log();
+        const size_t at = text.find(mark, std::min<size_t>(before, text.size()));
+        if (at != std::string::npos) port_ = std::atoi(text.c_str() + at + mark.size());
+      }
+      if (port_ != 0) {
+        httplib::Client c("127.0.0.1", port_);
+        c.set_connection_timeout(0, 200000);
+        auto r = c.Get("/healthz");
+        if (r && r->status == 200) return;
+      }
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
         FAIL() << "meridian serve exited early; log:\n" << Log();
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
     FAIL() << "meridian serve did not answer /healthz; log:\n" << Log();
   }
