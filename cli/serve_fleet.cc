@@ -39,6 +39,17 @@ Result<FleetBackend> Slurm(const std::string& fleet_path, const FleetSpec& fleet
   };
   for (const auto& g : cat.gpus()) so.gpu_models[lower(g.name)] = g.name;
   for (const auto& [type, model] : cl.slurm->gpu_types) so.gpu_models[lower(type)] = model;
+  // A node group with a MIG layout declares how the GPUs behind MIG-typed
+  // GRES are split; one such group per cluster.
+  for (size_t i = 0; i < cl.nodes.size(); ++i) {
+    const NodeGroup& g = cl.nodes[i];
+    if (g.mig.empty()) continue;
+    if (so.mig) {
+      return Status::Invalid(spec::LocateFleetField(fleet, "clusters[0].nodes[" + std::to_string(i) + "].mig") +
+                             ": a Slurm cluster has one MIG layout (one node group with mig:)");
+    }
+    so.mig = backends::SlurmBackendOptions::MigNodes{g.gpu, g.gpus, g.mig};
+  }
   auto b = backends::MakeSlurmBackend(so);
   if (!b.ok()) return b.status().WithContext(fleet_path + ": clusters[0]");
   return FleetBackend{std::move(b).value(), ""};

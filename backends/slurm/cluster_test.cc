@@ -340,6 +340,74 @@ TEST_F(SlurmClusterTest, RestartedDaemonReadoptsRunningJobs) {
   }
 }
 
+// MIG instances as Slurm GRES typed by profile: a cluster of its own (one
+// node, 2 A100-80GB each split 3g.40gb + 3g.40gb), declared with the same
+// layout in the fleet. Four MIG jobs run at once, each on one instance of its
+// own (Slurm's CUDA_VISIBLE_DEVICES), asked for as --gres=gpu:3g.40gb:1.
+TEST(SlurmMigClusterTest, MigJobsRunOnOneInstanceEach) {
+  const std::string cdir = control::testing::MakeTempDir("slurm-mig");
+  int rc = 0;
+  const std::string tool = std::string(MERIDIAN_SOURCE_DIR) + "/tools/slurm-dev-cluster";
+  std::string out = RunCommand({"/bin/sh", "-c", tool + " start --dir " + cdir +
+                                                     " --nodes 1 --gpus 2 --mig 3g.40gb,3g.40gb 2>&1"},
+                               &rc);
+  ASSERT_EQ(rc, 0) << "the MIG dev cluster did not start:\n" << out;
+  const std::string dir = control::testing::MakeTempDir("slurm-mig-serve");
+  std::ofstream(dir + "/fleet.yaml")
+      << "clusters:\n  - name: mig\n    region: gcp:us-central1\n    gpu_hour_usd: 1.0\n"
+      << "    backend: slurm\n    slurm: {partitions: [gpu], conf: " << cdir << "/slurm.conf}\n"
+      << "    nodes:\n      - {count: 1, gpu: A100-80GB, gpus: 2, vcpus: 32, ram_gib: 256, "
+      << "mig: [3g.40gb, 3g.40gb]}\nelastic: false\n";
+  {
+    DaemonProcess daemon(dir, "region: gcp:us-central1\nreconcile_interval_ms: 50\nfleet: " + dir +
+                                  "/fleet.yaml\n");
+    daemon.Start();
+    const std::string token = daemon.Token("alice");
+    auto http = daemon.Client();
+    const std::string go = dir + "/go";
+    std::vector<std::string> ids;
+    for (int i = 0; i < 4; ++i) {
+      json spec = {{"name", "embed-" + std::to_string(i)},
+                   {"kind", "batch-inference"},
+                   {"model", {{"params_b", 0.3}, {"precision", "fp16"}, {"layers", 24}, {"hidden", 1024},
+                              {"heads", 16}, {"seq_len", 512}, {"batch", 32}, {"output_tokens", 1}}},
+                   {"work", {{"tokens", 2.0e7}}},
+                   {"resources", {{"gpus", 1}, {"gpu_models", {"A100-80GB"}}, {"mig", true}}},
+                   {"command", {"/bin/sh", "-c",
+                                "echo devices=$CUDA_VISIBLE_DEVICES; while [ ! -e " + go +
+                                    " ]; do sleep 0.05; done"}}};
+      ids.push_back(SubmitJob(*http, token, spec));
+    }
+    auto wait = [&](const std::string& id, const std::string& state) {
+      json j;
+      for (int i = 0; i < 600; ++i) {
+        j = GetJob(*http, token, id);
+        if (j["state"] == state) return j;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      ADD_FAILURE() << id << " never reached " << state << ": " << j.dump() << "\n" << daemon.Log();
+      return j;
+    };
+    for (const std::string& id : ids) wait(id, "running");  // all four at once: one instance each
+    std::ofstream(go) << "go\n";
+    std::set<std::string> devices;
+    for (const std::string& id : ids) {
+      json j = wait(id, "succeeded");
+      EXPECT_EQ(j["placement"]["node"], "node1") << j.dump();
+      EXPECT_EQ(j["placement"]["mig"], "3g.40gb") << j.dump();
+      auto r = http->Get(("/v1/jobs/" + id + "/logs?stream=stdout").c_str(), Auth(token));
+      ASSERT_TRUE(r);
+      EXPECT_EQ(r->body.rfind("devices=", 0), 0u) << r->body;
+      EXPECT_EQ(r->body.find(','), std::string::npos) << r->body;  // one instance
+      devices.insert(r->body);
+    }
+    EXPECT_EQ(devices.size(), 4u);  // no two jobs on the same instance
+  }
+  out = RunCommand({"/bin/sh", "-c", tool + " stop --dir " + cdir + " 2>&1"}, &rc);
+  EXPECT_EQ(rc, 0) << out;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace meridian::backends
 

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <set>
@@ -177,9 +178,8 @@ std::vector<NodeRow> ParseNodes(std::string_view text) {
   return rows;
 }
 
-Result<GpuGres> ParseGpuGres(std::string_view gres) {
-  GpuGres g;
-  bool seen = false;
+Result<std::vector<GpuGres>> ParseGpuGresTypes(std::string_view gres) {
+  std::vector<GpuGres> out;
   size_t from = 0;
   // Split at commas outside parentheses: "gpu:a100:4(S:0-1),nic:1".
   while (from < gres.size()) {
@@ -206,15 +206,37 @@ Result<GpuGres> ParseGpuGres(std::string_view gres) {
     if (!count || *count < 0) {
       return Status::Invalid("GRES \"" + std::string(gres) + "\": GPU count is not a number");
     }
-    if (seen && type != g.type) {
-      return Status::Invalid("GRES \"" + std::string(gres) + "\": GPUs of types \"" + g.type +
-                             "\" and \"" + type + "\" on one node (meridian's nodes have one GPU model)");
-    }
-    seen = true;
-    g.type = type;
-    g.count += static_cast<int>(*count);
+    auto same = std::find_if(out.begin(), out.end(), [&](const GpuGres& g) { return g.type == type; });
+    if (same == out.end()) same = out.insert(out.end(), GpuGres{type, 0});
+    same->count += static_cast<int>(*count);
   }
-  return g;
+  return out;
+}
+
+bool IsMigProfileName(std::string_view t) {
+  // <digits>g.<digits>gb, optionally +me (the media-extensions variant).
+  if (t.ends_with("+me")) t.remove_suffix(3);
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+    return i > start;
+  };
+  if (!digits() || t.substr(i, 2) != "g.") return false;
+  i += 2;
+  if (!digits() || t.substr(i) != "gb") return false;
+  return true;
+}
+
+Result<GpuGres> ParseGpuGres(std::string_view gres) {
+  auto types = ParseGpuGresTypes(gres);
+  if (!types.ok()) return types.status();
+  if (types->size() > 1) {
+    return Status::Invalid("GRES \"" + std::string(gres) + "\": GPUs of types \"" + (*types)[0].type +
+                           "\" and \"" + (*types)[1].type +
+                           "\" on one node (meridian's nodes have one GPU model)");
+  }
+  return types->empty() ? GpuGres{} : types->front();
 }
 
 Result<std::string> ParseSubmitted(std::string_view text) {

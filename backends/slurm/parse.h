@@ -78,6 +78,12 @@ struct GpuGres {
   int count = 0;
 };
 Result<GpuGres> ParseGpuGres(std::string_view gres);
+// Every GPU GRES type of a node with its count, in the order first listed:
+// "gpu:3g.40gb:4(S:0),gpu:4g.40gb:2" -> {{"3g.40gb", 4}, {"4g.40gb", 2}} (a
+// node whose GPUs are split into MIG instances offers them typed by profile).
+Result<std::vector<GpuGres>> ParseGpuGresTypes(std::string_view gres);
+// "3g.40gb", "1g.10gb+me": a MIG profile name as NVIDIA writes them.
+bool IsMigProfileName(std::string_view type);
 
 // sbatch --parsable prints "<id>" or "<id>;<cluster>".
 Result<std::string> ParseSubmitted(std::string_view text);

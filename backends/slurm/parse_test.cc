@@ -202,6 +202,26 @@ TEST_F(ParseTest, GpuGres) {
   EXPECT_FALSE(ParseGpuGres("gpu:a100:x").ok());
 }
 
+// MIG instances offered as GRES typed by profile (tools/slurm-dev-cluster
+// --mig 3g.40gb,4g.40gb on 2 GPUs), counted per type in listed order.
+TEST_F(ParseTest, GpuGresTypesOfAMigNode) {
+  auto t = ParseGpuGresTypes("gpu:3g.40gb:2(S:0),gpu:4g.40gb:2(S:0),nic:1,gpu:3g.40gb:1");
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->size(), 2u);
+  EXPECT_EQ((*t)[0].type, "3g.40gb");
+  EXPECT_EQ((*t)[0].count, 3);
+  EXPECT_EQ((*t)[1].type, "4g.40gb");
+  EXPECT_EQ((*t)[1].count, 2);
+  EXPECT_TRUE(ParseGpuGresTypes("(null)")->empty());
+  EXPECT_TRUE(IsMigProfileName("3g.40gb"));
+  EXPECT_TRUE(IsMigProfileName("1g.10gb+me"));
+  EXPECT_TRUE(IsMigProfileName("7g.141gb"));
+  EXPECT_FALSE(IsMigProfileName("a100-80gb"));
+  EXPECT_FALSE(IsMigProfileName("3g.40"));
+  EXPECT_FALSE(IsMigProfileName("g.40gb"));
+  EXPECT_FALSE(IsMigProfileName("3g.40gb --uid=0"));
+}
+
 TEST_F(ParseTest, SubmittedIdsAndIndexLists) {
   EXPECT_EQ(*ParseSubmitted("12\n"), "12");
   EXPECT_EQ(*ParseSubmitted("13;meridian-dev\n"), "13");

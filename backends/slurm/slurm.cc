@@ -78,6 +78,7 @@ class SlurmBackend final : public control::Backend {
   Result<RunObservation> Adopt(const std::string& job_id, int attempt,
                                const std::string& handle) override;
   std::vector<control::BackendNode> Nodes() override;
+  bool MigNode(const std::string& gres, control::BackendNode* n) const;
 
  private:
   Result<ProgramOutput> Run(const std::string& tool, std::vector<std::string> args,
@@ -184,6 +185,39 @@ Watched* SlurmBackend::Find(const std::string& handle) {
   return nullptr;
 }
 
+// A node whose GPU GRES are typed by MIG profile: with the declared layout,
+// its model, GPUs and layout when the counts agree, else not schedulable with
+// the reason. False for a node of whole GPUs.
+bool SlurmBackend::MigNode(const std::string& gres, control::BackendNode* n) const {
+  auto types = slurm::ParseGpuGresTypes(gres);
+  if (!types.ok() || types->empty()) return false;
+  for (const slurm::GpuGres& t : *types) {
+    if (!slurm::IsMigProfileName(t.type)) return false;
+  }
+  if (!options_.mig) {
+    n->schedulable = false;
+    n->reason = "GPU GRES \"" + gres + "\" are MIG instances; declare the layout in the fleet's "
+                "node group (gpu, gpus, mig)";
+    return true;
+  }
+  const auto& m = *options_.mig;
+  std::map<std::string, int> want, have;
+  for (const std::string& p : m.layout) want[p] += m.gpus;
+  for (const slurm::GpuGres& t : *types) have[t.type] += t.count;
+  if (want != have) {
+    std::string layout;
+    for (const std::string& p : m.layout) layout += (layout.empty() ? "" : ",") + p;
+    n->schedulable = false;
+    n->reason = "GPU GRES \"" + gres + "\" is not " + std::to_string(m.gpus) + " GPU(s) of " +
+                m.model + " each split as " + layout + " (the fleet's node group)";
+    return true;
+  }
+  n->gpu_model = m.model;
+  n->gpus = m.gpus;
+  n->mig = m.layout;
+  return true;
+}
+
 Status SlurmBackend::RefreshNodes(bool force) {
   const int64_t now = MonotonicMs();
   if (!force && nodes_at_ms_ >= 0 && now - nodes_at_ms_ < options_.refresh_ms) return Status::Ok();
@@ -225,6 +259,11 @@ Status SlurmBackend::RefreshNodes(bool force) {
     slurm::NodeHealth h = slurm::MapNodeState(row.state, row.reason);
     n.schedulable = h.schedulable;
     n.reason = h.reason;
+    if (MigNode(row.gres, &n)) {
+      order.push_back(row.name);
+      seen.emplace(row.name, std::move(k));
+      continue;
+    }
     auto gres = slurm::ParseGpuGres(row.gres);
     if (!gres.ok()) {
       n.schedulable = false;
@@ -272,6 +311,10 @@ Result<std::string> SlurmBackend::Launch(const control::LaunchRequest& r) {
   if (known == nodes_.end()) {
     return Status::Invalid("node: \"" + r.node + "\" is not a node of Slurm partition(s) of cluster " +
                            options_.cluster);
+  }
+  if (!r.mig_profile.empty() && known->second.node.mig.empty()) {
+    return Status::Invalid("mig: node \"" + r.node + "\" offers whole GPUs, not " + r.mig_profile +
+                           " instances");
   }
   const fs::path job_dir = fs::path(options_.state_dir) / "jobs" / r.job_id;
   slurm::SubmitPlan plan;

@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,16 @@ struct SlurmBackendOptions {
   // model: "a100" -> "A100-80GB". A node whose GRES type is not here is
   // reported not schedulable, with the reason.
   std::map<std::string, std::string> gpu_models;
+  // The MIG layout the cluster's GPUs are partitioned with (the fleet node
+  // group's gpu, gpus and mig), for nodes whose GPU GRES are typed by MIG
+  // profile (gpu:3g.40gb:16): Slurm lists instances per profile, not which
+  // GPU holds them, so the layout is declared and checked against the counts.
+  struct MigNodes {
+    std::string model;
+    int gpus = 0;
+    std::vector<std::string> layout;  // every GPU's instances, by profile
+  };
+  std::optional<MigNodes> mig;
   int64_t refresh_ms = 500;             // at most one squeue (and one sinfo) per this
   int command_timeout_ms = 15000;
 };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "backends/slurm/parse.h"
+
 namespace meridian::backends::slurm {
 
 namespace {
@@ -57,8 +59,11 @@ Status CheckSubmit(const control::LaunchRequest& r) {
     }
   }
   if (!r.mig_uuids.empty()) {
-    return Status::Invalid("mig: the Slurm backend launches whole GPUs only; this placement names "
-                           "MIG instances");
+    return Status::Invalid("mig: the Slurm backend asks for a MIG instance by its profile (a GRES "
+                           "type), not by UUID; this placement names MIG UUIDs");
+  }
+  if (!r.mig_profile.empty() && !IsMigProfileName(r.mig_profile)) {
+    return Status::Invalid("mig: \"" + r.mig_profile + "\" is not a MIG profile name (3g.40gb)");
   }
   MERIDIAN_RETURN_IF_ERROR(CheckPath("working_dir", r.working_dir));
   MERIDIAN_RETURN_IF_ERROR(CheckPath("log_dir", r.log_dir));
@@ -93,7 +98,9 @@ std::vector<std::string> SbatchArgs(const control::LaunchRequest& r, const Submi
   };
   if (!p.partition.empty()) a.push_back("--partition=" + p.partition);
   if (!r.node.empty()) a.push_back("--nodelist=" + r.node);
-  if (!r.gpus.empty()) {
+  if (!r.mig_profile.empty()) {
+    a.push_back("--gres=gpu:" + r.mig_profile + ":1");  // one instance, typed by its profile
+  } else if (!r.gpus.empty()) {
     a.push_back("--gres=gpu:" + (p.gres_type.empty() ? "" : p.gres_type + ":") +
                 std::to_string(r.gpus.size()));
   }

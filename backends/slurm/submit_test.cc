@@ -102,6 +102,18 @@ TEST(SlurmSubmitTest, EnvironmentMeridianWinsAndSlurmSetsGpus) {
   EXPECT_NE(std::find(cpu.begin(), cpu.end(), "CUDA_VISIBLE_DEVICES="), cpu.end());
 }
 
+// A MIG instance is one GPU GRES of its profile's type, whatever the node's
+// whole-GPU type.
+TEST(SlurmSubmitTest, MigInstanceIsAGresOfItsProfile) {
+  control::LaunchRequest r = Request();
+  r.gpus = {1};
+  r.mig_profile = "3g.40gb";
+  ASSERT_TRUE(CheckSubmit(r).ok());
+  std::vector<std::string> a = SbatchArgs(r, Plan());
+  EXPECT_NE(std::find(a.begin(), a.end(), "--gres=gpu:3g.40gb:1"), a.end());
+  EXPECT_EQ(std::count_if(a.begin(), a.end(), [](const std::string& s) { return s.starts_with("--gres"); }), 1);
+}
+
 TEST(SlurmSubmitTest, RejectsWhatWouldChangeSbatchsMeaning) {
   struct Case {
     const char* what;
@@ -121,7 +133,10 @@ TEST(SlurmSubmitTest, RejectsWhatWouldChangeSbatchsMeaning) {
       {"empty command", [](control::LaunchRequest& r) { r.argv.clear(); },
        "command: must name a program to run"},
       {"MIG", [](control::LaunchRequest& r) { r.mig_uuids = {"MIG-1"}; },
-       "mig: the Slurm backend launches whole GPUs only; this placement names MIG instances"},
+       "mig: the Slurm backend asks for a MIG instance by its profile (a GRES type), not by UUID; "
+       "this placement names MIG UUIDs"},
+      {"MIG profile", [](control::LaunchRequest& r) { r.mig_profile = "3g.40gb --uid=0"; },
+       "mig: \"3g.40gb --uid=0\" is not a MIG profile name (3g.40gb)"},
       {"node", [](control::LaunchRequest& r) { r.node = "node[1-4]"; },
        "node: \"node[1-4]\" is not a Slurm node name"},
   };
