@@ -147,6 +147,37 @@ TEST_F(E2eTest, PreemptedJobResumesFromItsCheckpoint) {
   EXPECT_NE(out.find("checkpoint at"), std::string::npos) << out;
 }
 
+// Backfill in the daemon as in the simulator: a 4-GPU job waiting behind a
+// running 3-GPU one reserves its start, so a 1-GPU job that would run past
+// that start does not take the free GPU; it runs after the big one.
+TEST_F(E2eTest, AWaitingHeadKeepsItsGpusFromLongerLaterJobs) {
+  Begin(4);
+  auto spec = [](const std::string& name, int gpus, double gpu_hours, const std::string& command) {
+    json j = Spec(name, {"/bin/sh", "-c", command});
+    j["resources"]["gpus"] = gpus;
+    j["work"] = {{"gpu_hours", gpu_hours}, {"on", "T4"}};
+    return j;
+  };
+  const std::string go = dir_ + "/go";
+  const std::string small_running = Submit(spec("running", 3, 0.003,  // ~4 s on 3 GPUs
+                                                "while [ ! -e " + go + " ]; do sleep 0.05; done"));
+  WaitFor(small_running, "running");
+  json big_spec = spec("big", 4, 0.004, "sleep 0.2");
+  big_spec["priority"] = "high";  // the queue's head
+  const std::string big = Submit(big_spec);
+  const std::string late = Submit(spec("late", 1, 1.0, "sleep 0.2"));  // an hour: past the head's start
+  for (int i = 0; i < 20; ++i) {  // a second of reconcile cycles
+    EXPECT_EQ(Job(late)["state"], "queued") << Job(late).dump();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::ofstream(go) << "go\n";
+  json b = WaitFor(big, "succeeded");
+  json after = WaitFor(late, "succeeded");
+  // RFC 3339 times of one format compare as strings.
+  EXPECT_LE(b["started_at"].get<std::string>(), after["started_at"].get<std::string>())
+      << b.dump() << after.dump();
+}
+
 TEST_F(E2eTest, RestartedDaemonReadoptsARunningJob) {
   Begin(4);
   // The job runs until the test lets it end, after the new daemon is up, so

@@ -274,10 +274,18 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
   std::vector<const sched::QueuedJob*> order = fs.scheduler->SortQueue(snap, ptrs);
   snap.queue = order;
   std::vector<Active*> to_launch;
+  // One cycle of the core, as the simulator runs it: cycle plugins see each
+  // decision (backfill reserves the waiting head's start, so later jobs do
+  // not take the GPUs it waits for), and head-of-line blocking stops it.
+  fs.scheduler->BeginCycle(snap);
+  bool cycle_ended = false;
   for (const sched::QueuedJob* q : order) {
+    if (cycle_ended) break;
     Active& a = *by_seq.at(q->id.value());
     const auto t0 = std::chrono::steady_clock::now();
     sched::Decision d = fs.scheduler->Decide(*q, snap);
+    fs.scheduler->Decided(snap, *q, d);
+    cycle_ended = fs.scheduler->EndsCycle(d);
     metrics_->decision_seconds.Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     metrics_->decisions[static_cast<size_t>(d.kind)]++;
@@ -357,6 +365,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
       out->push_back(u);
     }
   }
+  fs.scheduler->EndCycle();
   sched::MigFleetFragmentation mig = sched::MeasureMigFragmentation(*fs.fleet, fs.ledger, ptrs);
   metrics_->mig_gpus = mig.structural.gpus;
   metrics_->mig_free_slices = mig.structural.free_memory;

@@ -421,7 +421,7 @@ std::vector<Decision> Scheduler::RunCycle(const Snapshot& snap,
   Snapshot live = snap;
   live.ledger = ledger;
   live.queue = order;
-  for (PluginSlot* p : impl_->cycles) p->cycle->BeginCycle(live);
+  BeginCycle(live);
   for (const QueuedJob* j : order) {
     Decision d = Decide(*j, live);
     if (d.allocation) {
@@ -432,13 +432,30 @@ std::vector<Decision> Scheduler::RunCycle(const Snapshot& snap,
         d.allocation.reset();
       }
     }
-    for (PluginSlot* p : impl_->cycles) p->cycle->Decided(live, *j, d);
-    bool waits = d.kind == DecisionKind::kWait || d.kind == DecisionKind::kError;
+    Decided(live, *j, d);
+    const bool ends = EndsCycle(d);
     out.push_back(std::move(d));
-    if (waits && impl_->profile.options.head_of_line_blocking) break;
+    if (ends) break;
   }
-  for (PluginSlot* p : impl_->cycles) p->cycle->EndCycle();
+  EndCycle();
   return out;
+}
+
+void Scheduler::BeginCycle(const Snapshot& snap) {
+  for (PluginSlot* p : impl_->cycles) p->cycle->BeginCycle(snap);
+}
+
+void Scheduler::Decided(const Snapshot& snap, const QueuedJob& job, const Decision& d) {
+  for (PluginSlot* p : impl_->cycles) p->cycle->Decided(snap, job, d);
+}
+
+bool Scheduler::EndsCycle(const Decision& d) const {
+  const bool waits = d.kind == DecisionKind::kWait || d.kind == DecisionKind::kError;
+  return waits && impl_->profile.options.head_of_line_blocking;
+}
+
+void Scheduler::EndCycle() {
+  for (PluginSlot* p : impl_->cycles) p->cycle->EndCycle();
 }
 
 }  // namespace meridian::sched

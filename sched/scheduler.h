@@ -79,6 +79,17 @@ class Scheduler {
   std::vector<Decision> RunCycle(const Snapshot& snap, std::span<const QueuedJob* const> jobs,
                                  Ledger* ledger);
 
+  // The same cycle for a caller that commits decisions itself (the daemon
+  // commits placements at once but a preemption only once its victims have
+  // stopped): BeginCycle, then for each job in SortQueue order Decide, the
+  // caller's commit, and Decided; stop when EndsCycle says so; then EndCycle.
+  // Without these, cycle plugins (backfill's reservation for the queue's
+  // head) never see the decisions.
+  void BeginCycle(const Snapshot& snap);
+  void Decided(const Snapshot& snap, const QueuedJob& job, const Decision& d);
+  bool EndsCycle(const Decision& d) const;  // head_of_line_blocking and a job that waits
+  void EndCycle();
+
   // The scheduler's internals (sched/cycle.h); opaque outside sched/.
   struct Impl;
 
