@@ -1,7 +1,8 @@
 // End to end with real processes: `meridian serve` over the local backend
 // runs the jobs' commands, returns their logs and exit codes, cancels them,
 // preempts one that checkpoints on SIGTERM and resumes it from its
-// checkpoint, and re-adopts a running job after kill -9 of the daemon.
+// checkpoint, keeps a waiting head's backfill reservation (across a restart,
+// until cancelled), and re-adopts a running job after kill -9 of the daemon.
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -176,6 +177,50 @@ TEST_F(E2eTest, AWaitingHeadKeepsItsGpusFromLongerLaterJobs) {
   // RFC 3339 times of one format compare as strings.
   EXPECT_LE(b["started_at"].get<std::string>(), after["started_at"].get<std::string>())
       << b.dump() << after.dump();
+}
+
+// The head's reservation is derived each cycle from the store's running
+// jobs and queue, so it holds across a kill -9 of the daemon; the head's
+// reason says what it holds; cancelling it frees the GPUs at once.
+TEST_F(E2eTest, AHeldHeadKeepsItsGpusAcrossARestartUntilCancelled) {
+  Begin(2);
+  const std::string go = dir_ + "/go";
+  json running = Spec("running", {"/bin/sh", "-c", "while [ ! -e " + go + " ]; do sleep 0.05; done"});
+  const std::string a = Submit(running);
+  WaitFor(a, "running");
+  json big_spec = Spec("big", {"/bin/sleep", "0.2"});
+  big_spec["resources"]["gpus"] = 2;  // the whole node: from a's expected end, an hour on
+  const std::string big = Submit(big_spec);
+  json late_spec = Spec("late", {"/bin/sleep", "0.2"});
+  late_spec["work"] = {{"duration", "2h"}};  // past the head's start whatever the second
+  const std::string late = Submit(late_spec);
+  auto held = [&] {
+    const std::string reason = "held: testnode reserved from ";
+    json b = Job(big);
+    for (int i = 0; i < 300 && b["reason"].get<std::string>().rfind(reason, 0) != 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      b = Job(big);
+    }
+    EXPECT_EQ(b["reason"].get<std::string>().rfind(reason, 0), 0u) << b.dump();
+    for (int i = 0; i < 20; ++i) {  // a second of reconcile cycles
+      json l = Job(late);
+      ASSERT_EQ(l["state"], "queued") << l.dump() << "\n" << daemon_->Log();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  };
+  held();
+  daemon_->Kill(SIGKILL);
+  daemon_->Start();
+  http_ = daemon_->Client();
+  WaitFor(a, "running");
+  held();
+  auto r = http_->Post(("/v1/jobs/" + big + "/cancel").c_str(), Auth(token_), "", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  WaitFor(big, "cancelled");
+  WaitFor(late, "succeeded");
+  std::ofstream(go) << "go\n";
+  WaitFor(a, "succeeded");
 }
 
 TEST_F(E2eTest, RestartedDaemonReadoptsARunningJob) {

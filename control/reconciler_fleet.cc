@@ -178,6 +178,13 @@ WaitExplanation Explain(const sched::Decision& d, const std::string& reason) {
   return e;
 }
 
+// The nodes a backfill reservation keeps, by name.
+std::string HeldNodes(const sched::Decision& d, const Reconciler::FleetState& fs) {
+  std::string s;
+  for (NodeId n : d.start_nodes) s += (s.empty() ? "" : ", ") + fs.nodes[n.index()].name;
+  return s;
+}
+
 }  // namespace
 
 std::map<std::string, WaitExplanation> Reconciler::Waiting() const {
@@ -284,7 +291,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
     Active& a = *by_seq.at(q->id.value());
     const auto t0 = std::chrono::steady_clock::now();
     sched::Decision d = fs.scheduler->Decide(*q, snap);
-    fs.scheduler->Decided(snap, *q, d);
+    fs.scheduler->Decided(snap, *q, &d);
     cycle_ended = fs.scheduler->EndsCycle(d);
     metrics_->decision_seconds.Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -354,6 +361,10 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
         break;
       default:
         reason = d.status.message().empty() ? d.start_reason : d.status.message();
+        if (d.reserved) {
+          reason = "held: " + HeldNodes(d, fs) + " reserved from " + FormatRfc3339(d.start) +
+                   " (backfill); " + reason;
+        }
         break;
     }
     explained[a.row.id] = Explain(d, reason);

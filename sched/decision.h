@@ -60,6 +60,9 @@ struct Decision {
   UnixSeconds start = 0;
   std::string start_reason;
   std::vector<NodeId> start_nodes;        // kWait: the node(s) of the earliest start
+  // kWait: a cycle plugin (backfill) keeps start_nodes for this job from
+  // `start` for the rest of the cycle; later jobs may not run past it there.
+  bool reserved = false;
   std::optional<PricingModel> pricing;    // elastic capacity; nullopt on the fleet
   std::string pricing_reason;
   std::optional<ScoredCandidate> chosen;

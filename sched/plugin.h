@@ -331,12 +331,13 @@ class PermitPlugin {
 // Queue-level state across the decisions of one Scheduler::RunCycle (backfill
 // reservations). RunCycle calls BeginCycle before its first decision, Decided
 // after each (after its commit), EndCycle after the last; a lone Decide calls
-// none of them. Like Reserve, these may change the plugin's own state.
+// none of them. Like Reserve, these may change the plugin's own state; Decided
+// may note on the decision what it did for the job (Decision::reserved).
 class CyclePlugin {
  public:
   virtual ~CyclePlugin() = default;
   virtual void BeginCycle(const Snapshot& snap) = 0;
-  virtual void Decided(const Snapshot& snap, const QueuedJob& job, const Decision& d) = 0;
+  virtual void Decided(const Snapshot& snap, const QueuedJob& job, Decision* d) = 0;
   virtual void EndCycle() = 0;
 };
 

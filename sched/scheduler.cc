@@ -432,7 +432,7 @@ std::vector<Decision> Scheduler::RunCycle(const Snapshot& snap,
         d.allocation.reset();
       }
     }
-    Decided(live, *j, d);
+    Decided(live, *j, &d);
     const bool ends = EndsCycle(d);
     out.push_back(std::move(d));
     if (ends) break;
@@ -445,7 +445,7 @@ void Scheduler::BeginCycle(const Snapshot& snap) {
   for (PluginSlot* p : impl_->cycles) p->cycle->BeginCycle(snap);
 }
 
-void Scheduler::Decided(const Snapshot& snap, const QueuedJob& job, const Decision& d) {
+void Scheduler::Decided(const Snapshot& snap, const QueuedJob& job, Decision* d) {
   for (PluginSlot* p : impl_->cycles) p->cycle->Decided(snap, job, d);
 }
 

@@ -86,7 +86,7 @@ class Scheduler {
   // Without these, cycle plugins (backfill's reservation for the queue's
   // head) never see the decisions.
   void BeginCycle(const Snapshot& snap);
-  void Decided(const Snapshot& snap, const QueuedJob& job, const Decision& d);
+  void Decided(const Snapshot& snap, const QueuedJob& job, Decision* d);
   bool EndsCycle(const Decision& d) const;  // head_of_line_blocking and a job that waits
   void EndCycle();
 

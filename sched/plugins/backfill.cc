@@ -28,12 +28,13 @@ Status Backfill::Permit(const CycleContext& ctx, const Candidate& c) const {
 void Backfill::BeginCycle(const Snapshot&) { reservations_.clear(); }
 void Backfill::EndCycle() { reservations_.clear(); }
 
-void Backfill::Decided(const Snapshot& snap, const QueuedJob& job, const Decision& d) {
-  if (d.kind != DecisionKind::kWait || static_cast<int>(reservations_.size()) >= max_reservations_) {
+void Backfill::Decided(const Snapshot& snap, const QueuedJob& job, Decision* d) {
+  if (d->kind != DecisionKind::kWait || static_cast<int>(reservations_.size()) >= max_reservations_) {
     return;
   }
-  if (d.start <= snap.now || d.start_nodes.empty()) return;
-  reservations_.push_back({job.id, d.start, d.start_nodes});
+  if (d->start <= snap.now || d->start_nodes.empty()) return;
+  reservations_.push_back({job.id, d->start, d->start_nodes});
+  d->reserved = true;
 }
 
 }  // namespace meridian::sched

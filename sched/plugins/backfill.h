@@ -9,7 +9,10 @@
 // or use other nodes or elastic capacity, fill around the reservation.
 //
 // Reservations live only for the cycle (cleared at its start and end); a lone
-// Decide sees none. Later reservations do not see earlier ones (two heads may
+// Decide sees none. Each cycle derives them again from the ledger and the
+// queue, so whoever keeps those (the simulator; the daemon's store across a
+// restart) keeps the reservations; the reserving decision says so
+// (Decision::reserved). Later reservations do not see earlier ones (two heads may
 // reserve the same node); with reservations: 1 that cannot happen. A refused
 // candidate counts against the profile's permit_attempts, so a job may wait
 // although nodes further down its ranking were free of reservations.
@@ -39,7 +42,7 @@ class Backfill final : public Plugin, public PermitPlugin, public CyclePlugin {
   std::string_view name() const override { return kName; }
   Status Permit(const CycleContext& ctx, const Candidate& c) const override;
   void BeginCycle(const Snapshot& snap) override;
-  void Decided(const Snapshot& snap, const QueuedJob& job, const Decision& d) override;
+  void Decided(const Snapshot& snap, const QueuedJob& job, Decision* d) override;
   void EndCycle() override;
 
   const std::vector<Reservation>& reservations() const { return reservations_; }

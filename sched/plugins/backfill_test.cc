@@ -105,7 +105,8 @@ TEST(BackfillTest, PermitOutsideACycleAllowsAll) {
   head.start_nodes = {NodeId(3)};
   QueuedJob h = A100Job(w, 1, 32, 7200, Priority::kHigh);
   b.BeginCycle(w.At());
-  b.Decided(w.At(), h, head);
+  b.Decided(w.At(), h, &head);
+  EXPECT_TRUE(head.reserved);
   EXPECT_EQ(b.Permit(cy.ctx, c).code(), StatusCode::kUnschedulable);
   c.node = NodeId(4);
   EXPECT_TRUE(b.Permit(cy.ctx, c).ok());
