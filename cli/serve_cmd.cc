@@ -77,6 +77,8 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
                                                  "kubernetes"};
   static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
                                                      "ram_gib"};
+  static const std::vector<std::string> kKubernetesKeys = {"kubeconfig", "kubectl", "namespace",
+                                                           "image"};
   try {
     for (const auto& kv : root) {
       const std::string k = kv.first.as<std::string>();
@@ -100,7 +102,17 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
         }
         c->node_timeout_s = *d;
       } else if (k == "kubernetes") {
-        MERIDIAN_RETURN_IF_ERROR(ParseKubernetesServeSettings(v, file, &c->kubernetes));
+        if (!v.IsMap()) return ConfigError(file, v, "kubernetes: must be a map (kubeconfig, kubectl, namespace, image)");
+        for (const auto& kk : v) {
+          const std::string key = kk.first.as<std::string>();
+          const std::string s = kk.second.as<std::string>();
+          if (key == "kubeconfig") c->kubernetes.kubeconfig = s;
+          else if (key == "kubectl") c->kubernetes.kubectl = s;
+          else if (key == "namespace") c->kubernetes.ns = s;
+          else if (key == "image") c->kubernetes.image = s;
+          else return ConfigError(file, kk.first, "kubernetes." + key + ": unknown key" + spec::SuggestFrom(key, kKubernetesKeys, "keys"));
+          if (s.empty()) return ConfigError(file, kk.second, "kubernetes." + key + ": must not be empty");
+        }
       } else if (k == "telemetry") {
         MERIDIAN_RETURN_IF_ERROR(telemetry::ParseTelemetryConfig(v, file, &c->telemetry));
       } else if (k == "node") {

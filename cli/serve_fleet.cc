@@ -7,17 +7,9 @@
 #include "backends/kubernetes/kubectl.h"
 #include "backends/slurm/slurm.h"
 #include "spec/fleet.h"
-#include "spec/suggest.h"
 
 namespace meridian::cli {
 namespace {
-
-Status At(const std::string& file, const YAML::Node& n, const std::string& msg) {
-  const YAML::Mark m = n.Mark();
-  std::string pos = file;
-  if (m.line >= 0) pos += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-  return Status::Invalid(pos + ": " + msg);
-}
 
 Result<FleetBackend> Slurm(const std::string& fleet_path, const FleetSpec& fleet,
                            const catalog::Catalog& cat, const std::string& state_dir) {
@@ -97,23 +89,6 @@ Result<FleetBackend> Kubernetes(const std::string& config, const FleetSpec& flee
 }
 
 }  // namespace
-
-Status ParseKubernetesServeSettings(const YAML::Node& v, const std::string& file,
-                                    KubernetesServeSettings* out) {
-  static const std::vector<std::string> kKeys = {"kubeconfig", "kubectl", "namespace", "image"};
-  if (!v.IsMap()) return At(file, v, "kubernetes: must be a map (kubeconfig, kubectl, namespace, image)");
-  for (const auto& kv : v) {
-    const std::string k = kv.first.as<std::string>();
-    const std::string s = kv.second.as<std::string>();
-    if (k == "kubeconfig") out->kubeconfig = s;
-    else if (k == "kubectl") out->kubectl = s;
-    else if (k == "namespace") out->ns = s;
-    else if (k == "image") out->image = s;
-    else return At(file, kv.first, "kubernetes." + k + ": unknown key" + spec::SuggestFrom(k, kKeys, "keys"));
-    if (s.empty()) return At(file, kv.second, "kubernetes." + k + ": must not be empty");
-  }
-  return Status::Ok();
-}
 
 Result<FleetBackend> BackendFromFleet(const std::string& config, const std::string& fleet_path,
                                       const KubernetesServeSettings& k8s,

@@ -8,24 +8,19 @@
 #include <memory>
 #include <string>
 
-#include <yaml-cpp/yaml.h>
-
 #include "catalog/catalog.h"
 #include "control/backend.h"
 #include "control/reconciler.h"
 
 namespace meridian::cli {
 
-// serve.yaml's `kubernetes:` block.
+// serve.yaml's `kubernetes:` block (read with the rest of the config).
 struct KubernetesServeSettings {
   std::string kubeconfig;  // "" = $KUBECONFIG, then ~/.kube/config; none: export-only
   std::string kubectl = "kubectl";
   std::string ns = "default";
   std::string image;  // every attempt's container image; required
 };
-
-Status ParseKubernetesServeSettings(const YAML::Node& v, const std::string& file,
-                                    KubernetesServeSettings* out);
 
 struct FleetBackend {
   std::unique_ptr<control::Backend> backend;

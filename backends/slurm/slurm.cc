@@ -78,9 +78,9 @@ class SlurmBackend final : public control::Backend {
   Result<RunObservation> Adopt(const std::string& job_id, int attempt,
                                const std::string& handle) override;
   std::vector<control::BackendNode> Nodes() override;
-  bool MigNode(const std::string& gres, control::BackendNode* n) const;
 
  private:
+  bool MigNode(const std::string& gres, control::BackendNode* n) const;
   Result<ProgramOutput> Run(const std::string& tool, std::vector<std::string> args,
                             std::vector<std::string> env = {});
   std::vector<std::string> CommandEnv() const;
@@ -259,25 +259,22 @@ Status SlurmBackend::RefreshNodes(bool force) {
     slurm::NodeHealth h = slurm::MapNodeState(row.state, row.reason);
     n.schedulable = h.schedulable;
     n.reason = h.reason;
-    if (MigNode(row.gres, &n)) {
-      order.push_back(row.name);
-      seen.emplace(row.name, std::move(k));
-      continue;
-    }
-    auto gres = slurm::ParseGpuGres(row.gres);
-    if (!gres.ok()) {
-      n.schedulable = false;
-      n.reason = gres.status().message();
-    } else if (gres->count > 0) {
-      k.gres_type = gres->type;
-      auto model = options_.gpu_models.find(Lower(gres->type));
-      if (model == options_.gpu_models.end()) {
+    if (!MigNode(row.gres, &n)) {
+      auto gres = slurm::ParseGpuGres(row.gres);
+      if (!gres.ok()) {
         n.schedulable = false;
-        n.reason = "GPU GRES type \"" + gres->type +
-                   "\" is not a catalog GPU model; map it under the cluster's slurm.gpu_types";
-      } else {
-        n.gpu_model = model->second;
-        n.gpus = gres->count;
+        n.reason = gres.status().message();
+      } else if (gres->count > 0) {
+        k.gres_type = gres->type;
+        auto model = options_.gpu_models.find(Lower(gres->type));
+        if (model == options_.gpu_models.end()) {
+          n.schedulable = false;
+          n.reason = "GPU GRES type \"" + gres->type +
+                     "\" is not a catalog GPU model; map it under the cluster's slurm.gpu_types";
+        } else {
+          n.gpu_model = model->second;
+          n.gpus = gres->count;
+        }
       }
     }
     order.push_back(row.name);
