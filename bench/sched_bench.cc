@@ -259,6 +259,7 @@ class LiveRun {
     const QueuedJob& job = w_.jobs[next_++ % w_.jobs.size()];
     auto t0 = std::chrono::steady_clock::now();
     Decision d = s_.Decide(job, snap_);
+    Digest(d);
     feasible_ += d.feasible;
     examined_ += d.candidates;
     if (d.allocation && s_.Commit(d, snap_, &ledger_).ok()) {
@@ -291,9 +292,35 @@ class LiveRun {
     const double n = std::max<double>(1, static_cast<double>(ns_.size()));
     state.counters["feasible_avg"] = static_cast<double>(feasible_) / n;
     state.counters["examined_avg"] = static_cast<double>(examined_) / n;
+    state.counters["digest"] = static_cast<double>(static_cast<uint32_t>(digest_ ^ (digest_ >> 32)));
   }
 
  private:
+  // FNV-1a over what each decision chose and counted (outside the timing):
+  // a change that must not alter decisions must leave `digest` as it was.
+  void Mix(uint64_t v) {
+    for (int i = 0; i < 8; ++i, v >>= 8) digest_ = (digest_ ^ (v & 0xff)) * 0x100000001b3ull;
+  }
+  void Digest(const Decision& d) {
+    Mix(static_cast<uint64_t>(d.kind));
+    Mix(static_cast<uint64_t>(d.start));
+    Mix(d.candidates);
+    Mix(d.feasible);
+    for (const FilterLine& f : d.filters) Mix(f.rejected);
+    if (d.chosen) Mix(static_cast<uint64_t>(d.chosen->total));
+    if (!d.allocation) return;
+    for (const NodeShare& s : d.allocation->nodes) {
+      Mix(s.node.value());
+      Mix(s.gpus);
+      if (s.mig) Mix(uint64_t{s.mig->gpu} << 16 | uint64_t{s.mig->shape.start} << 8 | s.mig->shape.span);
+    }
+    if (const auto& e = d.allocation->elastic) {
+      Mix(e->offering.value());
+      Mix(static_cast<uint64_t>(e->pricing));
+      Mix(static_cast<uint64_t>(e->instances));
+    }
+  }
+
   double Percentile(double q) {
     size_t k = std::min(ns_.size() - 1, static_cast<size_t>(q * static_cast<double>(ns_.size())));
     std::nth_element(ns_.begin(), ns_.begin() + static_cast<ptrdiff_t>(k), ns_.end());
@@ -311,6 +338,7 @@ class LiveRun {
   std::vector<int64_t> ns_;
   int64_t placed_ = 0, waiting_ = 0, rejected_ = 0, feasible_ = 0, examined_ = 0;
   size_t next_ = 0;
+  uint64_t digest_ = 0xcbf29ce484222325ull;
 };
 
 void BM_Schedule(benchmark::State& state, std::string profile_name) {

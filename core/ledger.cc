@@ -77,9 +77,91 @@ Result<Ledger> Ledger::Create(std::vector<NodeCapacity> nodes, size_t pool_count
   return l;
 }
 
+Ledger::Ledger(const Ledger& o)
+    : nodes_(o.nodes_), pools_(o.pools_), allocations_(o.allocations_), ends_(o.ends_) {
+  RelinkEnds();
+}
+
+Ledger& Ledger::operator=(const Ledger& o) {
+  if (this != &o) {
+    nodes_ = o.nodes_;
+    pools_ = o.pools_;
+    allocations_ = o.allocations_;
+    ends_ = o.ends_;
+    RelinkEnds();
+  }
+  return *this;
+}
+
+void Ledger::RelinkEnds() {
+  for (End& e : ends_) e.held = &allocations_.find(e.job)->second;
+}
+
 const Allocation* Ledger::Find(JobId job) const {
   auto it = allocations_.find(job);
-  return it == allocations_.end() ? nullptr : &it->second;
+  return it == allocations_.end() ? nullptr : &it->second.alloc;
+}
+
+void Ledger::PlaceEnd(size_t i, const End& e) {
+  ends_[i] = e;
+  e.held->end_pos = static_cast<uint32_t>(i);
+}
+
+void Ledger::EndUp(size_t i) {
+  const End e = ends_[i];
+  while (i > 0) {
+    const size_t parent = (i - 1) / 2;
+    if (!(e < ends_[parent])) break;
+    PlaceEnd(i, ends_[parent]);
+    i = parent;
+  }
+  PlaceEnd(i, e);
+}
+
+void Ledger::EndDown(size_t i) {
+  const End e = ends_[i];
+  const size_t n = ends_.size();
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && ends_[child + 1] < ends_[child]) ++child;
+    if (!(ends_[child] < e)) break;
+    PlaceEnd(i, ends_[child]);
+    i = child;
+  }
+  PlaceEnd(i, e);
+}
+
+void Ledger::RemoveEnd(size_t i) {
+  const End last = ends_.back();
+  ends_.pop_back();
+  if (i == ends_.size()) return;
+  PlaceEnd(i, last);
+  if (i > 0 && last < ends_[(i - 1) / 2]) {
+    EndUp(i);
+  } else {
+    EndDown(i);
+  }
+}
+
+std::vector<std::pair<UnixSeconds, JobId>> Ledger::EarliestEnds(size_t k) const {
+  std::vector<std::pair<UnixSeconds, JobId>> out;
+  // The heap's smallest entries in order: a frontier of heap positions whose
+  // parents are out, itself a small heap (the earliest on top).
+  std::vector<uint32_t> frontier;
+  auto later = [&](uint32_t a, uint32_t b) { return ends_[b] < ends_[a]; };
+  if (!ends_.empty() && k > 0) frontier.push_back(0);
+  while (!frontier.empty() && out.size() < k) {
+    std::pop_heap(frontier.begin(), frontier.end(), later);
+    const uint32_t i = frontier.back();
+    frontier.pop_back();
+    out.emplace_back(ends_[i].end, ends_[i].job);
+    for (uint32_t c = 2 * i + 1; c <= 2 * i + 2 && c < ends_.size(); ++c) {
+      frontier.push_back(c);
+      std::push_heap(frontier.begin(), frontier.end(), later);
+    }
+  }
+  return out;
 }
 
 bool Ledger::MigFree(NodeId n, int gpu, MigShape shape) const {
@@ -201,7 +283,7 @@ Status Ledger::Check(const Allocation& a) const {
 Status Ledger::CanReserve(const Allocation& a) const {
   auto it = allocations_.find(a.job);
   if (it != allocations_.end()) {
-    if (it->second == a) return Status::Ok();
+    if (it->second.alloc == a) return Status::Ok();
     return Status::Invalid(JobName(a.job) + " already holds a different allocation");
   }
   return Check(a);
@@ -228,22 +310,28 @@ void Ledger::Apply(const Allocation& a, const NodeShare& sh, int sign) {
 Status Ledger::Reserve(const Allocation& a) {
   auto it = allocations_.find(a.job);
   if (it != allocations_.end()) {
-    if (it->second == a) return Status::Ok();
+    if (it->second.alloc == a) return Status::Ok();
     return Status::Invalid(JobName(a.job) + " already holds a different allocation");
   }
   MERIDIAN_RETURN_IF_ERROR(Check(a));  // all shares, before any is applied
   for (const NodeShare& sh : a.nodes) Apply(a, sh, +1);
-  by_end_.emplace(a.end, a.job);
-  allocations_.emplace(a.job, a);
+  Held& held = allocations_.emplace(a.job, Held{a, 0}).first->second;
+  ends_.push_back({a.end, a.job, &held});
+  EndUp(ends_.size() - 1);
   return Status::Ok();
 }
 
-void Ledger::Unreserve(JobId job) {
+void Ledger::Unreserve(JobId job) { (void)Take(job); }
+
+std::optional<Allocation> Ledger::Take(JobId job) {
   auto it = allocations_.find(job);
-  if (it == allocations_.end()) return;
-  for (const NodeShare& sh : it->second.nodes) Apply(it->second, sh, -1);
-  by_end_.erase({it->second.end, job});
+  if (it == allocations_.end()) return std::nullopt;
+  Held& held = it->second;
+  for (const NodeShare& sh : held.alloc.nodes) Apply(held.alloc, sh, -1);
+  RemoveEnd(held.end_pos);
+  std::optional<Allocation> taken(std::move(held.alloc));
   allocations_.erase(it);
+  return taken;
 }
 
 int64_t Ledger::NextWithFreeGpus(PoolId p, size_t from, int k) const {

@@ -15,14 +15,18 @@
 // pools: one per GPU model, one per GPU model and cluster), so "the next node
 // in fleet order with at least k free GPUs" is O(log n).
 //
+// Allocations are kept in a hash map by job, and their ends in a binary heap
+// (reserve and release touch a few entries of one array, not a tree of
+// nodes), which EarliestEnds reads in order.
+//
 // Ownership: the scheduler's commit step (or the simulator/daemon that owns
 // it) is the only writer; deciders read it through a const reference. Not
 // thread-safe: readers and the writer must not overlap.
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
-#include <set>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -101,8 +105,14 @@ struct Allocation {
 };
 
 class Ledger {
+  struct Held;
+
  public:
   Ledger() = default;
+  Ledger(const Ledger& o);
+  Ledger& operator=(const Ledger& o);
+  Ledger(Ledger&&) noexcept = default;
+  Ledger& operator=(Ledger&&) noexcept = default;
   // `pool_count` pools, numbered 0..pool_count-1; each node names its pools.
   // Node ids are positions in `nodes`. Capacities are checked: gpus <=
   // kMaxGpusPerNode, MIG layout shapes inside the GPU and non-overlapping.
@@ -114,13 +124,46 @@ class Ledger {
   Status CanReserve(const Allocation& a) const;
   // Releases everything `job` holds; no-op for an unknown job.
   void Unreserve(JobId job);
+  // Unreserve, handing back what the job held (nullopt: it held nothing).
+  std::optional<Allocation> Take(JobId job);
 
   const Allocation* Find(JobId job) const;
   size_t allocation_count() const { return allocations_.size(); }
-  // Allocations in order of expected end, then job id: the releases the
-  // earliest-start search walks.
-  const std::set<std::pair<UnixSeconds, JobId>>& by_end() const { return by_end_; }
-  const std::unordered_map<JobId, Allocation>& allocations() const { return allocations_; }
+  // The first `k` allocations in order of expected end, then job id, as
+  // (end, job): the releases a search for the earliest free capacity walks.
+  // O(k log k), whatever the number of allocations.
+  std::vector<std::pair<UnixSeconds, JobId>> EarliestEnds(size_t k) const;
+
+  // Every allocation, as (job, allocation) pairs in the hash map's order.
+  class Allocations {
+   public:
+    using Map = std::unordered_map<JobId, Held>;
+    class iterator {
+     public:
+      using iterator_category = std::forward_iterator_tag;
+      using value_type = std::pair<const JobId&, const Allocation&>;
+      using difference_type = std::ptrdiff_t;
+      iterator() = default;
+      explicit iterator(Map::const_iterator it) : it_(it) {}
+      value_type operator*() const;
+      iterator& operator++() {
+        ++it_;
+        return *this;
+      }
+      bool operator==(const iterator& o) const { return it_ == o.it_; }
+
+     private:
+      Map::const_iterator it_;
+    };
+    explicit Allocations(const Map& m) : map_(&m) {}
+    iterator begin() const { return iterator(map_->begin()); }
+    iterator end() const { return iterator(map_->end()); }
+    size_t size() const { return map_->size(); }
+
+   private:
+    const Map* map_;
+  };
+  Allocations allocations() const { return Allocations(allocations_); }
 
   size_t node_count() const { return nodes_.size(); }
   const NodeCapacity& capacity(NodeId n) const { return nodes_[n.index()].cap; }
@@ -175,16 +218,34 @@ class Ledger {
     MaxTree gpus, mig, vcpus;
   };
 
+  // An allocation and its place in `ends_`.
+  struct Held {
+    Allocation alloc;
+    uint32_t end_pos = 0;
+  };
+  // One entry of the ends heap: ordered by end, then job.
+  struct End {
+    UnixSeconds end;
+    JobId job;
+    Held* held;  // the record in allocations_ (its nodes never move)
+    bool operator<(const End& o) const { return end != o.end ? end < o.end : job < o.job; }
+  };
+
   Status Check(const Allocation& a) const;
   Status CheckShare(const NodeShare& s) const;
   void Apply(const Allocation& a, const NodeShare& s, int sign);
   void Reindex(NodeId n);
   int LargestFreeMig(const NodeState& s) const;
+  void PlaceEnd(size_t i, const End& e);
+  void EndUp(size_t i);
+  void EndDown(size_t i);
+  void RemoveEnd(size_t i);
+  void RelinkEnds();
 
   std::vector<NodeState> nodes_;
   std::vector<Pool> pools_;
-  std::unordered_map<JobId, Allocation> allocations_;
-  std::set<std::pair<UnixSeconds, JobId>> by_end_;
+  std::unordered_map<JobId, Held> allocations_;
+  std::vector<End> ends_;  // binary min-heap over the allocations' ends
 };
 
 // The aligned placements of a MIG instance `span` memory slices wide: starts
@@ -193,5 +254,9 @@ class Ledger {
 // (1g: 0..6, 2-slice: 0,2,4(,6), 4-slice: 0,4, 8-slice: 0); the catalog's
 // placement data, where present, takes precedence over it.
 std::vector<uint8_t> AlignedMigStarts(int span, int max_instances);
+
+inline Ledger::Allocations::iterator::value_type Ledger::Allocations::iterator::operator*() const {
+  return {it_->first, it_->second.alloc};
+}
 
 }  // namespace meridian

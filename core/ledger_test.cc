@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace meridian {
 namespace {
 
@@ -127,7 +129,7 @@ TEST(LedgerTest, ElasticLeasesAreRecorded) {
   ASSERT_TRUE(l.Reserve(a).ok());
   ASSERT_NE(l.Find(JobId(9)), nullptr);
   EXPECT_EQ(l.Find(JobId(9))->elastic->pricing, PricingModel::kSpot);
-  EXPECT_EQ(l.by_end().begin()->first, 7300);
+  EXPECT_EQ(l.EarliestEnds(1).at(0).first, 7300);
   a.elastic->instances = 0;
   a.job = JobId(10);
   EXPECT_EQ(l.Reserve(a).code(), StatusCode::kInvalidArgument);
@@ -141,6 +143,65 @@ TEST(LedgerTest, IndexFindsNodesWithRoomInOrder) {
   EXPECT_EQ(l.NextWithFreeGpus(PoolId(0), 0, 6), 1);
   EXPECT_EQ(l.NextWithFreeMig(PoolId(0), 0, 4), 1);
   EXPECT_EQ(l.NextWithFreeVcpus(PoolId(0), 0, 90), 1);
+}
+
+// Elastic leases of jobs 1..n with random ends (ties included), reserved and
+// released in random order: EarliestEnds always lists the live ones by (end,
+// job), as a sorted copy does, also on a copy of the ledger and after a move.
+TEST(LedgerTest, EarliestEndsFollowReservesAndReleases) {
+  Ledger l = TwoNodes();
+  std::vector<std::pair<UnixSeconds, JobId>> live;  // the reference, kept sorted
+  uint64_t x = 88172645463325252ull;                // xorshift64: a fixed sequence
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  auto lease = [](uint32_t job, UnixSeconds end) {
+    Allocation a;
+    a.job = JobId(job);
+    a.elastic = ElasticLease{OfferingId(0), 1, PricingModel::kOnDemand, Money::FromMicros(1)};
+    a.end = end;
+    return a;
+  };
+  auto check = [&](const Ledger& ledger, const char* when) {
+    std::vector<std::pair<UnixSeconds, JobId>> sorted = live;
+    std::sort(sorted.begin(), sorted.end());
+    ASSERT_EQ(ledger.EarliestEnds(sorted.size() + 5), sorted) << when;
+    if (sorted.size() > 3) {
+      sorted.resize(3);
+      ASSERT_EQ(ledger.EarliestEnds(3), sorted) << when;
+    }
+    ASSERT_EQ(ledger.allocation_count(), live.size()) << when;
+  };
+  for (int step = 0; step < 4000; ++step) {
+    if (live.empty() || next() % 3 != 0) {
+      const uint32_t job = static_cast<uint32_t>(step + 1);
+      const UnixSeconds end = static_cast<UnixSeconds>(next() % 50);  // many ties
+      ASSERT_TRUE(l.Reserve(lease(job, end)).ok());
+      live.emplace_back(end, JobId(job));
+    } else {
+      const size_t k = next() % live.size();
+      std::optional<Allocation> taken = l.Take(live[k].second);
+      ASSERT_TRUE(taken.has_value());
+      EXPECT_EQ(taken->end, live[k].first);
+      live.erase(live.begin() + static_cast<ptrdiff_t>(k));
+    }
+    if (step % 97 == 0) check(l, "live");
+  }
+  check(l, "after the run");
+  Ledger copy = l;  // a copy's heap points at its own allocations
+  l = TwoNodes();
+  check(copy, "copy");
+  ASSERT_FALSE(live.empty());
+  copy.Unreserve(live.front().second);
+  live.erase(live.begin());
+  check(copy, "copy after a release");
+  Ledger moved = std::move(copy);
+  check(moved, "moved");
+  EXPECT_TRUE(l.EarliestEnds(10).empty());
+  EXPECT_FALSE(l.Take(JobId(1)).has_value());
 }
 
 TEST(LedgerTest, AlignedMigStartsFollowNvidiaRule) {

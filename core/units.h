@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/round.h"
+
 namespace meridian {
 
 // US dollars as integer micro-dollars (1e-6 USD).
@@ -16,14 +18,15 @@ class Money {
   constexpr Money() = default;
   static constexpr Money FromMicros(int64_t micros) { return Money(micros); }
   // Rounds to the nearest micro-dollar.
-  static Money FromDollars(double usd) { return Money(std::llround(usd * 1e6)); }
+  static Money FromDollars(double usd) { return Money(RoundToInt64(usd * 1e6)); }
 
   constexpr int64_t micros() const { return micros_; }
   double dollars() const { return static_cast<double>(micros_) / 1e6; }
 
-  // Price per hour times a duration in hours, rounded to the micro-dollar.
+  // Price per hour times a duration in hours, rounded to the micro-dollar
+  // (as std::llround, without the library call: core/round.h).
   Money Times(double factor) const {
-    return Money(std::llround(static_cast<double>(micros_) * factor));
+    return Money(RoundToInt64(static_cast<double>(micros_) * factor));
   }
 
   constexpr Money operator+(Money o) const { return Money(micros_ + o.micros_); }

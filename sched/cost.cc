@@ -10,11 +10,6 @@ int FleetGpus(const Candidate& c) { return c.gpus_per_node * (c.kind == Candidat
 
 }  // namespace
 
-Money RunCost(const CycleContext& ctx, const Candidate& c) {
-  if (c.run_cost_micros != Candidate::kNoRunCost) return Money::FromMicros(c.run_cost_micros);
-  return ComputeRunCost(ctx, c);
-}
-
 Money ComputeRunCost(const CycleContext& ctx, const Candidate& c) {
   const double hours = ctx.RunHours(c);
   switch (c.kind) {

@@ -15,9 +15,13 @@
 
 namespace meridian::sched {
 
-Money RunCost(const CycleContext& ctx, const Candidate& c);
 // RunCost computed afresh, ignoring the candidate's cached figure.
 Money ComputeRunCost(const CycleContext& ctx, const Candidate& c);
+// The candidate's cached figure (Candidate::run_cost_micros) where set.
+inline Money RunCost(const CycleContext& ctx, const Candidate& c) {
+  if (c.run_cost_micros != Candidate::kNoRunCost) return Money::FromMicros(c.run_cost_micros);
+  return ComputeRunCost(ctx, c);
+}
 
 // The arithmetic of RunCost: "8 GPUs x 1.10 $/GPU-h x 2.50 h = 22.00 $".
 std::string RunCostArithmetic(const CycleContext& ctx, const Candidate& c);

@@ -25,6 +25,7 @@
 // CycleContext::rng(). Hot-path points must not allocate per candidate.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <compare>
 #include <cstring>
@@ -114,10 +115,24 @@ class CycleContext {
   // The demand a candidate serves (not kCpuNode).
   const ModelDemand& demand(const Candidate& c) const { return job_->demands[c.demand]; }
   // The nodes of a fleet candidate: one, or the gang's members.
-  std::span<const NodeId> members(const Candidate& c) const;
+  std::span<const NodeId> members(const Candidate& c) const {
+    if (c.kind == CandidateKind::kGang) {
+      return std::span<const NodeId>(members_->data() + c.gang_offset, c.gang_size);
+    }
+    return std::span<const NodeId>(&c.node, 1);
+  }
   // Hours the candidate runs: the demand's run time (the MIG slice's on
   // kMigSlice), times the spot rework factor on spot.
-  double RunHours(const Candidate& c) const;
+  double RunHours(const Candidate& c) const {
+    if (c.kind == CandidateKind::kCpuNode) return CpuRunHours();
+    const ModelDemand& d = job_->demands[c.demand];
+    double h = c.kind == CandidateKind::kMigSlice ? d.mig_run_hours : d.run_hours;
+    if (c.kind == CandidateKind::kElastic && c.pricing == PricingModel::kSpot &&
+        job_->spot_run_multiplier) {
+      h *= *job_->spot_run_multiplier;
+    }
+    return h;
+  }
   // GPUs the candidate holds on each member node (kNode, kGang).
   int GpusPerNode(const Candidate& c) const { return c.gpus_per_node; }
 
@@ -137,6 +152,8 @@ class CycleContext {
         members_(p.members), explain_(p.explain), ever_pass_(p.ever_pass) {}
 
  private:
+  double CpuRunHours() const;  // RunHours of a kCpuNode candidate
+
   const QueuedJob* job_;
   const Snapshot* snapshot_;
   const Ledger* ledger_;
@@ -304,6 +321,13 @@ class ScorePlugin {
   virtual ~ScorePlugin() = default;
   // Raw score of a feasible candidate, higher = better, in the plugin's units.
   virtual int64_t Score(const CycleContext& ctx, const Candidate& c) const = 0;
+  // The raw scores of all feasible candidates of a decision: out[i] =
+  // Score(ctx, cands[i]). The framework calls this, once per plugin and
+  // decision. Default: Score for each. A plugin overrides it to work out once
+  // what does not depend on the candidate, or with ScoreEach (below) to
+  // score without a virtual call per candidate.
+  virtual void ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                          std::span<int64_t> out) const;
   // Maps the raw scores of all candidates to 0..100 in place. Default: min-max
   // (best 100, worst 0; all equal: 100).
   virtual void NormalizeScore(const CycleContext& ctx, std::span<int64_t> scores) const;
@@ -316,6 +340,14 @@ class ScorePlugin {
   // candidate per such class: the others could not win.
   virtual bool DistinguishesEquivalentNodes() const { return false; }
 };
+
+// ScoreBatch for a plugin class `P`: P's own Score for each candidate, bound
+// statically (P is final), so it inlines instead of one virtual call each.
+template <typename P>
+void ScoreEach(const P& plugin, const CycleContext& ctx, std::span<const Candidate> cands,
+               std::span<int64_t> out) {
+  for (size_t i = 0; i < cands.size(); ++i) out[i] = plugin.P::Score(ctx, cands[i]);
+}
 
 // Min-max over `scores` into 0..100: (s - min) x 100 / (max - min), rounded
 // down; all equal: 100.

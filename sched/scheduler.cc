@@ -120,7 +120,7 @@ void ScoreAll(Scheduler::Impl& s, const CycleContext& ctx) {
   for (Candidate& c : ws.feasible) c.run_cost_micros = ComputeRunCost(ctx, c).micros();
   for (size_t i = 0; i < s.scores.size(); ++i) {
     const ScorePlugin* p = s.scores[i]->score;
-    for (size_t j = 0; j < n; ++j) ws.raw[i * n + j] = p->Score(ctx, ws.feasible[j]);
+    p->ScoreBatch(ctx, ws.feasible, std::span<int64_t>(ws.raw.data() + i * n, n));
     std::copy(ws.raw.begin() + static_cast<ptrdiff_t>(i * n),
               ws.raw.begin() + static_cast<ptrdiff_t>((i + 1) * n),
               ws.norm.begin() + static_cast<ptrdiff_t>(i * n));
@@ -381,14 +381,12 @@ Status Scheduler::Commit(const Decision& d, const Snapshot& snap, Ledger* ledger
 }
 
 void Scheduler::Release(JobId job, const Snapshot& snap, Ledger* ledger) {
-  const Allocation* a = ledger->Find(job);
+  std::optional<Allocation> a = ledger->Take(job);
   if (!a) return;
-  Allocation copy = *a;
   Decision none;
   none.job = job;
   CommitContext cc{snap, none};
-  for (PluginSlot* p : impl_->reserves) p->reserve->Unreserve(cc, copy);
-  ledger->Unreserve(job);
+  for (PluginSlot* p : impl_->reserves) p->reserve->Unreserve(cc, *a);
 }
 
 std::vector<const QueuedJob*> Scheduler::SortQueue(const Snapshot& snap,

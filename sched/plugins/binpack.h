@@ -54,6 +54,10 @@ class Binpack final : public Plugin, public ScorePlugin {
   int64_t Score(const CycleContext& ctx, const Candidate& c) const override {
     return -FreeShareAfterBp(ctx, c, weights_);
   }
+  void ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                  std::span<int64_t> out) const override {
+    ScoreEach(*this, ctx, cands, out);
+  }
   std::string ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t raw) const override;
 
  private:

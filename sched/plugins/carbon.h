@@ -59,6 +59,10 @@ class Carbon final : public Plugin, public ScorePlugin {
 
   std::string_view name() const override { return kName; }
   int64_t Score(const CycleContext& ctx, const Candidate& c) const override;
+  void ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                  std::span<int64_t> out) const override {
+    ScoreEach(*this, ctx, cands, out);
+  }
   void NormalizeScore(const CycleContext& ctx, std::span<int64_t> scores) const override;
   std::string ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t raw) const override;
 

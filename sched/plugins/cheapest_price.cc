@@ -13,6 +13,11 @@ int64_t CheapestPrice::Score(const CycleContext& ctx, const Candidate& c) const 
   return -RunCost(ctx, c).micros();
 }
 
+void CheapestPrice::ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                               std::span<int64_t> out) const {
+  ScoreEach(*this, ctx, cands, out);
+}
+
 std::string CheapestPrice::ExplainScore(const CycleContext& ctx, const Candidate& c,
                                         int64_t) const {
   return RunCostArithmetic(ctx, c);

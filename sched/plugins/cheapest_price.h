@@ -16,6 +16,8 @@ class CheapestPrice final : public Plugin, public ScorePlugin {
 
   std::string_view name() const override { return kName; }
   int64_t Score(const CycleContext& ctx, const Candidate& c) const override;
+  void ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                  std::span<int64_t> out) const override;
   std::string ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t raw) const override;
 };
 

@@ -40,9 +40,7 @@ Money CpuFallback::CpuCost(const CycleContext& ctx) const {
 std::optional<UnixSeconds> CpuFallback::EarliestGpu(const CycleContext& ctx) const {
   const Ledger& l = ctx.ledger();
   const QueuedJob& job = ctx.job();
-  int read = 0;
-  for (const auto& [end, id] : l.by_end()) {
-    if (read++ >= options_.scan_ends) break;
+  for (const auto& [end, id] : l.EarliestEnds(static_cast<size_t>(options_.scan_ends))) {
     const Allocation* a = l.Find(id);
     if (!a) continue;
     for (const NodeShare& s : a->nodes) {

@@ -7,7 +7,7 @@
 //             RAM GiB x ram_gib_hour_usd) x CPU run hours, against RunCost of
 //             every GPU candidate generated so far (fleet and elastic)
 //   scarce    no GPU candidate now, and no GPU frees up within the job's
-//             slack: the earliest expected end (from the ledger's by_end,
+//             slack: the earliest expected end (from the ledger's EarliestEnds,
 //             first `scan_ends` allocations) that leaves a node of an allowed
 //             model with room comes after its latest start (deadline - GPU
 //             run hours), or none does; a job without a deadline waits for a

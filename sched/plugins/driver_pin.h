@@ -52,6 +52,10 @@ class DriverStack final : public Plugin, public FilterPlugin, public ScorePlugin
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;
   int64_t Score(const CycleContext&, const Candidate&) const override { return 0; }
+  void ScoreBatch(const CycleContext&, std::span<const Candidate>,
+                  std::span<int64_t> out) const override {
+    std::fill(out.begin(), out.end(), 0);
+  }
   std::string ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t raw) const override;
 
   // Why `c` cannot carry the job's pin; "" when it can.

@@ -49,6 +49,11 @@ int64_t EgressLocality::Score(const CycleContext& ctx, const Candidate& c) const
   return -total.micros();
 }
 
+void EgressLocality::ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                                std::span<int64_t> out) const {
+  ScoreEach(*this, ctx, cands, out);
+}
+
 std::string EgressLocality::ExplainScore(const CycleContext& ctx, const Candidate& c,
                                          int64_t) const {
   using estimate::Fixed;

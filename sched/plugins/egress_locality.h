@@ -39,6 +39,8 @@ class EgressLocality final : public Plugin, public ScorePlugin, public FilterPlu
   std::string_view name() const override { return kName; }
   Status Prepare(const PrepareContext& p) override;
   int64_t Score(const CycleContext& ctx, const Candidate& c) const override;
+  void ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                  std::span<int64_t> out) const override;
   std::string ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t raw) const override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;

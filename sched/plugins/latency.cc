@@ -85,6 +85,15 @@ int64_t Latency::Score(const CycleContext& ctx, const Candidate& c) const {
   return std::isfinite(worst) ? -std::llround(worst * 100) : INT64_MIN / 2;
 }
 
+void Latency::ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                         std::span<int64_t> out) const {
+  if (!Applies(ctx.job())) {
+    std::fill(out.begin(), out.end(), 0);
+    return;
+  }
+  ScoreEach(*this, ctx, cands, out);
+}
+
 std::string Latency::ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t) const {
   using estimate::Fixed;
   const QueuedJob& job = ctx.job();

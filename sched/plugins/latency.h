@@ -41,6 +41,8 @@ class Latency final : public Plugin,
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;
   int64_t Score(const CycleContext& ctx, const Candidate& c) const override;
+  void ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                  std::span<int64_t> out) const override;
   std::string ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t raw) const override;
 
   // Whether the latency rules apply to the job.

@@ -181,6 +181,15 @@ int64_t MigSlice::Score(const CycleContext& ctx, const Candidate& c) const {
   return -Key(a ? *a : kWhole);
 }
 
+void MigSlice::ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                          std::span<int64_t> out) const {
+  if (!JobAllowsMig(ctx.job())) {
+    std::fill(out.begin(), out.end(), 0);
+    return;
+  }
+  ScoreEach(*this, ctx, cands, out);
+}
+
 std::string MigSlice::ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t) const {
   if (!JobAllowsMig(ctx.job())) return "";
   std::optional<After> a = AfterPlacing(ctx, c);

@@ -73,6 +73,8 @@ class MigSlice final : public Plugin,
   void AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,
                      CandidateSink& sink) const override;
   int64_t Score(const CycleContext& ctx, const Candidate& c) const override;
+  void ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                  std::span<int64_t> out) const override;
   std::string ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t raw) const override;
 
   // GPU `gpu` of node `node` with `used` memory slices taken (after a placement).

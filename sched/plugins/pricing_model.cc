@@ -119,6 +119,11 @@ int64_t PricingModelChoice::Score(const CycleContext& ctx, const Candidate& c) c
   return -EffectiveCost(ctx, c).micros();
 }
 
+void PricingModelChoice::ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                                    std::span<int64_t> out) const {
+  ScoreEach(*this, ctx, cands, out);
+}
+
 std::string PricingModelChoice::Why(const CycleContext& ctx, const Candidate& c,
                                     const Verdict& v) const {
   const QueuedJob& job = ctx.job();
