@@ -38,6 +38,11 @@ struct Candidate {
   uint16_t instances = 0;      // kElastic
   uint16_t source = kFrameworkSource;
   RegionId region;
+  // While the built-in generator filters a batch: how many equivalent
+  // candidates (whole GPUs on nodes of the same group with the same free
+  // capacity) follow this one in its walk and share its verdict, unlisted;
+  // they count as examined and rejected with it. 0 once it is feasible.
+  uint16_t repeats = 0;
   NodeId node;                 // fleet kinds: the node (kGang: first member)
   OfferingId offering;         // kElastic
   UnixSeconds start = 0;
@@ -49,5 +54,6 @@ struct Candidate {
 
   bool on_fleet() const { return kind != CandidateKind::kElastic; }
 };
+static_assert(sizeof(Candidate) <= 56, "filters move candidates around: keep them small");
 
 }  // namespace meridian::sched

@@ -103,6 +103,10 @@ struct Scheduler::Impl {
   // Keep one whole-GPU candidate per NodeClass: ties go to the first
   // candidate and no score plugin tells such nodes apart.
   bool merge_equivalent = false;
+  // The node walk lists a run of equivalent nodes once (Candidate::repeats):
+  // they are merged anyway, no filter tells them apart, and rejections keep
+  // no examples (a full explanation names the rejected nodes themselves).
+  bool run_length = false;
   Workspace ws;
 };
 

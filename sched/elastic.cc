@@ -20,7 +20,7 @@ ElasticIndex::ElasticIndex(const catalog::Catalog& catalog) {
       at(models);
   for (const auto& o : offers) {
     GpuModelId m = FindGpuModelId(catalog, o.gpu_model);
-    model_of_.push_back(m);
+    facts_.push_back({m, o.gpu_count, o.vcpus, o.ram_gib});
     if (m.valid() && o.gpu_count > 0) at[m.index()][{o.region, o.zone}].push_back(&o);
   }
   std::vector<RegionId> region_of(offers.size());

@@ -29,6 +29,15 @@ struct ElasticChoice {
   int64_t price_micros = 0;
 };
 
+// What decisions read of an offering, in one small row: the catalog's
+// record is several cache lines, mostly strings.
+struct OfferingFacts {
+  GpuModelId model;
+  int32_t gpu_count = 0;
+  int32_t vcpus = 0;
+  double ram_gib = 0;
+};
+
 class ElasticIndex {
  public:
   explicit ElasticIndex(const catalog::Catalog& catalog);
@@ -43,12 +52,16 @@ class ElasticIndex {
   size_t choice_count() const { return choices_.size(); }
   // The GPU model of an offering (catalog position), precomputed.
   GpuModelId ModelOf(OfferingId o) const {
-    return o.index() < model_of_.size() ? model_of_[o.index()] : GpuModelId();
+    return o.index() < facts_.size() ? facts_[o.index()].model : GpuModelId();
+  }
+  // An offering's facts (catalog position); nullptr beyond the catalog.
+  const OfferingFacts* Facts(OfferingId o) const {
+    return o.index() < facts_.size() ? &facts_[o.index()] : nullptr;
   }
 
  private:
   std::vector<ElasticChoice> choices_;
-  std::vector<GpuModelId> model_of_;  // by offering
+  std::vector<OfferingFacts> facts_;  // by offering
   // by (model, gpus): [begin, end) into choices_
   std::vector<std::pair<uint32_t, uint32_t>> ranges_;
   // by pricing model, then (model, gpus): [begin, end) into by_price_

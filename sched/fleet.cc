@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <map>
 
@@ -90,6 +91,13 @@ class FleetBuilder {
     fleet_->groups_of_.resize(cat.gpus().size() + 1);
     fleet_->clusters_in_.resize(cat.regions().size());
     for (size_t c = 0; c < spec_.clusters.size(); ++c) MERIDIAN_RETURN_IF_ERROR(AddCluster(c));
+    fleet_->fewest_max_gpus_.assign(cat.gpus().size(), INT_MAX);
+    for (size_t m = 0; m < cat.gpus().size(); ++m) {
+      for (PoolId p : fleet_->cluster_pools_[m]) {
+        const int most = fleet_->pools_[p.index()].max_gpus_per_node;
+        if (most > 0) fleet_->fewest_max_gpus_[m] = std::min(fleet_->fewest_max_gpus_[m], most);
+      }
+    }
     return std::shared_ptr<const Fleet>(fleet_);
   }
 
@@ -269,6 +277,10 @@ PoolId Fleet::ModelPool(GpuModelId m) const {
 const std::vector<PoolId>& Fleet::ClusterPools(GpuModelId m) const {
   static const std::vector<PoolId> kNone;
   return m.index() < cluster_pools_.size() ? cluster_pools_[m.index()] : kNone;
+}
+
+int Fleet::FewestMaxGpus(GpuModelId m) const {
+  return m.index() < fewest_max_gpus_.size() ? fewest_max_gpus_[m.index()] : 0;  // 0: look
 }
 
 const std::vector<uint32_t>& Fleet::GroupsOf(GpuModelId m) const {

@@ -116,6 +116,10 @@ class Fleet {
   PoolId ModelPool(GpuModelId m) const;
   // The cluster pools of a GPU model, in fleet order of their first node.
   const std::vector<PoolId>& ClusterPools(GpuModelId m) const;
+  // The fewest GPUs the largest whole-GPU node of any of those clusters has
+  // (INT_MAX when none): a job of no more GPUs fits one node in every
+  // cluster, so needs no gang. 0 for a model the fleet does not know.
+  int FewestMaxGpus(GpuModelId m) const;
   // Pool of CPU-only nodes fleet-wide (invalid when none).
   PoolId CpuPool() const { return cpu_pool_; }
   // Regions the fleet has nodes of the model in.
@@ -137,6 +141,7 @@ class Fleet {
   std::vector<std::vector<uint32_t>> groups_of_;   // by GpuModelId; last = CPU-only
   std::vector<PoolId> model_pool_;                 // by GpuModelId
   std::vector<std::vector<PoolId>> cluster_pools_;  // by GpuModelId
+  std::vector<int> fewest_max_gpus_;                // by GpuModelId
   std::vector<RegionSet> regions_with_model_;      // by GpuModelId
   std::vector<std::vector<ClusterId>> clusters_in_;  // by RegionId
   PoolId cpu_pool_;

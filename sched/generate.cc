@@ -134,7 +134,8 @@ void ClearClasses(Workspace& ws) {
 
 // Appends the feasible candidates ws.batch[0..n) to ws.feasible, leaving out
 // one whose class an earlier candidate already stands for (it scores the
-// same and, ties going to the first, cannot win).
+// same and, ties going to the first, cannot win), and the repeats a
+// candidate stands for (of its class, so merged too).
 void KeepFeasible(Scheduler::Impl& s, const CycleContext& ctx, size_t n) {
   Workspace& ws = s.ws;
   if (!s.merge_equivalent) {
@@ -145,7 +146,20 @@ void KeepFeasible(Scheduler::Impl& s, const CycleContext& ctx, size_t n) {
     const Candidate& c = ws.batch[i];
     if (std::optional<Workspace::NodeClass> k = ClassOf(ctx, c); k && !FirstOfClass(ws, *k)) continue;
     ws.feasible.push_back(c);
+    ws.feasible.back().repeats = 0;
   }
+}
+
+// Whether node `b` is equivalent to node `a` for a whole-GPU candidate: the
+// same node group (so cluster, model and size), no MIG-mode GPU, and the same
+// free GPUs, vCPUs and RAM (ClassOf's class, without building it).
+bool SameClass(const Fleet& fleet, const Ledger& ledger, NodeId a, NodeId b) {
+  const Node& na = fleet.node(a);
+  const Node& nb = fleet.node(b);
+  return na.group == nb.group && na.cluster == nb.cluster && na.mig_gpus == 0 &&
+         nb.mig_gpus == 0 && ledger.free_gpu_count(a) == ledger.free_gpu_count(b) &&
+         ledger.free_vcpus(a) == ledger.free_vcpus(b) &&
+         ledger.free_ram_mib(a) == ledger.free_ram_mib(b);
 }
 
 // Generates with `fill` and filters in batches until `quota` candidates are
@@ -160,12 +174,19 @@ void Drain(Scheduler::Impl& s, const CycleContext& ctx, int quota, uint32_t* exa
   while (more && got < quota) {
     ws.batch.clear();
     more = fill(std::max(min_batch, static_cast<size_t>(quota - got)));
-    *examined += static_cast<uint32_t>(ws.batch.size());
+    size_t listed = ws.batch.size();
+    for (const Candidate& c : ws.batch) listed += c.repeats;
+    *examined += static_cast<uint32_t>(listed);
     if (ws.batch.empty()) continue;
     size_t kept = RunFilters(s, ctx, 0);
-    size_t take = std::min(kept, static_cast<size_t>(quota - got));
-    KeepFeasible(s, ctx, take);  // counts toward the quota whether kept or merged
-    got += static_cast<int>(take);
+    // The quota counts a survivor and its repeats, kept or merged, in order;
+    // a survivor whose run the quota reaches is kept (its repeats are merged).
+    size_t take = 0;
+    for (; take < kept && got < quota; ++take) {
+      got += static_cast<int>(std::min<size_t>(1u + ws.batch[take].repeats,
+                                               static_cast<size_t>(quota - got)));
+    }
+    KeepFeasible(s, ctx, take);
   }
 }
 
@@ -177,10 +198,12 @@ void FleetNow(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope
   const ModelDemand& d = ctx.job().demands[di];
   PoolsFor(fleet, d.model, scope.regions, &ws.pools);
   const int need = d.gpus;
-  // Single nodes with `need` free GPUs.
+  // Single nodes with `need` free GPUs; a run of equivalent nodes as one
+  // candidate with repeats (Impl::run_length).
   size_t pi = 0, pos = 0;
   Drain(s, ctx, quota, examined, [&](size_t want) {
-    while (pi < ws.pools.size() && ws.batch.size() < want) {
+    size_t repeats = 0;  // listed as repeats in this batch
+    while (pi < ws.pools.size() && ws.batch.size() + repeats < want) {
       int64_t p = ledger.NextWithFreeGpus(ws.pools[pi], pos, need);
       if (p < 0) {
         ++pi;
@@ -189,6 +212,12 @@ void FleetNow(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope
       }
       NodeId id = ledger.pool_members(ws.pools[pi])[static_cast<size_t>(p)];
       pos = static_cast<size_t>(p) + 1;
+      if (s.run_length && !ws.batch.empty() && ws.batch.back().repeats < UINT16_MAX &&
+          SameClass(fleet, ledger, ws.batch.back().node, id)) {
+        ++ws.batch.back().repeats;
+        ++repeats;
+        continue;
+      }
       Candidate c;
       c.kind = CandidateKind::kNode;
       c.demand = di;
@@ -211,17 +240,28 @@ void FleetNow(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope
   };
   const std::vector<PoolId>& cluster_pools = fleet.ClusterPools(d.model);
   const int gang_clusters =
-      static_cast<int>(std::count_if(cluster_pools.begin(), cluster_pools.end(), gang_pool));
+      need <= fleet.FewestMaxGpus(d.model)
+          ? 0
+          : static_cast<int>(std::count_if(cluster_pools.begin(), cluster_pools.end(), gang_pool));
   const int per_cluster =
       gang_clusters == 0 ? 0 : std::max(kMinGangsPerCluster, (quota + gang_clusters - 1) / gang_clusters);
-  for (PoolId cp : cluster_pools) {
+  for (size_t ci = 0; gang_clusters > 0 && ci < cluster_pools.size(); ++ci) {
+    const PoolId cp = cluster_pools[ci];
     if (!gang_pool(cp)) continue;
     const Pool& pool = fleet.pool(cp);
     GangShape shape = ShapeFor(need, pool.max_gpus_per_node);
     size_t gpos = 0;
     bool dry = false;
     Drain(s, ctx, per_cluster, examined, [&](size_t want) {
-      while (!dry && ws.batch.size() < want) {
+      size_t repeats = 0;        // listed as repeats in this batch
+      bool last_classed = false;  // the batch's last gang is of one class (ClassOf)
+      auto one_class = [&](NodeId like, size_t from) {
+        for (size_t k = from; k < ws.members.size(); ++k) {
+          if (!SameClass(fleet, ledger, like, ws.members[k])) return false;
+        }
+        return true;
+      };
+      while (!dry && ws.batch.size() + repeats < want) {
         size_t first = ws.members.size();
         for (int k = 0; k < shape.nodes; ++k) {
           int64_t p = ledger.NextWithFreeGpus(cp, gpos, shape.gpus_per_node);
@@ -236,6 +276,14 @@ void FleetNow(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope
           ws.members.resize(first);
           break;
         }
+        if (s.run_length && last_classed && ws.batch.back().repeats < UINT16_MAX &&
+            one_class(ws.batch.back().node, first)) {
+          ws.members.resize(first);  // a repeat of the last gang: listed with it
+          ++ws.batch.back().repeats;
+          ++repeats;
+          continue;
+        }
+        last_classed = s.run_length && one_class(ws.members[first], first);
         Candidate c;
         c.kind = CandidateKind::kGang;
         c.demand = di;

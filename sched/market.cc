@@ -7,7 +7,15 @@ namespace meridian::sched {
 CatalogMarket::CatalogMarket(std::shared_ptr<const catalog::Catalog> catalog)
     : catalog_(std::move(catalog)) {
   for (const auto& o : catalog_->offerings()) {
-    flex_.push_back(estimate::FlexStartPrice(o, catalog_->market()));
+    std::array<int64_t, 4> row{};
+    for (PricingModel m : {PricingModel::kOnDemand, PricingModel::kSpot, PricingModel::kFlexStart,
+                           PricingModel::kReserved}) {
+      std::optional<Money> p = m == PricingModel::kFlexStart
+                                   ? estimate::FlexStartPrice(o, catalog_->market())
+                                   : o.PricePerHour(m);
+      row[static_cast<size_t>(m)] = p ? p->micros() : kNoPrice;
+    }
+    prices_.push_back(row);
   }
   for (const auto& r : catalog_->regions()) {
     series_.push_back(r.grid_zone.empty() ? nullptr : catalog_->FindCarbonSeries(r.grid_zone));
@@ -15,9 +23,11 @@ CatalogMarket::CatalogMarket(std::shared_ptr<const catalog::Catalog> catalog)
 }
 
 std::optional<Money> CatalogMarket::PricePerHour(OfferingId o, PricingModel m, UnixSeconds) const {
-  if (o.index() >= flex_.size()) return std::nullopt;
-  if (m == PricingModel::kFlexStart) return flex_[o.index()];
-  return catalog_->offerings()[o.index()].PricePerHour(m);
+  const size_t k = static_cast<size_t>(m);
+  if (o.index() >= prices_.size() || k >= 4) return std::nullopt;
+  const int64_t p = prices_[o.index()][k];
+  if (p == kNoPrice) return std::nullopt;
+  return Money::FromMicros(p);
 }
 
 bool CatalogMarket::SpotAvailable(OfferingId, UnixSeconds) const { return true; }

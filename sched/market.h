@@ -6,6 +6,8 @@
 // decision and must be deterministic for a given t.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -52,8 +54,12 @@ class CatalogMarket final : public MarketView {
   bool PriceMayChange() const override { return false; }
 
  private:
+  static constexpr int64_t kNoPrice = INT64_MIN;
   std::shared_ptr<const catalog::Catalog> catalog_;
-  std::vector<std::optional<Money>> flex_;          // by offering
+  // By offering, the price per hour under each pricing model (flex-start as
+  // estimate::FlexStartPrice) in micro-dollars, kNoPrice where none: one
+  // small row per offering instead of the catalog's whole record.
+  std::vector<std::array<int64_t, 4>> prices_;
   std::vector<const catalog::CarbonSeries*> series_;  // by region, nullptr: yearly
 };
 

@@ -177,8 +177,9 @@ class Rejections {
   }
   // Whether Add would keep the reason text: format it only then.
   bool wants_example() const { return keep_ && examples_.size() < kMaxExamples; }
+  // Counts `c` and the equivalent candidates it stands for (Candidate::repeats).
   void Add(const Candidate& c, std::string_view reason) {
-    ++count_;
+    count_ += 1u + c.repeats;
     if (wants_example()) examples_.push_back({c, std::string(reason)});
   }
   void Count() { ++count_; }
@@ -299,6 +300,13 @@ class FilterPlugin {
   // order (KeepIf does this), records the rest in `rejected`; returns the count kept.
   virtual size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                         Rejections& rejected) const = 0;
+  // Whether the verdict can differ between two whole-GPU candidates on nodes
+  // of one node group with the same free GPUs, vCPUs and RAM (it does if it
+  // reads a node's name or position, or which of its GPUs are free; the
+  // node's model, region, cluster and free capacity do not). While no filter
+  // of a profile does, the generator lists a run of such nodes once
+  // (Candidate::repeats) and the filters judge them together.
+  virtual bool DistinguishesEquivalentNodes() const { return false; }
 };
 
 // A preemption proposal: evict `victims`, then run on `candidate`.

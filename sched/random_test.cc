@@ -289,9 +289,16 @@ void CheckLedger(const testing::World& w) {
   }
 }
 
-std::string Describe(const Decision& d) {
+// A decision as one line: what it chose; with `counts`, also what it
+// examined, how many were feasible, each filter's rejections and the total.
+std::string Describe(const Decision& d, bool counts = false) {
   std::string line = std::to_string(d.job.value()) + " " + std::string(ToString(d.kind)) + " @" +
                      std::to_string(d.start);
+  if (counts) {
+    line += " examined " + std::to_string(d.candidates) + " feasible " + std::to_string(d.feasible);
+    for (const FilterLine& f : d.filters) line += " " + f.plugin + ":" + std::to_string(f.rejected);
+    if (d.chosen) line += " total " + std::to_string(d.chosen->total);
+  }
   if (d.allocation) {
     for (const NodeShare& sh : d.allocation->nodes) {
       line += " n" + std::to_string(sh.node.value()) + ":" + std::to_string(sh.gpus);
@@ -306,11 +313,16 @@ std::string Describe(const Decision& d) {
 // A random stream: every 30 minutes finished jobs release first, then new
 // jobs arrive and a cycle decides the queue; placements are committed,
 // preempted jobs go back to the queue. Returns every decision, in order.
-std::vector<std::string> Stream(const std::string& profile, uint64_t seed) {
-  testing::World w = MakeWorld(StreamFleet());
+// `explain` overrides the profile's; `counts` logs what each decision
+// counted; `gangs` makes one job in six a 16-GPU job (two 8-GPU nodes).
+std::vector<std::string> Stream(const std::string& profile, uint64_t seed,
+                                const FleetSpec& fleet = StreamFleet(),
+                                std::optional<ExplainLevel> explain = std::nullopt,
+                                bool counts = false, bool gangs = false) {
+  testing::World w = MakeWorld(fleet);
   auto p = EmbeddedProfile(profile);
   EXPECT_TRUE(p.ok());
-  auto made = Scheduler::Create(*p, w.fleet, {seed, std::nullopt});
+  auto made = Scheduler::Create(*p, w.fleet, {seed, explain});
   EXPECT_TRUE(made.ok()) << made.status().ToString();
   Scheduler& s = **made;
   Rng rng(seed);
@@ -331,6 +343,10 @@ std::vector<std::string> Stream(const std::string& profile, uint64_t seed) {
     for (uint32_t k = 0, n = static_cast<uint32_t>(rng.Below(6)); k < n; ++k) {
       const uint32_t id = static_cast<uint32_t>(jobs.size()) + 1;
       JobSpec spec = RandomJob(rng, id);
+      if (gangs && rng.Below(6) == 0) {
+        spec.resources.gpus = 16;
+        spec.resources.mig = false;
+      }
       spec.tenant = tenants[rng.Below(3)];
       spec.priority = static_cast<Priority>(rng.Below(4));
       spec.resources.vcpus = static_cast<int>(rng.Below(24));
@@ -346,7 +362,7 @@ std::vector<std::string> Stream(const std::string& profile, uint64_t seed) {
     std::vector<JobId> settled, requeue;
     for (const Decision& d : ds) {
       EXPECT_NE(d.kind, DecisionKind::kError) << profile << " seed " << seed << "\n" << FormatDecision(d);
-      log.push_back(Describe(d));
+      log.push_back(Describe(d, counts));
       if (d.allocation || d.kind == DecisionKind::kReject) settled.push_back(d.job);
       for (JobId v : d.victims) requeue.push_back(v);
     }
@@ -371,6 +387,39 @@ TEST(RandomTest, StreamsNeverOverAllocateAndRepeatBySeed) {
       std::vector<std::string> b = Stream(profile, seed);
       EXPECT_EQ(a, b);
       EXPECT_GT(a.size(), 20u);
+    }
+  }
+}
+
+// The stream fleet with six times the nodes in each whole-GPU group, so runs
+// of equally free nodes are long, and A100 nodes of 16 vCPUs, so jobs that
+// ask for more are turned away by whole runs.
+FleetSpec WideFleet() {
+  FleetSpec f = StreamFleet();
+  for (ClusterSpec& c : f.clusters) {
+    for (NodeGroup& g : c.nodes) {
+      if (g.mig.empty()) g.count *= 6;
+      if (g.gpu == "A100-80GB") g.vcpus = 16;
+    }
+  }
+  return f;
+}
+
+// A decision explained only in counts takes shortcuts a full explanation
+// cannot (it filters a run of equally free nodes, or gangs of them, once, as
+// one candidate that stands for the run); every profile must decide,
+// examine, find feasible and reject exactly as when it explains in full.
+TEST(RandomTest, ExplainingInCountsDecidesAndCountsAsInFull) {
+  for (const std::string& profile : EmbeddedProfileNames()) {
+    for (uint64_t seed : {5, 17}) {
+      SCOPED_TRACE(profile + " seed " + std::to_string(seed));
+      std::vector<std::string> full =
+          Stream(profile, seed, WideFleet(), ExplainLevel::kFull, true, true);
+      ASSERT_FALSE(::testing::Test::HasFatalFailure());
+      std::vector<std::string> counts =
+          Stream(profile, seed, WideFleet(), ExplainLevel::kCounts, true, true);
+      EXPECT_EQ(full, counts);
+      EXPECT_GT(full.size(), 20u);
     }
   }
 }

@@ -101,6 +101,10 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& profile,
       profile.options.tie_break == TieBreak::kFirst &&
       std::none_of(impl->scores.begin(), impl->scores.end(),
                    [](const PluginSlot* p) { return p->score->DistinguishesEquivalentNodes(); });
+  impl->run_length =
+      impl->merge_equivalent && impl->explain == ExplainLevel::kCounts &&
+      std::none_of(impl->filters.begin(), impl->filters.end(),
+                   [](const PluginSlot* p) { return p->filter->DistinguishesEquivalentNodes(); });
   Result<Ledger> empty = fleet->NewLedger();
   if (!empty.ok()) return empty.status();
   impl->empty = std::move(empty).value();

@@ -45,13 +45,16 @@ Result<std::unique_ptr<Plugin>> Carbon::Create(PluginArgs& args) {
   return FinishPlugin<Carbon>(args, o);
 }
 
-double Carbon::MeanFor(const CycleContext& ctx, RegionId r, UnixSeconds start,
-                       double hours) const {
+void Carbon::Refresh(const CycleContext& ctx) const {
   if (generation_ == 0 || cache_now_ != ctx.now() || cache_market_ != &ctx.market()) {
     ++generation_;
     cache_now_ = ctx.now();
     cache_market_ = &ctx.market();
   }
+}
+
+double Carbon::CachedMean(const CycleContext& ctx, RegionId r, UnixSeconds start,
+                          double hours) const {
   const int32_t samples = SamplesFor(hours);
   const uint64_t key = static_cast<uint64_t>(r.value()) * 0x9e3779b97f4a7c15ull ^
                        static_cast<uint64_t>(start) * 0xc2b2ae3d27d4eb4full ^
@@ -65,41 +68,59 @@ double Carbon::MeanFor(const CycleContext& ctx, RegionId r, UnixSeconds start,
   return e.mean;
 }
 
-Carbon::Emission Carbon::EmissionOf(const CycleContext& ctx, const Candidate& c) const {
-  Emission e;
-  e.hours = ctx.RunHours(c);
-  const catalog::Catalog& cat = ctx.catalog();
+double Carbon::GpuWatts(const CycleContext& ctx, const Candidate& c, double power_w) {
   switch (c.kind) {
-    case CandidateKind::kCpuNode:
-      if (options_.cpu_watts_per_vcpu <= 0 || ctx.job().vcpus <= 0) return e;
-      e.watts = options_.cpu_watts_per_vcpu * ctx.job().vcpus;
-      break;
     case CandidateKind::kElastic: {
-      const catalog::Offering& o = cat.offerings()[c.offering.index()];
-      e.watts = cat.gpus()[ctx.demand(c).model.index()].power_w * o.gpu_count * c.instances;
-      break;
+      const ElasticIndex* index = ctx.snapshot().elastic;
+      const OfferingFacts* facts = index ? index->Facts(c.offering) : nullptr;
+      const int gpu_count =
+          facts ? facts->gpu_count : ctx.catalog().offerings()[c.offering.index()].gpu_count;
+      return power_w * gpu_count * c.instances;
     }
-    case CandidateKind::kMigSlice: {
-      const Node& n = ctx.fleet().node(c.node);
-      e.watts = cat.gpus()[n.gpu_model.index()].power_w * c.mig_shape.span /
-                static_cast<double>(kMigMemorySlices);
-      break;
-    }
+    case CandidateKind::kMigSlice:
+      return power_w * c.mig_shape.span / static_cast<double>(kMigMemorySlices);
     default: {
-      const Node& n = ctx.fleet().node(c.node);
       const int members = c.kind == CandidateKind::kGang ? c.gang_size : 1;
-      e.watts = cat.gpus()[n.gpu_model.index()].power_w * c.gpus_per_node * members;
-      break;
+      return power_w * c.gpus_per_node * members;
     }
   }
+}
+
+Carbon::Emission Carbon::EmissionAt(const CycleContext& ctx, const Candidate& c) const {
+  Emission e;
+  e.hours = ctx.RunHours(c);
+  if (c.kind == CandidateKind::kCpuNode) {
+    if (options_.cpu_watts_per_vcpu <= 0 || ctx.job().vcpus <= 0) return e;
+    e.watts = options_.cpu_watts_per_vcpu * ctx.job().vcpus;
+  } else {
+    // An offering's GPUs are the demand's model (gpu_fit); a node's its own.
+    const GpuModelId model = c.kind == CandidateKind::kElastic
+                                 ? ctx.demand(c).model
+                                 : ctx.fleet().node(c.node).gpu_model;
+    e.watts = GpuWatts(ctx, c, ctx.catalog().gpus()[model.index()].power_w);
+  }
   e.known = true;
-  e.gco2_per_kwh = MeanFor(ctx, RegionOf(ctx, c), c.start, e.hours);
+  e.gco2_per_kwh = CachedMean(ctx, RegionOf(ctx, c), c.start, e.hours);
   return e;
+}
+
+Carbon::Emission Carbon::EmissionOf(const CycleContext& ctx, const Candidate& c) const {
+  Refresh(ctx);
+  return EmissionAt(ctx, c);
 }
 
 int64_t Carbon::Score(const CycleContext& ctx, const Candidate& c) const {
   Emission e = EmissionOf(ctx, c);
   return e.known ? -e.grams() : kUnknown;
+}
+
+void Carbon::ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
+                        std::span<int64_t> out) const {
+  Refresh(ctx);
+  for (size_t i = 0; i < cands.size(); ++i) {
+    const Emission e = EmissionAt(ctx, cands[i]);
+    out[i] = e.known ? -e.grams() : kUnknown;
+  }
 }
 
 void Carbon::NormalizeScore(const CycleContext&, std::span<int64_t> scores) const {

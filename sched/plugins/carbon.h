@@ -18,8 +18,9 @@
 //   cpu_watts_per_vcpu: 0    power of one vCPU on CPU nodes (0: no figure)
 //
 // Hot path: the mean for one (region, start, hours) is computed once per
-// snapshot time and market and kept in a small direct-mapped cache (no
-// allocation), so the decisions of one cycle share it.
+// snapshot time and market and kept in a direct-mapped cache (no
+// allocation), so the decisions of one cycle share it; ScoreBatch reads each
+// GPU model's power once per decision.
 #pragma once
 
 #include <array>
@@ -60,16 +61,21 @@ class Carbon final : public Plugin, public ScorePlugin {
   std::string_view name() const override { return kName; }
   int64_t Score(const CycleContext& ctx, const Candidate& c) const override;
   void ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
-                  std::span<int64_t> out) const override {
-    ScoreEach(*this, ctx, cands, out);
-  }
+                  std::span<int64_t> out) const override;
   void NormalizeScore(const CycleContext& ctx, std::span<int64_t> scores) const override;
   std::string ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t raw) const override;
 
   Emission EmissionOf(const CycleContext& ctx, const Candidate& c) const;
 
  private:
-  double MeanFor(const CycleContext& ctx, RegionId r, UnixSeconds start, double hours) const;
+  // Starts a new cache generation when the snapshot time or market changed.
+  void Refresh(const CycleContext& ctx) const;
+  // The mean carbon over a run, from the cache (once Refresh has run for ctx).
+  double CachedMean(const CycleContext& ctx, RegionId r, UnixSeconds start, double hours) const;
+  // EmissionOf once Refresh has run for ctx.
+  Emission EmissionAt(const CycleContext& ctx, const Candidate& c) const;
+  // Board power x GPUs of a GPU candidate; `power_w` is its GPU model's.
+  static double GpuWatts(const CycleContext& ctx, const Candidate& c, double power_w);
 
   struct CacheEntry {
     uint64_t generation = 0;  // the decision it belongs to; older ones are empty
@@ -82,7 +88,9 @@ class Carbon final : public Plugin, public ScorePlugin {
   // Memo of means, direct-mapped on (region, start, samples), valid while the
   // snapshot's time and market stay the same (a market is deterministic for a
   // given t): the decisions of one cycle share it. A Scheduler is single-threaded.
-  mutable std::array<CacheEntry, 1024> cache_{};  // room for every region x start of a cycle
+  // Room for the (region, start, run hours) of a cycle: ~120 catalog regions
+  // x the jobs' run lengths x their starts.
+  mutable std::array<CacheEntry, 4096> cache_{};
   mutable uint64_t generation_ = 0;
   mutable UnixSeconds cache_now_ = 0;
   mutable const MarketView* cache_market_ = nullptr;

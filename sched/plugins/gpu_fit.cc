@@ -62,43 +62,59 @@ std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c,
   const catalog::Catalog& cat = ctx.catalog();
   GpuModelId model;
   if (c.kind == CandidateKind::kElastic) {
-    const catalog::Offering& o = cat.offerings()[c.offering.index()];
-    model = ctx.snapshot().elastic ? ctx.snapshot().elastic->ModelOf(c.offering)
-                                   : FindGpuModelId(cat, o.gpu_model);
+    const ElasticIndex* index = ctx.snapshot().elastic;
+    const OfferingFacts* facts = index ? index->Facts(c.offering) : nullptr;
+    int gpu_count = 0;
+    if (facts) {
+      model = facts->model;
+      gpu_count = facts->gpu_count;
+    } else {
+      const catalog::Offering& o = cat.offerings()[c.offering.index()];
+      model = FindGpuModelId(cat, o.gpu_model);
+      gpu_count = o.gpu_count;
+    }
     if (model != d.model) return "offering's GPU model is not the demand's";
-    if (c.instances * o.gpu_count < d.gpus) return "too few GPUs in the offering";
+    if (c.instances * gpu_count < d.gpus) return "too few GPUs in the offering";
     if (c.instances > 1 && (!options_.allow_gangs || c.instances > options_.max_gang_nodes)) {
       return c.instances > 1 && !options_.allow_gangs ? "multi-node placements are not allowed"
                                                       : "spans more instances than max_gang_nodes";
     }
   } else {
-    const Node& n = ctx.fleet().node(c.node);
-    model = n.gpu_model;
+    model = ctx.fleet().node(c.node).gpu_model;
     if (model != d.model) return "node's GPU model is not the demand's";
   }
+  // What depends on the model (and so on the demand: one per model) alone.
   const size_t m = model.index();
+  const catalog::GpuModel& gpu = cat.gpus()[m];
+  // A stated vram_gib may use all of the memory; a modelled need leaves headroom.
+  auto stated = [&] { return job.spec && job.spec->resources.vram_gib.has_value(); };
+  auto whole_why = [&]() -> const char* {
+    double usable = stated() ? gpu.vram_gib : gpu.vram_gib * estimate::kVramHeadroom;
+    return usable < d.vram_per_gpu_gib ? "too little VRAM per GPU" : "";
+  };
+  const char* whole = "";
   if (memo == nullptr || m >= kMaxGpuModels) {
     if (std::string_view why = ModelReject(ctx, model); !why.empty()) return why;
+    whole = whole_why();
   } else {
     if (!memo->known.test(m)) {
       memo->why[m] = ModelReject(ctx, model).data();  // string literals
+      memo->whole[m] = whole_why();
       memo->known.set(m);
     }
     if (*memo->why[m] != '\0') return memo->why[m];
+    whole = memo->whole[m];
   }
-  const catalog::GpuModel& gpu = cat.gpus()[m];
-  const bool stated = job.spec && job.spec->resources.vram_gib.has_value();
   if (c.kind == CandidateKind::kMigSlice) {
     if (c.mig_profile >= gpu.mig_profiles.size()) return "unknown MIG profile";
     double mem = gpu.mig_profiles[c.mig_profile].memory_gib;
-    double usable = stated ? mem : mem * estimate::kVramHeadroom;
+    double usable = stated() ? mem : mem * estimate::kVramHeadroom;
     if (d.mig_profile < 0) return "job does not allow MIG (resources.mig)";
     if (usable < d.vram_per_gpu_gib) return "MIG slice has too little memory";
     return "";
   }
   if (c.kind == CandidateKind::kElastic) return "";
-  double usable = stated ? gpu.vram_gib : gpu.vram_gib * estimate::kVramHeadroom;
-  if (usable < d.vram_per_gpu_gib) return "too little VRAM per GPU";
+  if (*whole != '\0') return whole;
   std::span<const NodeId> members = ctx.members(c);
   const Node& first = ctx.fleet().node(members[0]);
   if (c.gpus_per_node > first.gpus) return "more GPUs per node than the node has";
@@ -116,10 +132,10 @@ std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c,
     // only another order needs the quadratic check.
     bool ascending = true;
     for (size_t i = 1; i < members.size(); ++i) {
-      const Node& m = ctx.fleet().node(members[i]);
-      if (m.cluster != first.cluster && !replica_set) return "gang members in different clusters";
-      if (m.gpu_model != first.gpu_model) return "gang members of different GPU models";
-      if (m.gpus < c.gpus_per_node) return "a gang member has too few GPUs";
+      const Node& mn = ctx.fleet().node(members[i]);
+      if (mn.cluster != first.cluster && !replica_set) return "gang members in different clusters";
+      if (mn.gpu_model != first.gpu_model) return "gang members of different GPU models";
+      if (mn.gpus < c.gpus_per_node) return "a gang member has too few GPUs";
       ascending = ascending && members[i - 1] < members[i];
     }
     for (size_t i = 1; !ascending && i < members.size(); ++i) {

@@ -45,7 +45,8 @@ class GpuFit final : public Plugin, public PreFilterPlugin, public FilterPlugin 
   // entries past `known` are never read, so they are left uninitialized).
   struct ModelMemo {
     GpuModelSet known;
-    const char* why[kMaxGpuModels];
+    const char* why[kMaxGpuModels];    // the model itself (allowed, precision)
+    const char* whole[kMaxGpuModels];  // and the demand's VRAM on a whole GPU
   };
   std::string_view Reject(const CycleContext& ctx, const Candidate& c,
                           ModelMemo* memo = nullptr) const;
