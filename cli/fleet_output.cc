@@ -83,7 +83,7 @@ json AllocationToJson(const sched::Fleet& fleet, const Decision& d) {
 json ScoredToJson(const ScoredCandidate& s) {
   json scores = json::array();
   for (const sched::ScoreLine& l : s.scores) {
-    scores.push_back({{"plugin", l.plugin},
+    scores.push_back({{"plugin", std::string(l.plugin)},
                       {"raw", l.raw},
                       {"normalized", l.normalized},
                       {"weight", l.weight},
@@ -155,7 +155,7 @@ void PrintScores(const Decision& d, std::ostream& out) {
   for (size_t i = 0; i < c.scores.size(); ++i) {
     const sched::ScoreLine& l = c.scores[i];
     std::string ru = r && i < r->scores.size() ? std::to_string(r->scores[i].weighted()) : "-";
-    t.AddRow({l.plugin, std::to_string(l.weight), std::to_string(l.raw),
+    t.AddRow({std::string(l.plugin), std::to_string(l.weight), std::to_string(l.raw),
               std::to_string(l.normalized), std::to_string(l.weighted()), ru, l.note});
   }
   t.Print(out, "    ");

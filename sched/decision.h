@@ -16,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ledger.h"
@@ -29,7 +30,7 @@ std::string_view ToString(DecisionKind k);
 
 // One score plugin's view of one candidate.
 struct ScoreLine {
-  std::string plugin;
+  std::string_view plugin;  // its registry name, a string literal (Plugin::name)
   int64_t raw = 0;         // in the plugin's own units (higher = better after its sign)
   int64_t normalized = 0;  // 0..100
   int64_t weight = 1;

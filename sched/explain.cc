@@ -185,7 +185,7 @@ std::string FormatDecision(const Decision& d) {
            std::to_string(s.total) + "):";
     if (s.scores.empty()) out += " no score plugins";
     for (const ScoreLine& l : s.scores) {
-      out += "\n    " + l.plugin + " " + std::to_string(l.normalized) + " x" +
+      out += "\n    " + std::string(l.plugin) + " " + std::to_string(l.normalized) + " x" +
              std::to_string(l.weight) + " = " + std::to_string(l.weighted());
       if (!l.note.empty()) out += "  (" + l.note + ")";
     }

@@ -390,9 +390,14 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
   const int open = static_cast<int>(std::count_if(models.begin(), models.end(), open_to_job));
   if (open == 0) return;
   const int per_model = std::max(1, (quota + open - 1) / open);
-  // A job names a handful of GPU models: a linear scan for the cheapest head
-  // beats a heap's bookkeeping. Ties go to the lower demand index.
+  // The demands' lists are merged through their heads kept sorted by (cost,
+  // demand): the first is the cheapest (ties to the lower demand index); an
+  // advanced head moves up to its place, a spent one drops off the front. A
+  // job names a handful of GPU models, so this beats a heap's bookkeeping.
   using Head = Workspace::Head;  // cost: price x instances x run hours of lists[demand][pos]
+  auto earlier = [](const Head& a, const Head& b) {
+    return a.cost < b.cost || (a.cost == b.cost && a.demand < b.demand);
+  };
   std::vector<std::span<const ElasticChoice>>& lists = ws.lists;  // by demand
   lists.resize(std::min<size_t>(job.demands.size(), 256));  // demand indexes are uint8_t
   std::vector<Head>& heads = ws.heads;
@@ -408,16 +413,11 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
       heads.push_back({static_cast<double>(lists[i][0].price_micros) * d.run_hours * rework,
                        static_cast<uint8_t>(i), 0});
     }
+    std::sort(heads.begin(), heads.end(), earlier);
+    size_t first = 0;  // heads[first..] are live
     Drain(s, ctx, per_model, examined, [&](size_t want) {
-      while (!heads.empty() && ws.batch.size() < want) {
-        size_t best = 0;
-        for (size_t k = 1; k < heads.size(); ++k) {
-          if (heads[k].cost < heads[best].cost ||
-              (heads[k].cost == heads[best].cost && heads[k].demand < heads[best].demand)) {
-            best = k;
-          }
-        }
-        Head& h = heads[best];
+      while (first < heads.size() && ws.batch.size() < want) {
+        Head h = heads[first];
         const uint8_t demand = h.demand;
         const std::span<const ElasticChoice> list = lists[demand];
         const ElasticChoice& e = list[h.pos];
@@ -425,9 +425,11 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
           ++h.pos;
           h.cost = static_cast<double>(list[h.pos].price_micros) * job.demands[demand].run_hours *
                    rework;
+          size_t k = first;
+          for (; k + 1 < heads.size() && earlier(heads[k + 1], h); ++k) heads[k] = heads[k + 1];
+          heads[k] = h;
         } else {
-          heads[best] = heads.back();  // h is not used after this
-          heads.pop_back();
+          ++first;
         }
         if (!scope.regions.test(e.region.index())) continue;
         if (m == PricingModel::kSpot && !scope.ever &&
@@ -449,7 +451,7 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
         }
         ws.batch.push_back(c);
       }
-      return !heads.empty();
+      return first < heads.size();
     }, static_cast<size_t>(per_model));
   }
 }

@@ -41,24 +41,31 @@ void NormalizeMinMax(std::span<int64_t> scores) {
   }
   // floor(off x 100 / span) without a division per score (a 64-bit divide
   // costs tens of cycles): the quotient through the reciprocal, off by at
-  // most one, then corrected exactly in integers.
+  // most one, then corrected exactly in integers. Spans up to INT64_MAX / 100
+  // (all of int64's range beyond that: the general form below).
   const uint64_t span = static_cast<uint64_t>(max) - static_cast<uint64_t>(min);
-  const double inv = 100.0 / static_cast<double>(span);
+  if (span <= static_cast<uint64_t>(INT64_MAX / 100)) {
+    const int64_t sp = static_cast<int64_t>(span);
+    const double inv = 100.0 / static_cast<double>(sp);
+    for (int64_t& s : scores) {
+      const int64_t off = s - min;  // 0..span
+      const int64_t num = off * 100;
+      int64_t q = std::min<int64_t>(100, static_cast<int64_t>(static_cast<double>(off) * inv));
+      const int64_t at = q * sp;
+      if (at > num) {
+        --q;
+      } else if (num - at >= sp) {
+        ++q;
+      }
+      s = q;
+    }
+    return;
+  }
   for (int64_t& s : scores) {
     const uint64_t off = static_cast<uint64_t>(s) - static_cast<uint64_t>(min);
-    if (off > static_cast<uint64_t>(INT64_MAX / 100)) {
-      s = static_cast<int64_t>(static_cast<double>(off) / static_cast<double>(span) * 100.0);
-      continue;
-    }
-    const uint64_t num = off * 100;
-    uint64_t q = std::min<uint64_t>(100, static_cast<uint64_t>(static_cast<double>(off) * inv));
-    uint64_t at = 0;
-    if (__builtin_mul_overflow(q, span, &at) || at > num) {
-      --q;
-    } else if (num - at >= span) {
-      ++q;
-    }
-    s = static_cast<int64_t>(q);
+    s = off <= static_cast<uint64_t>(INT64_MAX / 100)
+            ? static_cast<int64_t>(off * 100 / span)
+            : static_cast<int64_t>(static_cast<double>(off) / static_cast<double>(span) * 100.0);
   }
 }
 

@@ -157,25 +157,24 @@ int64_t Best(Scheduler::Impl& s, const CycleContext& ctx, int64_t skip = -1) {
   return best;
 }
 
-ScoredCandidate Explain(Scheduler::Impl& s, const CycleContext& ctx, size_t j) {
+// Fills `sc` with candidate j's scores (and, explained in full, where it is
+// and each plugin's arithmetic).
+void Explain(Scheduler::Impl& s, const CycleContext& ctx, size_t j, ScoredCandidate* sc) {
   const Workspace& ws = s.ws;
   const size_t n = ws.feasible.size();
-  ScoredCandidate sc;
-  sc.candidate = ws.feasible[j];
-  sc.total = ws.total[j];
+  sc->candidate = ws.feasible[j];
+  sc->total = ws.total[j];
   const bool full = ctx.explain() == ExplainLevel::kFull;
-  if (full) sc.where = DescribeCandidate(ctx, sc.candidate);
-  sc.scores.reserve(s.scores.size());
+  if (full) sc->where = DescribeCandidate(ctx, sc->candidate);
+  sc->scores.resize(s.scores.size());
   for (size_t i = 0; i < s.scores.size(); ++i) {
-    ScoreLine l;
-    l.plugin = std::string(s.scores[i]->plugin->name());
+    ScoreLine& l = sc->scores[i];
+    l.plugin = s.scores[i]->plugin->name();
     l.raw = ws.raw[i * n + j];
     l.normalized = ws.norm[i * n + j];
     l.weight = s.scores[i]->weight;
-    if (full) l.note = s.scores[i]->score->ExplainScore(ctx, sc.candidate, l.raw);
-    sc.scores.push_back(std::move(l));
+    if (full) l.note = s.scores[i]->score->ExplainScore(ctx, sc->candidate, l.raw);
   }
-  return sc;
 }
 
 void CollectFilters(Scheduler::Impl& s, const CycleContext& ctx, Decision* d) {
@@ -210,8 +209,10 @@ bool Choose(Scheduler::Impl& s, const CycleContext& ctx, const Ledger& live, Dec
       ws.total[static_cast<size_t>(j)] = -1;
       continue;
     }
-    d->chosen = Explain(s, ctx, static_cast<size_t>(j));
-    if (int64_t r = Best(s, ctx, j); r >= 0) d->runner_up = Explain(s, ctx, static_cast<size_t>(r));
+    Explain(s, ctx, static_cast<size_t>(j), &d->chosen.emplace());
+    if (int64_t r = Best(s, ctx, j); r >= 0) {
+      Explain(s, ctx, static_cast<size_t>(r), &d->runner_up.emplace());
+    }
     d->start = c.start;
     d->kind = c.start > ctx.now() ? DecisionKind::kDefer : DecisionKind::kPlace;
     if (ctx.explain() == ExplainLevel::kFull) {
