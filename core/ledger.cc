@@ -39,6 +39,7 @@ Result<Ledger> Ledger::Create(std::vector<NodeCapacity> nodes, size_t pool_count
   Ledger l;
   l.pools_.resize(pool_count);
   l.nodes_.resize(nodes.size());
+  l.free_.resize(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeCapacity& c = nodes[i];
     std::string where = NodeName(NodeId(static_cast<uint32_t>(i)));
@@ -58,8 +59,7 @@ Result<Ledger> Ledger::Create(std::vector<NodeCapacity> nodes, size_t pool_count
     }
     NodeState& st = l.nodes_[i];
     st.free_gpus = all & ~c.mig_gpus;
-    st.free_vcpus = c.vcpus;
-    st.free_ram_mib = c.ram_mib;
+    l.free_[i] = {0, c.vcpus, c.ram_mib};
     st.mig_used.assign(static_cast<size_t>(c.gpus), 0);
     for (PoolId p : c.pools) {
       if (p.index() >= pool_count) return Status::Invalid(where + ": pool out of range");
@@ -78,13 +78,15 @@ Result<Ledger> Ledger::Create(std::vector<NodeCapacity> nodes, size_t pool_count
 }
 
 Ledger::Ledger(const Ledger& o)
-    : nodes_(o.nodes_), pools_(o.pools_), allocations_(o.allocations_), ends_(o.ends_) {
+    : nodes_(o.nodes_), free_(o.free_), pools_(o.pools_), allocations_(o.allocations_),
+      ends_(o.ends_) {
   RelinkEnds();
 }
 
 Ledger& Ledger::operator=(const Ledger& o) {
   if (this != &o) {
     nodes_ = o.nodes_;
+    free_ = o.free_;
     pools_ = o.pools_;
     allocations_ = o.allocations_;
     ends_ = o.ends_;
@@ -202,12 +204,13 @@ int Ledger::LargestFreeMig(const NodeState& s) const {
 void Ledger::Reindex(NodeId n) {
   NodeState& s = nodes_[n.index()];
   s.largest_mig = LargestFreeMig(s);
-  int gpus = s.free_gpu_count = std::popcount(s.free_gpus);
+  FreeCounts& f = free_[n.index()];
+  const int gpus = f.gpus = std::popcount(s.free_gpus);
   for (auto [pool, pos] : s.positions) {
     Pool& p = pools_[pool.index()];
     p.gpus.Set(pos, gpus);
     p.mig.Set(pos, s.largest_mig);
-    p.vcpus.Set(pos, s.free_vcpus);
+    p.vcpus.Set(pos, f.vcpus);
   }
 }
 
@@ -216,22 +219,22 @@ Status Ledger::CheckShare(const NodeShare& sh) const {
     return Status::Invalid("unknown " + NodeName(sh.node));
   }
   const NodeState& s = nodes_[sh.node.index()];
-  const std::string where = NodeName(sh.node);
-  if (sh.vcpus < 0 || sh.ram_mib < 0) return Status::Invalid(where + ": negative vCPUs or RAM");
+  auto where = [&] { return NodeName(sh.node); };  // only on the way out with an error
+  if (sh.vcpus < 0 || sh.ram_mib < 0) return Status::Invalid(where() + ": negative vCPUs or RAM");
   uint64_t all = s.cap.gpus == 64 ? ~0ull : ((1ull << s.cap.gpus) - 1);
-  if ((sh.gpus & ~all) != 0) return Status::Invalid(where + ": GPU index beyond its GPU count");
+  if ((sh.gpus & ~all) != 0) return Status::Invalid(where() + ": GPU index beyond its GPU count");
   if ((sh.gpus & s.cap.mig_gpus) != 0) {
-    return Status::Invalid(where + ": a MIG-mode GPU cannot be allocated whole");
+    return Status::Invalid(where() + ": a MIG-mode GPU cannot be allocated whole");
   }
   if ((sh.gpus & ~s.free_gpus) != 0) {
-    return Status::Unschedulable(where + ": GPU " +
+    return Status::Unschedulable(where() + ": GPU " +
                                  std::to_string(std::countr_zero(sh.gpus & ~s.free_gpus)) +
                                  " is already allocated");
   }
   if (sh.mig) {
     const MigShare& m = *sh.mig;
     if (m.gpu >= s.cap.gpus || ((s.cap.mig_gpus >> m.gpu) & 1) == 0) {
-      return Status::Invalid(where + ": GPU " + std::to_string(m.gpu) + " is not in MIG mode");
+      return Status::Invalid(where() + ": GPU " + std::to_string(m.gpu) + " is not in MIG mode");
     }
     if (!MigFree(sh.node, m.gpu, m.shape)) {
       bool shape_ok = s.cap.mig_layout.empty()
@@ -239,22 +242,23 @@ Status Ledger::CheckShare(const NodeShare& sh) const {
                           : std::find(s.cap.mig_layout.begin(), s.cap.mig_layout.end(),
                                       m.shape) != s.cap.mig_layout.end();
       if (!shape_ok) {
-        return Status::Invalid(where + ": GPU " + std::to_string(m.gpu) + " has no MIG instance at slice " +
+        return Status::Invalid(where() + ": GPU " + std::to_string(m.gpu) + " has no MIG instance at slice " +
                                std::to_string(m.shape.start) + " spanning " +
                                std::to_string(m.shape.span));
       }
-      return Status::Unschedulable(where + ": MIG slices " + std::to_string(m.shape.start) + ".." +
+      return Status::Unschedulable(where() + ": MIG slices " + std::to_string(m.shape.start) + ".." +
                                    std::to_string(m.shape.start + m.shape.span - 1) + " of GPU " +
                                    std::to_string(m.gpu) + " are already allocated");
     }
   }
-  if (sh.vcpus > s.free_vcpus) {
-    return Status::Unschedulable(where + ": needs " + std::to_string(sh.vcpus) + " vCPUs, " +
-                                 std::to_string(s.free_vcpus) + " free");
+  const FreeCounts& f = free_[sh.node.index()];
+  if (sh.vcpus > f.vcpus) {
+    return Status::Unschedulable(where() + ": needs " + std::to_string(sh.vcpus) + " vCPUs, " +
+                                 std::to_string(f.vcpus) + " free");
   }
-  if (sh.ram_mib > s.free_ram_mib) {
-    return Status::Unschedulable(where + ": needs " + std::to_string(sh.ram_mib) + " MiB RAM, " +
-                                 std::to_string(s.free_ram_mib) + " free");
+  if (sh.ram_mib > f.ram_mib) {
+    return Status::Unschedulable(where() + ": needs " + std::to_string(sh.ram_mib) + " MiB RAM, " +
+                                 std::to_string(f.ram_mib) + " free");
   }
   return Status::Ok();
 }
@@ -302,8 +306,8 @@ void Ledger::Apply(const Allocation& a, const NodeShare& sh, int sign) {
     s.free_gpus |= sh.gpus;
     if (sh.mig) s.mig_used[sh.mig->gpu] &= static_cast<uint8_t>(~sh.mig->shape.mask());
   }
-  s.free_vcpus -= sign * sh.vcpus;
-  s.free_ram_mib -= sign * sh.ram_mib;
+  free_[sh.node.index()].vcpus -= sign * sh.vcpus;
+  free_[sh.node.index()].ram_mib -= sign * sh.ram_mib;
   Reindex(sh.node);
 }
 

@@ -168,9 +168,9 @@ class Ledger {
   size_t node_count() const { return nodes_.size(); }
   const NodeCapacity& capacity(NodeId n) const { return nodes_[n.index()].cap; }
   uint64_t free_gpus(NodeId n) const { return nodes_[n.index()].free_gpus; }
-  int free_gpu_count(NodeId n) const { return nodes_[n.index()].free_gpu_count; }
-  int free_vcpus(NodeId n) const { return nodes_[n.index()].free_vcpus; }
-  int64_t free_ram_mib(NodeId n) const { return nodes_[n.index()].free_ram_mib; }
+  int free_gpu_count(NodeId n) const { return free_[n.index()].gpus; }
+  int free_vcpus(NodeId n) const { return free_[n.index()].vcpus; }
+  int64_t free_ram_mib(NodeId n) const { return free_[n.index()].ram_mib; }
   // Memory slices taken on GPU `gpu` of node `n` (MIG-mode GPUs only).
   uint8_t mig_used(NodeId n, int gpu) const { return nodes_[n.index()].mig_used[gpu]; }
   // Whether `shape` on GPU `gpu` of `n` is a valid instance and entirely free.
@@ -205,9 +205,6 @@ class Ledger {
   struct NodeState {
     NodeCapacity cap;
     uint64_t free_gpus = 0;
-    int free_gpu_count = 0;
-    int free_vcpus = 0;
-    int64_t free_ram_mib = 0;
     std::vector<uint8_t> mig_used;  // per GPU
     int largest_mig = 0;
     std::vector<std::pair<PoolId, uint32_t>> positions;  // (pool, position)
@@ -242,7 +239,15 @@ class Ledger {
   void RemoveEnd(size_t i);
   void RelinkEnds();
 
+  // What searches read of every node they pass, 16 bytes a node (a
+  // NodeState is several cache lines): free whole GPUs, vCPUs and RAM.
+  struct FreeCounts {
+    int32_t gpus = 0;
+    int32_t vcpus = 0;
+    int64_t ram_mib = 0;
+  };
   std::vector<NodeState> nodes_;
+  std::vector<FreeCounts> free_;  // by node
   std::vector<Pool> pools_;
   std::unordered_map<JobId, Held> allocations_;
   std::vector<End> ends_;  // binary min-heap over the allocations' ends
