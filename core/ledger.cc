@@ -297,7 +297,7 @@ void Ledger::Apply(const Allocation& a, const NodeShare& sh, int sign) {
   NodeState& s = nodes_[sh.node.index()];
   if (sign > 0) {
     s.holders.push_back({a.job, a.end, std::popcount(sh.gpus), sh.mig ? sh.mig->shape.span : 0,
-                         sh.vcpus, sh.ram_mib});
+                         sh.vcpus, sh.ram_mib, a.priority, a.preemptible});
     s.free_gpus &= ~sh.gpus;
     if (sh.mig) s.mig_used[sh.mig->gpu] |= sh.mig->shape.mask();
   } else {

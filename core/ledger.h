@@ -184,6 +184,8 @@ class Ledger {
     int mig_span = 0;   // span of the MIG instance held, 0 if none
     int vcpus = 0;
     int64_t ram_mib = 0;
+    Priority priority = Priority::kNormal;  // the holder's, as preemption weighs it
+    bool preemptible = false;
   };
   // The shares held on node `n`, in reservation order.
   const std::vector<Holder>& holders(NodeId n) const { return nodes_[n.index()].holders; }

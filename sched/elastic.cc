@@ -14,7 +14,7 @@ ElasticIndex::ElasticIndex(const catalog::Catalog& catalog) {
   const auto& offers = catalog.offerings();
   const size_t models = catalog.gpus().size();
   ranges_.assign(models * (kMaxIndexedGpus + 1), {0, 0});
-  for (auto& r : price_ranges_) r.assign(models * (kMaxIndexedGpus + 1), {0, 0});
+  for (auto& r : price_ranges_) r.assign(models * (kMaxIndexedGpus + 1), PriceRange{});
   // (model, region, zone) -> offerings there.
   std::vector<std::map<std::pair<std::string, std::string>, std::vector<const catalog::Offering*>>>
       at(models);
@@ -64,13 +64,14 @@ ElasticIndex::ElasticIndex(const catalog::Catalog& catalog) {
         }
         std::stable_sort(priced.begin(), priced.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
-        auto& pr = price_ranges_[pm][k];
-        pr.first = static_cast<uint32_t>(by_price_.size());
+        PriceRange& pr = price_ranges_[pm][k];
+        pr.begin = static_cast<uint32_t>(by_price_.size());
         for (auto [price, c] : priced) {
           c.price_micros = price;
           by_price_.push_back(c);
         }
-        pr.second = static_cast<uint32_t>(by_price_.size());
+        pr.end = static_cast<uint32_t>(by_price_.size());
+        pr.first_price = priced.empty() ? 0 : priced.front().first;
       }
     }
   }
@@ -86,12 +87,18 @@ std::span<const ElasticChoice> ElasticIndex::Choices(GpuModelId m, int gpus) con
 
 std::span<const ElasticChoice> ElasticIndex::Choices(GpuModelId m, int gpus,
                                                     PricingModel pricing) const {
+  return PricedChoices(m, gpus, pricing).list;
+}
+
+ElasticIndex::Priced ElasticIndex::PricedChoices(GpuModelId m, int gpus,
+                                                 PricingModel pricing) const {
   const size_t pm = static_cast<size_t>(pricing);
   if (!m.valid() || gpus < 1 || gpus > kMaxIndexedGpus || pm >= kPricingModels) return {};
   size_t k = m.index() * (kMaxIndexedGpus + 1) + static_cast<size_t>(gpus);
   if (k >= price_ranges_[pm].size()) return {};
-  auto [b, e] = price_ranges_[pm][k];
-  return std::span<const ElasticChoice>(by_price_.data() + b, e - b);
+  const PriceRange& r = price_ranges_[pm][k];
+  return {std::span<const ElasticChoice>(by_price_.data() + r.begin, r.end - r.begin),
+          r.first_price};
 }
 
 }  // namespace meridian::sched

@@ -49,6 +49,14 @@ class ElasticIndex {
   // one left out: the cheapest spot locations are not the cheapest
   // on-demand ones.
   std::span<const ElasticChoice> Choices(GpuModelId m, int gpus, PricingModel pricing) const;
+  // Choices(m, gpus, pricing) and the first one's price_micros (0 when
+  // empty), kept beside the list's bounds: a merge of several lists learns
+  // their heads' prices without touching the lists.
+  struct Priced {
+    std::span<const ElasticChoice> list;
+    int64_t first_price = 0;
+  };
+  Priced PricedChoices(GpuModelId m, int gpus, PricingModel pricing) const;
   size_t choice_count() const { return choices_.size(); }
   // The GPU model of an offering (catalog position), precomputed.
   GpuModelId ModelOf(OfferingId o) const {
@@ -66,7 +74,11 @@ class ElasticIndex {
   std::vector<std::pair<uint32_t, uint32_t>> ranges_;
   // by pricing model, then (model, gpus): [begin, end) into by_price_
   std::vector<ElasticChoice> by_price_;
-  std::array<std::vector<std::pair<uint32_t, uint32_t>>, kPricingModels> price_ranges_;
+  struct PriceRange {
+    uint32_t begin = 0, end = 0;
+    int64_t first_price = 0;
+  };
+  std::array<std::vector<PriceRange>, kPricingModels> price_ranges_;
 };
 
 }  // namespace meridian::sched

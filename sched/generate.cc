@@ -408,9 +408,10 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
     for (size_t i = 0; i < job.demands.size() && i < lists.size(); ++i) {
       const ModelDemand& d = job.demands[i];
       if (!scope.models.test(d.model.index())) continue;
-      lists[i] = index->Choices(d.model, d.gpus, m);
+      const ElasticIndex::Priced priced = index->PricedChoices(d.model, d.gpus, m);
+      lists[i] = priced.list;
       if (lists[i].empty()) continue;
-      heads.push_back({static_cast<double>(lists[i][0].price_micros) * d.run_hours * rework,
+      heads.push_back({static_cast<double>(priced.first_price) * d.run_hours * rework,
                        static_cast<uint8_t>(i), 0});
     }
     std::sort(heads.begin(), heads.end(), earlier);

@@ -72,8 +72,9 @@ Preemption::NodeChoice Preemption::CheapestOn(const CycleContext& ctx, NodeId n,
   int can_gpus = l.free_gpu_count(n), can_vcpus = l.free_vcpus(n);
   int64_t can_ram = l.free_ram_mib(n);
   for (const Ledger::Holder& h : l.holders(n)) {
+    if (!h.preemptible || h.priority <= job.tier || h.mig_span > 0) continue;
     const Allocation* a = l.Find(h.job);
-    if (!a || !a->preemptible || a->priority <= job.tier || h.mig_span > 0) continue;
+    if (!a) continue;
     eligible_.push_back({h.job, VictimCost(*a, ctx.now()), h.gpus, h.vcpus, h.ram_mib});
     can_gpus += h.gpus;
     can_vcpus += h.vcpus;

@@ -36,21 +36,25 @@ TimeShift::TimeShift(Options o) : options_(o) {
 std::span<const double> TimeShift::Hourly(const CycleContext& ctx, RegionId r, int hours) const {
   const MarketView& market = ctx.market();
   const UnixSeconds now = ctx.now();
+  if (slot_of_.empty()) slot_of_.assign(kMaxRegions, -1);
   if (cached_now_ != now || cached_market_ != &market) {
+    for (size_t k = 0; k < cached_count_; ++k) slot_of_[cached_region_[k].index()] = -1;
     cached_count_ = 0;
     cached_now_ = now;
     cached_market_ = &market;
   }
   const size_t n = static_cast<size_t>(hours);
-  size_t slot = 0;
-  while (slot < cached_count_ && cached_region_[slot] != r) ++slot;
+  const bool indexed = r.index() < slot_of_.size();
+  size_t slot = indexed && slot_of_[r.index()] >= 0 ? static_cast<size_t>(slot_of_[r.index()])
+                                                    : kCachedRegions;
   double* out = nullptr;
-  if (slot < cached_count_) {
+  if (slot < kCachedRegions) {
     if (cached_hours_[slot] >= hours) return {cached_.data() + slot * kMaxSamples, n};
     out = cached_.data() + slot * kMaxSamples;
-  } else if (cached_count_ < kCachedRegions) {
+  } else if (indexed && cached_count_ < kCachedRegions) {
     slot = cached_count_++;
     cached_region_[slot] = r;
+    slot_of_[r.index()] = static_cast<int16_t>(slot);
     out = cached_.data() + slot * kMaxSamples;
   } else {
     hourly_.resize(n);

@@ -74,9 +74,10 @@ class TimeShift final : public Plugin, public AddCandidatesPlugin {
   // given t), so the decisions of one cycle read each region once.
   std::span<const double> Hourly(const CycleContext& ctx, RegionId r, int hours) const;
 
-  static constexpr size_t kCachedRegions = 16;
+  static constexpr size_t kCachedRegions = 128;
   static constexpr size_t kMaxSamples = 96;  // max_hours + max_run_samples
   Options options_;
+  mutable std::vector<int16_t> slot_of_;  // by region: its cache slot, -1 none
   mutable std::array<RegionId, kCachedRegions> cached_region_{};
   mutable std::array<int, kCachedRegions> cached_hours_{};
   mutable std::vector<double> cached_;  // kCachedRegions x kMaxSamples
