@@ -21,8 +21,11 @@
 // the items/s figure) whenever fleet GPUs held pass 70% or live placements
 // pass 4 per node. Counters: placed (place, defer, preempt), waiting,
 // rejected, p50/p99 per decision, candidates examined and feasible per
-// decision (examined_avg, feasible_avg), peak RSS (getrusage ru_maxrss) and
-// x_scan: one decision's time over one BM_LedgerScan item's at the same size.
+// decision (examined_avg, feasible_avg), peak RSS (getrusage ru_maxrss),
+// x_scan: one decision's time over one BM_LedgerScan item's at the same size,
+// and digest: a hash of what every decision chose and counted (exact in
+// --benchmark_format=json), equal before and after a change that must not
+// alter decisions.
 //
 // BM_LedgerScan/<nodes> is the baseline measured in the same run: a plain
 // linear scan, from node 0, for the first node with the job's GPUs free, over
