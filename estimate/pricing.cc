@@ -83,6 +83,11 @@ std::optional<Money> FlexStartPrice(const catalog::Offering& o,
   return o.on_demand_per_hour.Times(1.0 - market.flex_start_discount);
 }
 
+std::optional<Money> CatalogPrice(const catalog::Offering& o, PricingModel m,
+                                  const catalog::MarketParameters& market) {
+  return m == PricingModel::kFlexStart ? FlexStartPrice(o, market) : o.PricePerHour(m);
+}
+
 std::vector<PricingTerms> PricingFor(const JobSpec& job, const catalog::Offering& o,
                                      const catalog::MarketParameters& market,
                                      const RunWindow& w) {

@@ -55,6 +55,11 @@ std::string FlexStartRefusal(const JobSpec& job, const catalog::MarketParameters
 std::optional<Money> FlexStartPrice(const catalog::Offering& o,
                                     const catalog::MarketParameters& market);
 
+// The catalog's price per instance-hour of `o` under `m` (flex-start as
+// FlexStartPrice); nullopt where `o` is not sold that way.
+std::optional<Money> CatalogPrice(const catalog::Offering& o, PricingModel m,
+                                  const catalog::MarketParameters& market);
+
 // Every pricing model under which `o` may run `job`.
 std::vector<PricingTerms> PricingFor(const JobSpec& job, const catalog::Offering& o,
                                      const catalog::MarketParameters& market,

@@ -56,10 +56,8 @@ ElasticIndex::ElasticIndex(const catalog::Catalog& catalog) {
         std::vector<std::pair<int64_t, ElasticChoice>> priced;
         for (const auto& [od, c] : list) {
           const catalog::Offering& o = offers[c.offering.index()];
-          const PricingModel model = static_cast<PricingModel>(pm);
-          std::optional<Money> p = model == PricingModel::kFlexStart
-                                       ? estimate::FlexStartPrice(o, catalog.market())
-                                       : o.PricePerHour(model);
+          std::optional<Money> p =
+              estimate::CatalogPrice(o, static_cast<PricingModel>(pm), catalog.market());
           if (p) priced.push_back({p->micros() * c.instances, c});
         }
         std::stable_sort(priced.begin(), priced.end(),

@@ -10,9 +10,7 @@ CatalogMarket::CatalogMarket(std::shared_ptr<const catalog::Catalog> catalog)
     std::array<int64_t, 4> row{};
     for (PricingModel m : {PricingModel::kOnDemand, PricingModel::kSpot, PricingModel::kFlexStart,
                            PricingModel::kReserved}) {
-      std::optional<Money> p = m == PricingModel::kFlexStart
-                                   ? estimate::FlexStartPrice(o, catalog_->market())
-                                   : o.PricePerHour(m);
+      std::optional<Money> p = estimate::CatalogPrice(o, m, catalog_->market());
       row[static_cast<size_t>(m)] = p ? p->micros() : kNoPrice;
     }
     prices_.push_back(row);

@@ -28,6 +28,11 @@ double CycleContext::CpuRunHours() const {
   return h * std::max(1.0, job_->cpu_fallback_slowdown);
 }
 
+OfferingFacts CycleContext::CatalogFacts(OfferingId o) const {
+  const catalog::Offering& r = catalog().offerings()[o.index()];
+  return {FindGpuModelId(catalog(), r.gpu_model), r.gpu_count, r.vcpus, r.ram_gib};
+}
+
 void NormalizeMinMax(std::span<int64_t> scores) {
   if (scores.empty()) return;
   int64_t min = scores[0], max = scores[0];

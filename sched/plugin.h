@@ -133,6 +133,14 @@ class CycleContext {
     }
     return h;
   }
+  // What decisions read of an offering: the snapshot's ElasticIndex row,
+  // else the same facts from the catalog's record.
+  OfferingFacts offering(OfferingId o) const {
+    if (const ElasticIndex* index = snapshot_->elastic) {
+      if (const OfferingFacts* f = index->Facts(o)) return *f;
+    }
+    return CatalogFacts(o);
+  }
   // GPUs the candidate holds on each member node (kNode, kGang).
   int GpusPerNode(const Candidate& c) const { return c.gpus_per_node; }
 
@@ -152,7 +160,8 @@ class CycleContext {
         members_(p.members), explain_(p.explain), ever_pass_(p.ever_pass) {}
 
  private:
-  double CpuRunHours() const;  // RunHours of a kCpuNode candidate
+  double CpuRunHours() const;               // RunHours of a kCpuNode candidate
+  OfferingFacts CatalogFacts(OfferingId o) const;  // offering() without an index
 
   const QueuedJob* job_;
   const Snapshot* snapshot_;
@@ -355,6 +364,18 @@ template <typename P>
 void ScoreEach(const P& plugin, const CycleContext& ctx, std::span<const Candidate> cands,
                std::span<int64_t> out) {
   for (size_t i = 0; i < cands.size(); ++i) out[i] = plugin.P::Score(ctx, cands[i]);
+}
+
+// ScoreEach where the plugin concerns the job; 0 for every candidate where
+// it does not (a neutral column: all equal normalize to 100).
+template <typename P>
+void ScoreEachIf(bool concerns, const P& plugin, const CycleContext& ctx,
+                 std::span<const Candidate> cands, std::span<int64_t> out) {
+  if (!concerns) {
+    std::fill(out.begin(), out.end(), 0);
+    return;
+  }
+  ScoreEach(plugin, ctx, cands, out);
 }
 
 // Min-max over `scores` into 0..100: (s - min) x 100 / (max - min), rounded

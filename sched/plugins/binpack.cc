@@ -60,23 +60,16 @@ int64_t NodeBp(const CycleContext& ctx, const Candidate& c, NodeId id, int64_t m
 }
 
 int64_t ElasticBp(const CycleContext& ctx, const Candidate& c, const PackingWeights& w) {
-  const ElasticIndex* index = ctx.snapshot().elastic;
-  const OfferingFacts* facts = index ? index->Facts(c.offering) : nullptr;
-  OfferingFacts own;
-  if (!facts) {
-    const catalog::Offering& o = ctx.catalog().offerings()[c.offering.index()];
-    own = {GpuModelId(), o.gpu_count, o.vcpus, o.ram_gib};
-    facts = &own;
-  }
+  const OfferingFacts facts = ctx.offering(c.offering);
   const QueuedJob& job = ctx.job();
   const int64_t n = std::max<int64_t>(1, c.instances);
   auto bp = [&](int64_t total, int64_t need) {
     return Bp({std::max<int64_t>(0, total - need), total});
   };
   int64_t sum = 0;
-  if (w.gpus) sum += w.gpus * bp(n * facts->gpu_count, ctx.demand(c).gpus);
-  if (w.vcpus) sum += w.vcpus * bp(n * facts->vcpus, job.vcpus);
-  if (w.ram) sum += w.ram * bp(static_cast<int64_t>(n * facts->ram_gib * 1024), job.ram_mib);
+  if (w.gpus) sum += w.gpus * bp(n * facts.gpu_count, ctx.demand(c).gpus);
+  if (w.vcpus) sum += w.vcpus * bp(n * facts.vcpus, job.vcpus);
+  if (w.ram) sum += w.ram * bp(static_cast<int64_t>(n * facts.ram_gib * 1024), job.ram_mib);
   return sum / (w.gpus + w.vcpus + w.ram);
 }
 

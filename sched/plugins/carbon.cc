@@ -70,13 +70,8 @@ double Carbon::CachedMean(const CycleContext& ctx, RegionId r, UnixSeconds start
 
 double Carbon::GpuWatts(const CycleContext& ctx, const Candidate& c, double power_w) {
   switch (c.kind) {
-    case CandidateKind::kElastic: {
-      const ElasticIndex* index = ctx.snapshot().elastic;
-      const OfferingFacts* facts = index ? index->Facts(c.offering) : nullptr;
-      const int gpu_count =
-          facts ? facts->gpu_count : ctx.catalog().offerings()[c.offering.index()].gpu_count;
-      return power_w * gpu_count * c.instances;
-    }
+    case CandidateKind::kElastic:
+      return power_w * ctx.offering(c.offering).gpu_count * c.instances;
     case CandidateKind::kMigSlice:
       return power_w * c.mig_shape.span / static_cast<double>(kMigMemorySlices);
     default: {

@@ -19,8 +19,8 @@
 //
 // Hot path: the mean for one (region, start, hours) is computed once per
 // snapshot time and market and kept in a direct-mapped cache (no
-// allocation), so the decisions of one cycle share it; ScoreBatch reads each
-// GPU model's power once per decision.
+// allocation), so the decisions of one cycle share it; ScoreBatch checks the
+// cache's generation once per decision, not once per candidate.
 #pragma once
 
 #include <array>

@@ -19,39 +19,27 @@ Result<std::unique_ptr<Plugin>> CpuRam::Create(PluginArgs& args) {
   return FinishPlugin<CpuRam>(args, o);
 }
 
-Status CpuRam::Prepare(const PrepareContext& ctx) {
-  offering_vcpus_.clear();
-  offering_ram_mib_.clear();
-  for (const catalog::Offering& o : ctx.catalog.offerings()) {
-    offering_vcpus_.push_back(o.vcpus);
-    offering_ram_mib_.push_back(static_cast<int64_t>(o.ram_gib * kMibPerGib));
-  }
-  return Status::Ok();
-}
-
 std::string_view CpuRam::Reject(const CycleContext& ctx, const Candidate& c, bool detail) const {
   const QueuedJob& job = ctx.job();
   if (job.vcpus <= 0 && job.ram_mib <= 0) return "";
   if (c.kind == CandidateKind::kElastic) {
     const size_t i = c.offering.index();
-    const bool prepared = i < offering_vcpus_.size();
-    const catalog::Offering* o = prepared ? nullptr : &ctx.catalog().offerings()[i];
-    const int64_t have_vcpus = prepared ? offering_vcpus_[i] : o->vcpus;
-    const int64_t have_ram =
-        prepared ? offering_ram_mib_[i] : static_cast<int64_t>(o->ram_gib * kMibPerGib);
+    const OfferingFacts facts = ctx.offering(c.offering);  // 0: not stated
+    const int64_t have_vcpus = facts.vcpus;
+    const int64_t have_ram = static_cast<int64_t>(facts.ram_gib * kMibPerGib);
     const int64_t n = c.instances > 0 ? c.instances : 1;
     const int64_t vcpus = CeilDiv(job.vcpus, n);
     const int64_t ram = CeilDiv(job.ram_mib, n);
     if (have_vcpus > 0 && have_vcpus < vcpus) {
       if (!detail) return "too few vCPUs per instance";
-      o = &ctx.catalog().offerings()[i];
+      const catalog::Offering* o = &ctx.catalog().offerings()[i];
       detail_ = o->instance_type + " has " + std::to_string(have_vcpus) + " vCPUs < " +
                 std::to_string(vcpus) + " per instance";
       return detail_;
     }
     if (have_ram > 0 && have_ram < ram) {
       if (!detail) return "too little RAM per instance";
-      o = &ctx.catalog().offerings()[i];
+      const catalog::Offering* o = &ctx.catalog().offerings()[i];
       detail_ = o->instance_type + " has " + std::to_string(have_ram / kMibPerGib) + " GiB < " +
                 std::to_string(CeilDiv(ram, kMibPerGib)) + " GiB per instance";
       return detail_;

@@ -35,7 +35,6 @@ class CpuRam final : public Plugin, public FilterPlugin {
   explicit CpuRam(Options o) : options_(o) {}
 
   std::string_view name() const override { return kName; }
-  Status Prepare(const PrepareContext& ctx) override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;
 
@@ -45,8 +44,6 @@ class CpuRam final : public Plugin, public FilterPlugin {
 
  private:
   Options options_;
-  std::vector<int> offering_vcpus_;       // by offering; 0: not stated
-  std::vector<int64_t> offering_ram_mib_; // by offering; 0: not stated
   mutable std::string detail_;  // the detailed reason, formatted only when explained
 };
 

@@ -152,7 +152,7 @@ TEST(CpuRamTest, ElasticInstancesHoldTheJobsShare) {
       {"a3-highgpu-8g x1", Elastic(w, "a3-highgpu-8g", 1), ""},
   };
   CpuRam plugin({});
-  CpuRam prepared({});  // reads the offerings' sizes from its own table
+  CpuRam prepared({});  // prepared as the scheduler prepares it
   ASSERT_TRUE(prepared.Prepare({*w.fleet, *w.catalog}).ok());
   for (const Case& c : cases) {
     EXPECT_EQ(plugin.Reject(cy.ctx, c.c, false), c.want) << c.name;

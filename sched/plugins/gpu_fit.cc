@@ -62,19 +62,10 @@ std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c,
   const catalog::Catalog& cat = ctx.catalog();
   GpuModelId model;
   if (c.kind == CandidateKind::kElastic) {
-    const ElasticIndex* index = ctx.snapshot().elastic;
-    const OfferingFacts* facts = index ? index->Facts(c.offering) : nullptr;
-    int gpu_count = 0;
-    if (facts) {
-      model = facts->model;
-      gpu_count = facts->gpu_count;
-    } else {
-      const catalog::Offering& o = cat.offerings()[c.offering.index()];
-      model = FindGpuModelId(cat, o.gpu_model);
-      gpu_count = o.gpu_count;
-    }
+    const OfferingFacts facts = ctx.offering(c.offering);
+    model = facts.model;
     if (model != d.model) return "offering's GPU model is not the demand's";
-    if (c.instances * gpu_count < d.gpus) return "too few GPUs in the offering";
+    if (c.instances * facts.gpu_count < d.gpus) return "too few GPUs in the offering";
     if (c.instances > 1 && (!options_.allow_gangs || c.instances > options_.max_gang_nodes)) {
       return c.instances > 1 && !options_.allow_gangs ? "multi-node placements are not allowed"
                                                       : "spans more instances than max_gang_nodes";

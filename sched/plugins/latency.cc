@@ -87,11 +87,7 @@ int64_t Latency::Score(const CycleContext& ctx, const Candidate& c) const {
 
 void Latency::ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
                          std::span<int64_t> out) const {
-  if (!Applies(ctx.job())) {
-    std::fill(out.begin(), out.end(), 0);
-    return;
-  }
-  ScoreEach(*this, ctx, cands, out);
+  ScoreEachIf(Applies(ctx.job()), *this, ctx, cands, out);
 }
 
 std::string Latency::ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t) const {

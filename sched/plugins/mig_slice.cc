@@ -183,11 +183,7 @@ int64_t MigSlice::Score(const CycleContext& ctx, const Candidate& c) const {
 
 void MigSlice::ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,
                           std::span<int64_t> out) const {
-  if (!JobAllowsMig(ctx.job())) {
-    std::fill(out.begin(), out.end(), 0);
-    return;
-  }
-  ScoreEach(*this, ctx, cands, out);
+  ScoreEachIf(JobAllowsMig(ctx.job()), *this, ctx, cands, out);
 }
 
 std::string MigSlice::ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t) const {
