@@ -434,7 +434,7 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
         }
         if (!scope.regions.test(e.region.index())) continue;
         if (m == PricingModel::kSpot && !scope.ever &&
-            !ctx.market().SpotAvailable(e.offering, ctx.now())) {
+            ctx.market().SpotInstances(e.offering, ctx.now()) < e.instances) {
           continue;
         }
         if (!ctx.market().PricePerHour(e.offering, m, ctx.now())) continue;

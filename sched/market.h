@@ -1,6 +1,6 @@
 // MarketView: what the market looks like at time t, as the scheduler reads it:
-// the price of an offering under a pricing model, whether spot capacity is
-// there, the expected flex-start wait, and grid carbon per region and hour.
+// the price of an offering under a pricing model, how many spot instances can
+// be had, the expected flex-start wait, and grid carbon per region and hour.
 // The simulator implements it by replaying real traces; CatalogMarket answers
 // from the catalog's static figures. Implementations are read-only during a
 // decision and must be deterministic for a given t.
@@ -23,8 +23,15 @@ class MarketView {
   virtual ~MarketView() = default;
   // Price per instance-hour of `o` under `m` at `t`; nullopt: not sold so.
   virtual std::optional<Money> PricePerHour(OfferingId o, PricingModel m, UnixSeconds t) const = 0;
-  // Whether spot capacity of `o` can be had at `t`.
+  // Whether spot capacity of `o` can be had at `t` (at least one instance).
   virtual bool SpotAvailable(OfferingId o, UnixSeconds t) const = 0;
+  // How many spot instances of `o` can be had at `t`: a spot lease of k
+  // instances is placed only while this is >= k. kUnlimitedSpot where the
+  // market does not count (this default: SpotAvailable, uncounted).
+  virtual int SpotInstances(OfferingId o, UnixSeconds t) const {
+    return SpotAvailable(o, t) ? kUnlimitedSpot : 0;
+  }
+  static constexpr int kUnlimitedSpot = 1 << 30;
   // Expected hours from a flex-start request at `t` to its start.
   virtual double FlexStartWaitHours(OfferingId o, UnixSeconds t) const = 0;
   // Grid carbon intensity of region `r` during the hour holding `t`, gCO2/kWh.
@@ -38,16 +45,17 @@ class MarketView {
 };
 
 // The catalog's figures, constant in time except carbon (hourly series where
-// the region has one, its yearly figure otherwise). Spot is always available;
-// the flex-start wait is the catalog's expected wait; flex-start prices follow
-// estimate::FlexStartPrice (catalog price, else GCP on-demand less the
-// discount).
+// the region has one, its yearly figure otherwise). Spot is always available,
+// uncounted; the flex-start wait is the catalog's expected wait; flex-start
+// prices follow estimate::FlexStartPrice (catalog price, else GCP on-demand
+// less the discount).
 class CatalogMarket final : public MarketView {
  public:
   explicit CatalogMarket(std::shared_ptr<const catalog::Catalog> catalog);
 
   std::optional<Money> PricePerHour(OfferingId o, PricingModel m, UnixSeconds t) const override;
   bool SpotAvailable(OfferingId o, UnixSeconds t) const override;
+  int SpotInstances(OfferingId, UnixSeconds) const override { return kUnlimitedSpot; }
   double FlexStartWaitHours(OfferingId o, UnixSeconds t) const override;
   double CarbonGPerKwh(RegionId r, UnixSeconds t) const override;
   double CarbonSumGPerKwh(RegionId r, UnixSeconds start, int64_t step_s, int count) const override;

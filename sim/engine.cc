@@ -13,6 +13,7 @@
 #include "sched/rng.h"
 #include "sched/scheduler.h"
 #include "sim/hourly_carbon.h"
+#include "sim/spot_leases.h"
 
 namespace meridian::sim {
 
@@ -140,7 +141,8 @@ class Engine {
         t0_(world.market->options().start), carbon_(*world.market, t0_),
         flex_max_s_(std::llround(world.catalog->market().flex_start_max_run_hours * 3600.0)),
         slot_(trace.jobs.size(), kNone), mig_(*world.fleet, trace.jobs.size()),
-        vcpus_per_gpu_(VcpusPerGpu(world)), largest_node_(LargestGpuNode(world)) {}
+        vcpus_per_gpu_(VcpusPerGpu(world)), largest_node_(LargestGpuNode(world)),
+        spot_(*world.market) {}
 
   void Run();
   // The profile's vCPU policy for jobs with a CPU profile.
@@ -159,7 +161,7 @@ class Engine {
     s.now = t;
     s.fleet = world_.fleet.get();
     s.ledger = &ledger_;
-    s.market = world_.market.get();
+    s.market = &spot_;  // the replay market less this run's spot leases
     s.elastic = world_.elastic.get();
     return s;
   }
@@ -174,6 +176,9 @@ class Engine {
   void Apply(const sched::Decision& d, UnixSeconds t);
   void Place(uint32_t j, const sched::Decision& d, UnixSeconds t);
   void StartRun(uint32_t j, UnixSeconds t);
+  bool StartLease(uint32_t j, UnixSeconds t, UnixSeconds end);
+  void EndLease(uint32_t j, UnixSeconds t);
+  void PushReclaims(const std::vector<uint32_t>& jobs, UnixSeconds t);
   enum class Stop { kReclaim, kNodeFailure, kPreempted, kFlexLimit, kFlexCancel };
   void Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released);
   void Finish(uint32_t j, UnixSeconds t);
@@ -208,6 +213,7 @@ class Engine {
   const double vcpus_per_gpu_;  // the GPU share of vCPUs (sim/cpu_model.h)
   const sched::Node largest_node_;  // the fleet's GPU node with the most vCPUs
   sched::CpuAllocation cpu_allocation_ = sched::CpuAllocation::kGpuShare;
+  SpotLeases spot_;  // this run's spot leases; the market its scheduler sees
 };
 
 void Engine::Note(const std::string& key) { ++notes_[key]; }
@@ -338,20 +344,45 @@ void Engine::Requeue(uint32_t j) {
   dirty_ = true;
 }
 
+// A spot lease starts only while the offering's count has its instances
+// left beside the leases already there (sim/spot_leases.h); otherwise the
+// job goes back to the queue unstarted (two leases placed in one cycle on
+// the last instances, or a deferred start the count no longer allows).
+bool Engine::StartLease(uint32_t j, UnixSeconds t, UnixSeconds end) {
+  const Allocation* a = ledger_.Find(JobId(j));
+  const int instances = a && a->elastic ? a->elastic->instances : 1;
+  if (spot_.Start(j, Live(j).offering, instances, t, end)) return true;
+  Note("spot lease not started: fewer spot instances left than it needs");
+  sched_->Release(JobId(j), Snap(t), &ledger_);
+  Requeue(j);
+  return false;
+}
+
+// Ends j's spot lease, if it holds one; the leases started after it on the
+// offering are reclaimed later, if at all, and get their new reclaim events
+// (the old ones find them not due and pass).
+void Engine::EndLease(uint32_t j, UnixSeconds t) {
+  if (Live(j).spot) PushReclaims(spot_.End(j), t);
+}
+
+void Engine::PushReclaims(const std::vector<uint32_t>& jobs, UnixSeconds t) {
+  for (uint32_t k : jobs) {
+    if (std::optional<UnixSeconds> r = spot_.ReclaimAt(k, t)) Push(*r, EventKind::kReclaim, k);
+  }
+}
+
 void Engine::StartRun(uint32_t j, UnixSeconds t) {
   LiveJob& l = Live(j);
   JobOutcome& o = Out(j);
+  const double left_s = (1.0 - l.done) * l.full_s;
+  const UnixSeconds end = t + l.overhead_s + static_cast<int64_t>(std::ceil(left_s - 1e-6));
+  if (l.spot && !StartLease(j, t, end)) return;
   l.run_start = t;
   l.running = true;
   o.state = JobState::kRunning;
   if (o.start_s < 0) o.start_s = t - t0_;
-  const double left_s = (1.0 - l.done) * l.full_s;
-  const UnixSeconds end = t + l.overhead_s + static_cast<int64_t>(std::ceil(left_s - 1e-6));
   Push(end, EventKind::kEnd, j);
-  if (l.spot) {
-    std::optional<UnixSeconds> r = world_.market->NextSpotReclaim(l.offering, t);
-    if (r && *r < end) Push(*r, EventKind::kReclaim, j);
-  }
+  if (l.spot) PushReclaims({j}, t);
   if (l.flex && t + flex_max_s_ < end) Push(t + flex_max_s_, EventKind::kFlexLimit, j);
   if (l.on_fleet && options_.node_mtbf_h > 0 && l.nodes > 0) {
     sched::Rng rng(sched::Rng::Mix(options_.seed ^ 0xfa11ed, j, l.attempt));
@@ -475,6 +506,7 @@ void Engine::Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released) {
   } else {
     ++o.preemptions;
   }
+  EndLease(j, t);
   if (!released) sched_->Release(JobId(j), Snap(t), &ledger_);
   Requeue(j);
 }
@@ -485,6 +517,7 @@ void Engine::Finish(uint32_t j, UnixSeconds t) {
   Account(l, o, l.run_start, t);
   o.end_s = t - t0_;
   o.state = JobState::kDone;
+  EndLease(j, t);
   sched_->Release(JobId(j), Snap(t), &ledger_);
   Drop(j);
   dirty_ = true;
@@ -494,7 +527,9 @@ void Engine::Handle(const Event& e) {
   if (slot_[e.job] == kNone || Live(e.job).attempt != e.attempt) return;  // stale
   switch (e.kind) {
     case EventKind::kEnd: Finish(e.job, e.t); break;
-    case EventKind::kReclaim: Interrupt(e.job, e.t, Stop::kReclaim, false); break;
+    case EventKind::kReclaim:  // LIFO: only when the count is below what it and older leases hold
+      if (spot_.Due(e.job, e.t)) Interrupt(e.job, e.t, Stop::kReclaim, false);
+      break;
     case EventKind::kNodeFailure: Interrupt(e.job, e.t, Stop::kNodeFailure, false); break;
     case EventKind::kFlexLimit: Interrupt(e.job, e.t, Stop::kFlexLimit, false); break;
     case EventKind::kFlexCancel: Interrupt(e.job, e.t, Stop::kFlexCancel, false); break;

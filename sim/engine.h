@@ -6,13 +6,17 @@
 // accounts for what happened.
 //
 // Events, in a priority queue by (time, kind, sequence): run ends, spot
-// reclaims (the market's trace goes down under a spot lease), fleet node
+// reclaims (the offering's count falls below what a lease and the leases
+// started before it hold: sim/spot_leases.h, newest first), fleet node
 // failures (when EngineOptions::node_mtbf_h is set), flex-start's
 // 7-day limit, flex-start requests cancelled unserved, deferred starts; and
 // arrivals read in order from the trace. After all events of one instant,
 // one scheduling cycle (Scheduler::RunCycle over every waiting job; a lone
 // waiting job is decided by Decide + Commit, which is the same cycle) runs
 // if anything arrived or was released. Cost grows with events, not time.
+// The scheduler sees the market less the run's own spot leases, so jobs
+// share each offering's spot count; a spot lease whose instances another
+// lease of the same cycle took is not started, and its job is queued again.
 //
 // Progress: a job's run on a placement lasts its recorded duration_s where
 // the trace gives one, else the estimator's time for the placement

@@ -53,7 +53,18 @@ ReplayMarket::ReplayMarket(std::shared_ptr<const catalog::Catalog> catalog,
                                                  : catalog_->market().flex_start_expected_wait_hours;
   assignment_.reserve(catalog_->offerings().size());
   for (const catalog::Offering& o : catalog_->offerings()) {
-    assignment_.push_back(Assign(o, traces_, options_.seed));
+    assignment_.push_back(options_.other_spot == OtherSpot::kNone ? SpotAssignment{}
+                                                                  : Assign(o, traces_, options_.seed));
+  }
+  for (const MappedSpotTrace& m : options_.mapped) {
+    if (m.offering.index() >= assignment_.size()) continue;
+    SpotAssignment& a = assignment_[m.offering.index()];
+    a = SpotAssignment{};
+    a.trace = static_cast<int>(traces_.size());
+    a.mapped = true;
+    traces_.push_back(m.trace);
+    const int64_t period = m.trace.period_s();
+    if (m.tick0 && period > 0) a.offset_s = ((options_.start - *m.tick0) % period + period) % period;
   }
 }
 
@@ -61,11 +72,13 @@ std::optional<Money> ReplayMarket::PricePerHour(OfferingId o, PricingModel m, Un
   return prices_.PricePerHour(o, m, t);
 }
 
-bool ReplayMarket::SpotAvailable(OfferingId o, UnixSeconds t) const {
-  if (o.index() >= assignment_.size()) return false;
+bool ReplayMarket::SpotAvailable(OfferingId o, UnixSeconds t) const { return SpotInstances(o, t) > 0; }
+
+int ReplayMarket::SpotInstances(OfferingId o, UnixSeconds t) const {
+  if (o.index() >= assignment_.size()) return 0;
   const SpotAssignment& a = assignment_[o.index()];
-  if (a.trace < 0) return false;
-  return traces_[static_cast<size_t>(a.trace)].UpAt(t - options_.start + a.offset_s);
+  if (a.trace < 0) return 0;
+  return traces_[static_cast<size_t>(a.trace)].CountAt(t - options_.start + a.offset_s);
 }
 
 double ReplayMarket::FlexStartWaitHours(OfferingId, UnixSeconds) const { return flex_mean_h_; }
@@ -74,12 +87,13 @@ double ReplayMarket::CarbonGPerKwh(RegionId r, UnixSeconds t) const {
   return prices_.CarbonGPerKwh(r, t);
 }
 
-std::optional<UnixSeconds> ReplayMarket::NextSpotReclaim(OfferingId o, UnixSeconds from) const {
+std::optional<UnixSeconds> ReplayMarket::NextSpotBelow(OfferingId o, UnixSeconds from,
+                                                       int need) const {
   if (o.index() >= assignment_.size()) return from;
   const SpotAssignment& a = assignment_[o.index()];
   if (a.trace < 0) return from;
   const int64_t s = std::max<int64_t>(0, from - options_.start) + a.offset_s;
-  std::optional<int64_t> down = traces_[static_cast<size_t>(a.trace)].NextDown(s);
+  std::optional<int64_t> down = traces_[static_cast<size_t>(a.trace)].NextBelow(s, need);
   if (!down) return std::nullopt;
   return from + (*down - s);
 }

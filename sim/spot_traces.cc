@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "catalog/csv.h"
 
 extern "C" {
@@ -21,9 +23,19 @@ size_t RunAt(const SpotTrace& t, int64_t tick) {
 
 int64_t RunStart(const SpotTrace& t, size_t run) { return run == 0 ? 0 : t.run_end[run - 1]; }
 
+// Appends `n` ticks of `value` to t's runs (one run per change of count).
+void AddTicks(SpotTrace& t, int value, int64_t n) {
+  const int64_t end = (t.run_end.empty() ? 0 : t.run_end.back()) + n;
+  if (!t.count.empty() && t.count.back() == value) {
+    t.run_end.back() = end;  // two tokens of the same count (1*3 1*4): one run
+  } else {
+    t.run_end.push_back(end);
+    t.count.push_back(value);
+  }
+}
+
 // "1*40 0*12" -> runs; false on a malformed token.
 bool ParseRuns(std::string_view text, SpotTrace& t) {
-  int64_t end = 0;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t space = text.find(' ', pos);
@@ -34,53 +46,87 @@ bool ParseRuns(std::string_view text, SpotTrace& t) {
     std::optional<int> value = catalog::ParseInt(token.substr(0, star));
     std::optional<int> count = catalog::ParseInt(token.substr(star + 1));
     if (!value || !count || *value < 0 || *count <= 0) return false;
-    const uint8_t up = *value > 0 ? 1 : 0;
-    end += *count;
-    if (!t.up.empty() && t.up.back() == up) {
-      t.run_end.back() = end;  // two counts of the same state (1*3 2*4): one run
-    } else {
-      t.run_end.push_back(end);
-      t.up.push_back(up);
-    }
+    AddTicks(t, *value, *count);
   }
   return !t.run_end.empty();
 }
 
 }  // namespace
 
-bool SpotTrace::UpAt(int64_t s) const {
-  if (ticks <= 0 || gap_s <= 0) return false;
+int SpotTrace::CountAt(int64_t s) const {
+  if (ticks <= 0 || gap_s <= 0) return 0;
   int64_t tick = (std::max<int64_t>(s, 0) / gap_s) % ticks;
-  return up[RunAt(*this, tick)] != 0;
+  return count[RunAt(*this, tick)];
 }
 
-std::optional<int64_t> SpotTrace::NextDown(int64_t s) const {
-  if (!UpAt(s)) return s;
+std::optional<int64_t> SpotTrace::NextBelow(int64_t s, int need) const {
+  s = std::max<int64_t>(s, 0);
+  if (CountAt(s) < need) return s;
   const int64_t period = period_s();
   const int64_t cycle = s / period;
   const size_t run = RunAt(*this, (s % period) / gap_s);
-  for (size_t j = run + 1; j < up.size(); ++j) {
-    if (!up[j]) return cycle * period + RunStart(*this, j) * gap_s;
+  for (size_t j = run + 1; j < count.size(); ++j) {
+    if (count[j] < need) return cycle * period + RunStart(*this, j) * gap_s;
   }
   for (size_t j = 0; j <= run; ++j) {
-    if (!up[j]) return (cycle + 1) * period + RunStart(*this, j) * gap_s;
+    if (count[j] < need) return (cycle + 1) * period + RunStart(*this, j) * gap_s;
   }
   return std::nullopt;
 }
 
 double SpotTrace::UpFraction() const {
   int64_t n = 0;
-  for (size_t i = 0; i < up.size(); ++i) n += up[i] ? run_end[i] - RunStart(*this, i) : 0;
+  for (size_t i = 0; i < count.size(); ++i) n += count[i] > 0 ? run_end[i] - RunStart(*this, i) : 0;
   return ticks > 0 ? static_cast<double>(n) / static_cast<double>(ticks) : 0;
 }
 
 int SpotTrace::Reclaims() const {
   int n = 0;
-  for (size_t i = 0; i < up.size(); ++i) {
-    const bool prev_up = i > 0 ? up[i - 1] != 0 : up.back() != 0;  // cyclic
-    n += prev_up && !up[i] ? 1 : 0;
+  for (size_t i = 0; i < count.size(); ++i) {
+    const bool prev_up = (i > 0 ? count[i - 1] : count.back()) > 0;  // cyclic
+    n += prev_up && count[i] == 0 ? 1 : 0;
   }
   return n;
+}
+
+int SpotTrace::MaxCount() const {
+  return count.empty() ? 0 : *std::max_element(count.begin(), count.end());
+}
+
+Result<SpotTrace> ParseSpotTraceJson(std::string_view text, const std::string& file) {
+  using nlohmann::json;
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return Status::Invalid(file + ": not JSON (" + e.what() + ")");
+  }
+  if (!doc.is_object()) return Status::Invalid(file + ": not a JSON object");
+  const json* gap = doc.contains("metadata") && doc["metadata"].is_object() &&
+                            doc["metadata"].contains("gap_seconds")
+                        ? &doc["metadata"]["gap_seconds"]
+                        : nullptr;
+  if (!gap) return Status::Invalid(file + ": metadata.gap_seconds is missing");
+  if (!gap->is_number_integer() || gap->get<int64_t>() <= 0) {
+    return Status::Invalid(file + ": metadata.gap_seconds is " + gap->dump() +
+                           ", not a whole number of seconds > 0");
+  }
+  if (!doc.contains("data") || !doc["data"].is_array() || doc["data"].empty()) {
+    return Status::Invalid(file + ": data is missing or empty (a list of instances per tick)");
+  }
+  SpotTrace t;
+  t.gap_s = gap->get<int64_t>();
+  const json& data = doc["data"];
+  for (size_t i = 0; i < data.size(); ++i) {
+    const json& v = data[i];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX) {
+      return Status::Invalid(file + ": data[" + std::to_string(i) + "] is " + v.dump() +
+                             ", not a count of instances (a whole number >= 0)");
+    }
+    AddTicks(t, static_cast<int>(v.get<int64_t>()), 1);
+  }
+  t.ticks = static_cast<int64_t>(data.size());
+  return t;
 }
 
 Result<std::vector<SpotTrace>> ParseSpotTraces(std::string_view csv, const std::string& file) {

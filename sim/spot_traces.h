@@ -1,10 +1,12 @@
 // SpotTrace: one measured spot series from "Can't Be Late" (Wu et al.,
 // NSDI'24; ../shared/data/spot), as the replay market reads it: where it was
 // measured (AWS zone, instance type, GPU model), the tick length, and the
-// state per tick as runs of equal state (up = spot capacity could be had /
-// the instance was alive). sim/market/spot_traces.csv holds every GPU trace,
-// run-length encoded by sim/market/build_spot_traces.py, and is compiled into
-// the binary.
+// count per tick as runs of equal counts: the instances that could be had
+// (availability traces: 0/1 in the 1-node traces, 0..16 in the 16-node ones)
+// or that were alive (preemption traces). sim/market/spot_traces.csv holds
+// every GPU trace, run-length encoded by sim/market/build_spot_traces.py, and
+// is compiled into the binary; ParseSpotTraceJson reads one trace in the
+// SkyPilot spot-traces JSON the data comes in (`simulate --spot-traces`).
 //
 // Times passed to a trace are seconds from its first tick; a trace repeats
 // after its last tick (period_s), so it covers a simulation of any length.
@@ -31,24 +33,35 @@ struct SpotTrace {
   int gpus = 1;               // GPUs per instance
   int64_t gap_s = 0;          // seconds per tick
   int64_t ticks = 0;
-  // Runs of equal state: run i covers ticks [run_end[i-1], run_end[i]) (run 0
-  // from tick 0) and is up when up[i] is 1.
+  // Runs of equal counts: run i covers ticks [run_end[i-1], run_end[i]) (run
+  // 0 from tick 0) with count[i] instances.
   std::vector<int64_t> run_end;
-  std::vector<uint8_t> up;
+  std::vector<int32_t> count;
 
   int64_t period_s() const { return gap_s * ticks; }
-  // Whether spot is up at `s` seconds from the first tick (s >= 0; cyclic).
-  bool UpAt(int64_t s) const;
-  // The first second >= s at which spot is down (s itself when down now);
-  // nullopt when the trace is never down. Not wrapped: may exceed period_s.
-  std::optional<int64_t> NextDown(int64_t s) const;
-  // Share of ticks up, and up -> down transitions per period.
+  // The instances at `s` seconds from the first tick (s >= 0; cyclic).
+  int CountAt(int64_t s) const;
+  // Whether any instance is there at `s` (CountAt(s) > 0).
+  bool UpAt(int64_t s) const { return CountAt(s) > 0; }
+  // The first second >= s at which the count is below `need` (s itself when
+  // it is now); nullopt when it never is. Not wrapped: may exceed period_s.
+  std::optional<int64_t> NextBelow(int64_t s, int need) const;
+  // The first second >= s at which spot is down: NextBelow(s, 1).
+  std::optional<int64_t> NextDown(int64_t s) const { return NextBelow(s, 1); }
+  // Share of ticks up (count > 0), up -> down transitions per period, and the
+  // largest count.
   double UpFraction() const;
   int Reclaims() const;
+  int MaxCount() const;
 };
 
 // Parses the CSV of sim/market/spot_traces.csv; errors name file and line.
 Result<std::vector<SpotTrace>> ParseSpotTraces(std::string_view csv, const std::string& file);
+
+// One trace in SkyPilot's spot-traces JSON ({"metadata": {"gap_seconds": N},
+// "data": [count per tick, ...]}); `file` names it in errors, which give the
+// field, the value and the reason. Only gap_s, ticks and the runs are filled.
+Result<SpotTrace> ParseSpotTraceJson(std::string_view json, const std::string& file);
 
 // The traces compiled into the binary, parsed once.
 const std::vector<SpotTrace>& EmbeddedSpotTraces();

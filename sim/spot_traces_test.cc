@@ -58,6 +58,58 @@ TEST(SpotTraces, StateAndNextDownCycleThroughTheTrace) {
   EXPECT_EQ(Parse("1*5").NextDown(7), std::nullopt);
 }
 
+TEST(SpotTraces, CountsAreKeptPerTick) {
+  // Ticks of 10 s: 3, 3, 1, 0, 2 (period 50 s); the CSV's 3*2 is one run.
+  SpotTrace t = Parse("3*2 1*1 0*1 2*1");
+  EXPECT_EQ(t.count.size(), 4u);
+  EXPECT_EQ(t.CountAt(15), 3);
+  EXPECT_EQ(t.CountAt(25), 1);
+  EXPECT_EQ(t.CountAt(35), 0);
+  EXPECT_EQ(t.CountAt(45), 2);
+  EXPECT_EQ(t.CountAt(65), 3);  // 65 - 50 = 15: the second period
+  EXPECT_EQ(t.MaxCount(), 3);
+  // Below 3 from 20; below 2 from 20; below 1 from 30; from 40 (count 2)
+  // below 2 next at 50 + 20 = 70; never below 0.
+  EXPECT_EQ(t.NextBelow(0, 3), 20);
+  EXPECT_EQ(t.NextBelow(5, 2), 20);
+  EXPECT_EQ(t.NextBelow(5, 1), 30);
+  EXPECT_EQ(t.NextBelow(40, 2), 70);
+  EXPECT_EQ(t.NextBelow(40, 3), 40);  // 2 < 3 now
+  EXPECT_EQ(t.NextBelow(0, 0), std::nullopt);
+  EXPECT_EQ(t.NextDown(40), 80);      // below 1: the next period's 30
+  EXPECT_DOUBLE_EQ(t.UpFraction(), 0.8);
+  EXPECT_EQ(t.Reclaims(), 1);
+}
+
+TEST(SpotTraces, SkyPilotJsonIsReadAsCounts) {
+  auto t = ParseSpotTraceJson(R"({"metadata": {"gap_seconds": 60}, "data": [0, 16, 16, 4, 0]})", "a.json");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->gap_s, 60);
+  EXPECT_EQ(t->ticks, 5);
+  EXPECT_EQ(t->run_end, (std::vector<int64_t>{1, 3, 4, 5}));
+  EXPECT_EQ(t->count, (std::vector<int32_t>{0, 16, 4, 0}));
+  struct Bad {
+    const char* json;
+    const char* message;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"{", "a.json: not JSON"},
+           {"[1]", "a.json: not a JSON object"},
+           {R"({"data": [1]})", "a.json: metadata.gap_seconds is missing"},
+           {R"({"metadata": {"gap_seconds": 0}, "data": [1]})",
+            "a.json: metadata.gap_seconds is 0, not a whole number of seconds > 0"},
+           {R"({"metadata": {"gap_seconds": -5}, "data": [1]})", "metadata.gap_seconds is -5"},
+           {R"({"metadata": {"gap_seconds": 60}})", "a.json: data is missing or empty"},
+           {R"({"metadata": {"gap_seconds": 60}, "data": [1, -1]})",
+            "a.json: data[1] is -1, not a count of instances"},
+           {R"({"metadata": {"gap_seconds": 60}, "data": [1, "x"]})", "data[1] is \"x\""},
+       }) {
+    auto r = ParseSpotTraceJson(b.json, "a.json");
+    ASSERT_FALSE(r.ok()) << b.json;
+    EXPECT_NE(r.status().message().find(b.message), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(SpotTraces, MalformedRowsNameFileAndLine) {
   auto bad = ParseSpotTraces(
       "trace,kind,provider,zone,instance_type,gpu_model,gpus,gap_s,date,ticks,runs\n"

@@ -115,7 +115,9 @@ void TimeShift::ShiftOne(const CycleContext& ctx, const Candidate& c, RegionId r
   auto price_at = [&](int k) -> std::optional<Money> {
     if (!elastic) return Money();
     const UnixSeconds t = now + k * kHour;
-    if (c.pricing == PricingModel::kSpot && !market.SpotAvailable(c.offering, t)) return std::nullopt;
+    if (c.pricing == PricingModel::kSpot && market.SpotInstances(c.offering, t) < c.instances) {
+      return std::nullopt;
+    }
     return market.PricePerHour(c.offering, c.pricing, t);
   };
   const std::optional<Money> price_now = price_at(0);

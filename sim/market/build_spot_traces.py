@@ -8,7 +8,8 @@ Each GPU trace (availability and preemption, one instance) becomes one row:
 where it was measured, the instance type and GPU model, the tick length, and
 the tick values run-length encoded ("1*40 0*12 ..." = 40 ticks of 1, then 12
 of 0). A tick value is the number of instances that could be had (availability)
-or that were alive (preemption); the simulator reads > 0 as "spot is up".
+or that were alive (preemption), kept as is: the simulator replays it as the
+count spot leases on the offering share (a lease of k instances needs k).
 The CPU-only preemption traces (r5.16xlarge, c3-highcpu-88) are left out: the
 simulator replays spot for GPU offerings only. Standard library only.
 """
