@@ -108,8 +108,8 @@ TEST(Report, WritesTheThreeFilesIntoANewFolder) {
 }
 
 // The real openb trace (MERIDIAN_DATA_DIR) onto its own node list: every pod
-// that ran is placed. default places the CPU-only pods too (cpu_fallback);
-// fifo-greedy has no plugin that places CPU-only work, so it refuses them.
+// that ran is placed, and so are the 1,052 CPU-only pods, on CPU nodes, under
+// every shipped profile (cpu_fallback; the baselines with jobs: cpu-only).
 TEST(Openb, EveryPodThatRanIsPlacedOnTheNodeList) {
   const std::string path = DataFile(kOpenbPods);
   auto cat = catalog::Catalog::LoadEmbedded();
@@ -118,7 +118,7 @@ TEST(Openb, EveryPodThatRanIsPlacedOnTheNodeList) {
   ASSERT_TRUE(trace->fleet.has_value());
   ASSERT_EQ(trace->jobs.size(), 7255u);  // docs/trace-format.md: 6,203 with GPUs, 1,052 CPU-only
   World w = testing::MakeWorld(*cat, *trace->fleet);
-  for (const char* policy : {"default", "fifo-greedy"}) {
+  for (const char* policy : {"default", "fifo-strict", "fifo-greedy", "fifo-backfill", "kueue-like", "skypilot-like"}) {
     SCOPED_TRACE(policy);
     PolicyRun run = testing::RunPolicy(*trace, w, policy);
     int64_t gpu_placed = 0, cpu_placed = 0;
@@ -127,13 +127,14 @@ TEST(Openb, EveryPodThatRanIsPlacedOnTheNodeList) {
       const bool cpu_only = trace->specs[trace->jobs[i].spec]->resources.gpus.value_or(1) == 0;
       if (o.state != JobState::kDone) continue;
       (cpu_only ? cpu_placed : gpu_placed) += 1;
+      if (cpu_only) EXPECT_TRUE(o.cpu) << trace->jobs[i].name;
       // A recorded pod runs exactly as long as it did in the trace.
       if (o.preemptions == 0) {
         EXPECT_EQ(o.end_s - o.start_s, trace->jobs[i].duration_s);
       }
     }
     EXPECT_EQ(gpu_placed, 6203);
-    EXPECT_EQ(cpu_placed, std::string(policy) == "default" ? 1052 : 0);
+    EXPECT_EQ(cpu_placed, 1052);
   }
 }
 

@@ -14,6 +14,9 @@ Result<std::unique_ptr<Plugin>> CpuFallback::Create(PluginArgs& args) {
   o.ram_gib_hour = args.Dollars("ram_gib_hour_usd", o.ram_gib_hour);
   o.max_nodes = static_cast<int>(args.Integer("max_nodes", o.max_nodes, 1, 64));
   o.scan_ends = static_cast<int>(args.Integer("scan_ends", o.scan_ends, 1, 4096));
+  o.jobs = args.Choice("jobs", "fallback", {"fallback", "cpu-only"}) == "cpu-only"
+               ? Options::Jobs::kCpuOnly
+               : Options::Jobs::kFallback;
   return FinishPlugin<CpuFallback>(args, o);
 }
 
@@ -81,14 +84,17 @@ void CpuFallback::AddCandidates(const CycleContext& ctx, std::span<const Candida
   if (job.cpu_only) {
     // No GPU wanted: CPU nodes first, then the spare vCPUs of GPU nodes.
     int added = 0;
-    if (fleet.CpuPool().valid()) AddFromPool(ctx, fleet.CpuPool(), sink, &added);
+    if (fleet.CpuPool().valid()) {
+      AddFromPool(ctx, fleet.CpuPool(), sink, &added);
+      if (options_.jobs == Options::Jobs::kCpuOnly) return;
+    }
     for (const Pool& p : fleet.pools()) {
       if (added >= options_.max_nodes) break;
       if (p.gpu_model.valid() && !p.cluster.valid()) AddFromPool(ctx, p.id, sink, &added);
     }
     return;
   }
-  if (job.cpu_fallback_slowdown <= 0) return;
+  if (options_.jobs == Options::Jobs::kCpuOnly || job.cpu_fallback_slowdown <= 0) return;
   const PoolId pool = fleet.CpuPool();
   if (!pool.valid()) return;
   if (!ctx.ever_pass() && !Reason(ctx, generated)) return;

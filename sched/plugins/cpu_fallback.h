@@ -35,8 +35,16 @@
 //   ram_gib_hour_usd: 0.004237
 //   max_nodes: 8      CPU candidates added (1..64)
 //   scan_ends: 64     allocations' ends read for the earliest GPU (1..4096)
+//   jobs: fallback    what it places on CPU:
+//     fallback        CPU-only jobs, and jobs with cpu_fallback as above
+//     cpu-only        CPU-only jobs alone, on the fleet's CPU nodes (the spare
+//                     vCPUs of GPU nodes only on a fleet without CPU nodes); a
+//                     job that asks for GPUs is never offered CPU. The
+//                     baseline profiles: they run what the fleet can run
+//                     without moving GPU work or taking GPU nodes' vCPUs.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 #include "core/units.h"
@@ -52,6 +60,8 @@ class CpuFallback final : public Plugin, public AddCandidatesPlugin {
     Money ram_gib_hour = Money::FromDollars(0.004237);
     int max_nodes = 8;
     int scan_ends = 64;
+    enum class Jobs : uint8_t { kFallback, kCpuOnly };
+    Jobs jobs = Jobs::kFallback;
   };
   static constexpr std::string_view kName = "cpu_fallback";
   static Result<std::unique_ptr<Plugin>> Create(PluginArgs& args);

@@ -180,5 +180,88 @@ TEST(CpuFallbackTest, CpuOnlyJobsArePlacedOnCpu) {
   }
 }
 
+// Every shipped profile runs what the fleet can run: a CPU-only job is placed
+// on a CPU node (node 1, the first CPU node in fleet order), holding no GPU,
+// under default and the baselines alike (the baselines through cpu_fallback
+// with jobs: cpu-only).
+TEST(CpuFallbackTest, EveryShippedProfilePlacesCpuOnlyJobs) {
+  JobSpec spec;
+  spec.name = "etl";
+  spec.kind = WorkloadKind::kBatchInference;
+  spec.resources.gpus = 0;
+  spec.resources.vcpus = 8;
+  spec.resources.ram_gib = 32;
+  spec.work.duration_s = 3600;
+  testing::World w = MakeWorld(CpuFleet(1.10), false);
+  QueuedJob job = Queue(w, spec, 1);
+  for (const std::string& name : EmbeddedProfileNames()) {
+    auto profile = EmbeddedProfile(name);
+    ASSERT_TRUE(profile.ok()) << name << ": " << profile.status().ToString();
+    auto s = Scheduler::Create(*profile, w.fleet);
+    ASSERT_TRUE(s.ok()) << name << ": " << s.status().ToString();
+    Decision d = (*s)->Decide(job, w.At());
+    ASSERT_EQ(d.kind, DecisionKind::kPlace) << name << ": " << d.status.ToString();
+    ASSERT_EQ(d.allocation->nodes.size(), 1u) << name;
+    EXPECT_EQ(d.allocation->nodes[0].node, NodeId(1)) << name;
+    EXPECT_EQ(d.allocation->nodes[0].gpus, 0u) << name;
+  }
+}
+
+// jobs: cpu-only keeps GPU work on GPUs: a job with cpu_fallback whose CPU
+// run is cheaper (the CheaperPerUnitOfWork case at 5.00 $/h: 6.22 $ on CPU
+// against 10.00 $ on the GPU) is offered no CPU node, in the cycle or in the
+// "ever" pass; a CPU-only job is offered the CPU nodes (1 and 2) and not the
+// GPU node's spare vCPUs, unless the fleet has no CPU node (then node 0).
+TEST(CpuFallbackTest, CpuOnlyModeOffersCpuToCpuOnlyJobsOnCpuNodes) {
+  auto args = PluginArgs::FromYaml("{jobs: cpu-only}", "p.yaml", "plugins[3].args");
+  ASSERT_TRUE(args.ok());
+  auto made = CpuFallback::Create(*args);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  const auto& p = static_cast<const CpuFallback&>(**made);
+  JobSpec cpu;
+  cpu.name = "etl";
+  cpu.kind = WorkloadKind::kBatchInference;
+  cpu.resources.gpus = 0;
+  cpu.resources.vcpus = 8;
+  cpu.resources.ram_gib = 32;
+  cpu.work.duration_s = 3600;
+  struct Case {
+    const char* name;
+    bool cpu_job;
+    bool cpu_nodes;  // the fleet has its two CPU nodes (else only the H100 node)
+    std::vector<NodeId> want;
+  } cases[] = {
+      {"GPU job with a cheaper CPU fallback", false, true, {}},
+      {"CPU-only job", true, true, {NodeId(1), NodeId(2)}},
+      {"CPU-only job, no CPU node", true, false, {NodeId(0)}},
+  };
+  for (const Case& c : cases) {
+    FleetSpec f = CpuFleet(5.00);
+    if (!c.cpu_nodes) f.clusters[0].nodes.pop_back();
+    testing::World w = MakeWorld(f, false);
+    const QueuedJob job = c.cpu_job ? Queue(w, cpu, 2) : FallbackJob(w);
+    for (bool ever : {false, true}) {
+      testing::Cycle cy(w, job);
+      CycleContext ctx({&job, &cy.snap, &w.ledger, &cy.state, &cy.rng, &cy.members,
+                        ExplainLevel::kFull, ever});
+      std::vector<Candidate> out;
+      std::vector<NodeId> members;
+      CandidateSink sink(&out, &members, 64, 3);
+      Candidate gpu = GpuNode();
+      p.AddCandidates(ctx, std::span<const Candidate>(&gpu, 1), sink);
+      std::vector<NodeId> got;
+      for (const Candidate& k : out) got.push_back(k.node);
+      EXPECT_EQ(got, c.want) << c.name << (ever ? " (ever pass)" : "");
+    }
+  }
+
+  auto bad = PluginArgs::FromYaml("{jobs: gpu}", "p.yaml", "plugins[3].args");
+  ASSERT_TRUE(bad.ok());
+  auto refused = CpuFallback::Create(*bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("plugins[3].args.jobs"), std::string::npos)
+      << refused.status().message();
+}
+
 }  // namespace
 }  // namespace meridian::sched
