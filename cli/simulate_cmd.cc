@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/spot_map.h"
 #include "cli/table.h"
 #include "sched/elastic.h"
 #include "sched/fleet.h"
@@ -133,6 +134,9 @@ std::unique_ptr<SimulateCommand> AddSimulateCommand(CLI::App& app) {
                   "mean hours between failures of one fleet node (0: none); a failed run "
                   "restarts from its last checkpoint")
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--spot-traces", cmd->spot_traces,
+                  "your own spot history: a map of catalog offerings to SkyPilot spot-traces JSON "
+                  "files (docs/simulate.md, \"Your own spot history\")");
   sub->add_flag("-q,--quiet", cmd->quiet, "no progress bar");
   return cmd;
 }
@@ -187,6 +191,12 @@ std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::str
   mo.start = *start;
   mo.seed = cmd.seed;
   mo.flex_wait_mean_h = cmd.flex_wait_mean_h;
+  if (!cmd.spot_traces.empty()) {
+    auto map = LoadSpotMap(cmd.spot_traces, **cat);
+    if (!map.ok()) return fail(map.status());
+    mo.other_spot = map->other_spot;
+    mo.mapped = std::move(map->mapped);
+  }
   world.market = std::make_shared<sim::ReplayMarket>(*cat, sim::EmbeddedSpotTraces(), mo);
   if ((*fleet)->elastic()) world.elastic = std::make_shared<sched::ElasticIndex>(**cat);
   const sim::JobShapes shapes = sim::JobShapes::Make(*trace, **cat);

@@ -22,6 +22,7 @@ namespace meridian::cli {
 struct SimulateCommand {
   CLI::App* app = nullptr;
   std::string trace, format, nodes, fleet, out_dir, start = "2024-01-01T00:00:00Z";
+  std::string spot_traces;  // --spot-traces MAP.yaml (cli/spot_map.h); "" = the shipped traces
   std::string policies = "default";
   uint64_t seed = 1;
   double flex_wait_mean_h = -1;
