@@ -117,7 +117,7 @@ TEST(K8sExport, BadInputNamesTheFieldAndExits2) {
        bad_name + ":2:7: name: \"Llama_Eval\" is not a valid Kubernetes name: must consist of lower "
                   "case letters, digits or '-'"},
       {{"k8s", "export", impossible, "--at", kAt},
-       impossible + ":6:35: resources.gpu_models: job \"too-big\" cannot be placed"},
+       impossible + ":6:12: resources: job \"too-big\" cannot be placed"},
       {{"k8s", "export", "examples/training.yaml", "--at", kAt, "--namespace", "Team_A"},
        "--namespace: \"Team_A\" is not a valid Kubernetes name"},
       {{"k8s", "export", "examples/training.yaml", "--at", "yesterday"}, "--at:"},

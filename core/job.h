@@ -39,6 +39,10 @@ struct Work {
   double flops = 0;         // kFlops: total floating-point operations
   double gpu_hours = 0;     // kGpuHours: measured GPU-hours ...
   std::string on_gpu;       // ... on this reference GPU model
+  // The GPU model a trace's recorded run time was measured on (set by the
+  // trace readers, not a spec key; "" = none). The job ran there, so its
+  // precision never keeps it off that model (estimate/run_time.h).
+  std::string recorded_on;
   std::optional<int64_t> duration_s;  // a service's planned run time (work.duration)
 };
 

@@ -6,6 +6,7 @@
 #include "estimate/memory.h"
 #include "estimate/pricing.h"
 #include "estimate/regions.h"
+#include "estimate/run_time.h"
 #include "estimate/throughput.h"
 
 namespace meridian::estimate {
@@ -171,14 +172,6 @@ void AddEnergy(const OptionInput& in, Option* o) {
   o->co2 = Co2Grams::FromGrams(std::llround(o->energy_kwh * o->carbon_gco2_per_kwh));
 }
 
-// Run-time factor when `gpus` GPUs span `instances` instances: the count's
-// scaling efficiency assumed one node up to 8 GPUs; separate instances scale
-// as nodes do (kInterNodeScaling).
-double SpanFactor(const OptionInput& in, int gpus, int instances) {
-  if (instances <= 1 || in.job->spec.work.form == Work::Form::kNone) return 1.0;
-  return ScalingEfficiency(gpus) / kInterNodeScaling;
-}
-
 Option MakeOption(const OptionInput& in, const CountPlan& count, const catalog::Offering& off,
                   const PricingTerms& terms) {
   Option o;
@@ -190,7 +183,7 @@ Option MakeOption(const OptionInput& in, const CountPlan& count, const catalog::
   o.pricing = terms.model;
   o.price_per_hour = terms.per_instance_hour.Times(o.instances);
   o.wait_hours = terms.wait_hours;
-  double span = SpanFactor(in, count.gpus, o.instances);
+  double span = SpanFactor(in.job->spec, count.gpus, o.instances);
   o.hours = count.throughput.run_hours * span * terms.run_multiplier;
   o.notes = terms.notes;
   if (span != 1.0) {
@@ -238,9 +231,10 @@ OptionSet BuildOptions(const ResolvedJob& job, const GpuEstimate& estimate,
   CarbonCache carbon;
   OptionInput in{&job, &estimate, gpu, &catalog, &ctx, &carbon};
   for (const CountPlan& count : CountPlans(in)) {
-    RunWindow window{count.throughput.run_hours, ctx.at, ctx.deadline};
     for (const auto& [loc, offerings] : where.by_location) {
       for (const catalog::Offering* off : BestFitOfferings(offerings, count.gpus)) {
+        const RunWindow window{count.throughput.run_hours, ctx.at, ctx.deadline,
+                               InstancesFor(*off, count.gpus)};
         for (const PricingTerms& terms : PricingFor(job.spec, *off, catalog.market(), window)) {
           set.options.push_back(MakeOption(in, count, *off, terms));
         }

@@ -5,6 +5,7 @@
 #include "estimate/defaults.h"
 #include "estimate/memory.h"
 #include "estimate/options.h"
+#include "estimate/run_time.h"
 #include "estimate/throughput.h"
 
 namespace meridian::estimate {
@@ -50,17 +51,6 @@ void AddPlanAssumptions(const ResolvedJob& job, const catalog::Catalog& catalog,
                                "energy counts GPU board power x GPUs x hours only"});
 }
 
-GpuEstimate EstimateFor(const catalog::GpuModel& gpu, const MemoryFit& fit,
-                        const ThroughputEstimate& t) {
-  GpuEstimate e;
-  e.gpu = gpu.name;
-  e.memory = *fit.memory;
-  e.throughput = t;
-  e.shortfall = fit.shortfall;
-  e.mig_profile = fit.mig_profile;
-  return e;
-}
-
 // Full recomputation is not in the job spec; say where the plan turned it on.
 void AddRecomputeAssumption(const ResolvedJob& job, const GpuEstimate& e, Plan* plan) {
   int mb = e.shortfall ? e.shortfall->reduced_micro_batch : job.dims->micro_batch;
@@ -74,38 +64,41 @@ void AddRecomputeAssumption(const ResolvedJob& job, const GpuEstimate& e, Plan* 
   plan->assumptions.push_back({"training.activation_recompute", "full on " + e.gpu, reason});
 }
 
-// Fits, times and prices one GPU model; a non-OK InvalidArgument status means
-// the whole job cannot be counted.
+// Where the job runs at another precision than its own on `gpu`, say so.
+void AddPrecisionAssumption(const ResolvedJob& job, const GpuEstimate& e, Plan* plan) {
+  if (e.throughput.precision == job.precision) return;
+  plan->assumptions.push_back(
+      {"model.precision", std::string(ToString(e.throughput.precision)) + " on " + e.gpu,
+       e.gpu + " has no native " + std::string(ToString(job.precision)) +
+           "; the job runs at the nearest precision it has, at that precision's speed and size"});
+}
+
+// Fits, times and prices one GPU model (EstimateOnGpu: the run-time model the
+// scheduler's queue shares); a non-OK InvalidArgument status means the whole
+// job cannot be counted.
 Status PlanGpu(const ResolvedJob& job, const catalog::GpuModel& gpu,
                const catalog::Catalog& catalog, const PlanContext& ctx, Plan* plan) {
   if (!Allowed(job.spec, gpu.name)) {
     plan->rejected.push_back({gpu.name, "not in resources.gpu_models (" + AllowedList(job.spec) + ")"});
     return Status::Ok();
   }
-  if (!gpu.Supports(job.precision)) {
-    plan->rejected.push_back({gpu.name, std::string(ToString(job.precision)) +
-                                            " is not supported natively on " + gpu.name});
+  Result<GpuEstimate> e = EstimateOnGpu(job, gpu, catalog);
+  if (!e.ok()) {
+    if (e.status().code() == StatusCode::kInvalidArgument) return e.status();
+    plan->rejected.push_back({gpu.name, e.status().message()});
     return Status::Ok();
   }
-  MemoryFit fit = FitMemory(job, gpu);
-  if (!fit.memory) {
-    plan->rejected.push_back({gpu.name, fit.reason});
-    return Status::Ok();
+  GpuEstimate estimate = std::move(e).value();
+  std::optional<ResolvedJob> fallback;
+  if (estimate.throughput.precision != job.precision) {
+    fallback = AtPrecision(job, estimate.throughput.precision);
   }
-  double slowdown = fit.shortfall ? fit.shortfall->slowdown : 1.0;
-  Result<ThroughputEstimate> t = EstimateThroughput(
-      job, gpu, catalog, {fit.memory->gpus, slowdown, fit.memory->recompute});
-  if (!t.ok()) {
-    if (t.status().code() == StatusCode::kInvalidArgument) return t.status();
-    plan->rejected.push_back({gpu.name, t.status().message()});
-    return Status::Ok();
-  }
-  GpuEstimate estimate = EstimateFor(gpu, fit, *t);
-  OptionSet set = BuildOptions(job, estimate, catalog, ctx);
+  OptionSet set = BuildOptions(fallback ? *fallback : job, estimate, catalog, ctx);
   if (set.options.empty()) {
     plan->rejected.push_back({gpu.name, set.refusal});
     return Status::Ok();
   }
+  AddPrecisionAssumption(job, estimate, plan);
   if (estimate.memory.recompute == Recompute::kFull) AddRecomputeAssumption(job, estimate, plan);
   plan->estimates.push_back(std::move(estimate));
   for (auto& o : set.options) plan->options.push_back(std::move(o));

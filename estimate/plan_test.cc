@@ -51,9 +51,26 @@ const GpuEstimate* EstimateOf(const Plan& p, const std::string& gpu) {
   return nullptr;
 }
 
+TEST(PlanTest, AStatedPrecisionIsARequirement) {
+  JobSpec j = FineTune7B();
+  j.model.precision = Precision::kBf16;
+  Plan p = MustPlan(j);
+  EXPECT_EQ(EstimateOf(p, "V100-32GB"), nullptr);
+  EXPECT_EQ(ReasonFor(p, "V100-32GB"),
+            "bf16 is not supported natively on V100-32GB (model.precision is stated; leave it out "
+            "to run at the nearest precision V100-32GB has)");
+}
+
 TEST(PlanTest, FineTune7BFitsTwoH100sOnATwoGpuInstance) {
   Plan p = MustPlan(FineTune7B());
-  EXPECT_EQ(ReasonFor(p, "V100-32GB"), "bf16 is not supported natively on V100-32GB");
+  // bf16 is the kind's default, which V100 lacks: the job runs there at fp16
+  // (125 dense TFLOPS), and the plan says so.
+  ASSERT_NE(EstimateOf(p, "V100-32GB"), nullptr) << ReasonFor(p, "V100-32GB");
+  EXPECT_EQ(EstimateOf(p, "V100-32GB")->throughput.precision, Precision::kFp16);
+  EXPECT_DOUBLE_EQ(EstimateOf(p, "V100-32GB")->throughput.peak_tflops_per_gpu, 125);
+  EXPECT_TRUE(std::any_of(p.assumptions.begin(), p.assumptions.end(), [](const Assumption& a) {
+    return a.field == "model.precision" && a.value == "fp16 on V100-32GB";
+  }));
   ASSERT_NE(EstimateOf(p, "H100-80GB"), nullptr);
   EXPECT_EQ(EstimateOf(p, "H100-80GB")->memory.gpus, 2);
   EXPECT_EQ(EstimateOf(p, "L40S")->memory.gpus, 4);

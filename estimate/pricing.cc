@@ -7,26 +7,22 @@ namespace meridian::estimate {
 
 namespace {
 
-double LossPerReclaimHours(const JobSpec& job) {
-  double interval = static_cast<double>(
-      job.checkpoint.interval_s.value_or(kDefaultCheckpointIntervalS));
-  double restart = static_cast<double>(
-      job.checkpoint.restart_overhead_s.value_or(kDefaultRestartOverheadS));
-  return (interval / 2 + restart) / 3600.0;
-}
-
-std::optional<PricingTerms> SpotTerms(const JobSpec& job, const catalog::Offering& o) {
+std::optional<PricingTerms> SpotTerms(const JobSpec& job, const catalog::Offering& o,
+                                      const RunWindow& w) {
   if (!job.preemptible || !o.spot_per_hour) return std::nullopt;
-  std::optional<double> mult = SpotRunMultiplier(job);
+  const int instances = std::max(1, w.instances);
+  std::optional<double> mult = SpotRunMultiplier(job, instances);
   if (!mult) return std::nullopt;
   PricingTerms t;
   t.model = PricingModel::kSpot;
   t.per_instance_hour = *o.spot_per_hour;
   t.run_multiplier = *mult;
-  double loss_min = LossPerReclaimHours(job) * 60;
-  t.notes.push_back("spot: may be reclaimed at any time (~" + Fixed(kSpotReclaimsPerHour, 2) +
-                    " reclaims per hour in the V100 spot traces); each loses ~" +
-                    Fixed(loss_min, 0) + " min (half the checkpoint interval + restart), "
+  double loss_min = SpotLossHours(job) * 60;
+  std::string rate = Fixed(kSpotReclaimsPerHour, 2) + " reclaims per hour";
+  if (instances > 1) rate += " per instance, x " + std::to_string(instances) + " instances";
+  t.notes.push_back("spot: may be reclaimed at any time (~" + rate +
+                    " in the V100 spot traces); each loses ~" + Fixed(loss_min, 0) +
+                    " min (half the checkpoint interval + restart), "
                     "expected rework +" + Fixed((*mult - 1) * 100, 1) + "% run time");
   return t;
 }
@@ -50,10 +46,27 @@ std::optional<PricingTerms> FlexTerms(const JobSpec& job, const catalog::Offerin
 
 }  // namespace
 
-std::optional<double> SpotRunMultiplier(const JobSpec& job) {
-  double lost_per_hour = kSpotReclaimsPerHour * LossPerReclaimHours(job);
+CheckpointTerms CheckpointOf(const Checkpoint& stated) {
+  CheckpointTerms t;
+  if (stated.interval_s) t.interval_s = *stated.interval_s;
+  if (stated.restart_overhead_s) t.restart_overhead_s = *stated.restart_overhead_s;
+  return t;
+}
+
+double SpotLossHours(const JobSpec& job) {
+  const CheckpointTerms c = CheckpointOf(job.checkpoint);
+  return (static_cast<double>(c.interval_s) / 2 + static_cast<double>(c.restart_overhead_s)) /
+         3600.0;
+}
+
+std::optional<double> SpotRunMultiplier(double loss_h, int instances) {
+  const double lost_per_hour = kSpotReclaimsPerHour * std::max(1, instances) * loss_h;
   if (lost_per_hour >= 0.5) return std::nullopt;
   return 1.0 / (1.0 - lost_per_hour);
+}
+
+std::optional<double> SpotRunMultiplier(const JobSpec& job, int instances) {
+  return SpotRunMultiplier(SpotLossHours(job), instances);
 }
 
 std::string FlexStartRefusal(const JobSpec& job, const catalog::MarketParameters& market,
@@ -93,7 +106,7 @@ std::vector<PricingTerms> PricingFor(const JobSpec& job, const catalog::Offering
                                      const RunWindow& w) {
   std::vector<PricingTerms> out;
   out.push_back({PricingModel::kOnDemand, o.on_demand_per_hour, 0, 1, 0, {}});
-  if (auto spot = SpotTerms(job, o)) out.push_back(*spot);
+  if (auto spot = SpotTerms(job, o, w)) out.push_back(*spot);
   if (auto flex = FlexTerms(job, o, market, w)) out.push_back(*flex);
   if (o.reserved_1y_per_hour) {
     out.push_back(

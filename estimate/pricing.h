@@ -37,13 +37,31 @@ struct RunWindow {
   double run_hours = 0;                  // before any spot rework
   UnixSeconds at = 0;                    // submission
   std::optional<UnixSeconds> deadline;   // absolute
+  int instances = 1;                     // instances the run spans (spot rework)
 };
 
-// Run-time factor of spot for `job`: a reclaim every 1/kSpotReclaimsPerHour
-// hours loses half a checkpoint interval plus the restart overhead, so
-// progress runs at 1 - rate x loss and the run takes 1 / (1 - rate x loss).
-// nullopt when the loss per hour is half the hour or more (spot is refused).
-std::optional<double> SpotRunMultiplier(const JobSpec& job);
+// The job's checkpoint interval and restart overhead: its own, else the
+// defaults (kDefaultCheckpointIntervalS, kDefaultRestartOverheadS). The one
+// place these defaults are applied: pricing, the scheduler's plugins and the
+// simulator all read them here.
+struct CheckpointTerms {
+  int64_t interval_s = kDefaultCheckpointIntervalS;
+  int64_t restart_overhead_s = kDefaultRestartOverheadS;
+};
+CheckpointTerms CheckpointOf(const Checkpoint& stated);
+
+// Hours of work one spot reclaim loses: half a checkpoint interval plus the
+// restart overhead.
+double SpotLossHours(const JobSpec& job);
+
+// Run-time factor of spot on `instances` instances: each instance is
+// reclaimed kSpotReclaimsPerHour times an hour on its own, and a reclaim of
+// any stops the run, so a gang of n is reclaimed n times as often. Each
+// reclaim loses `loss_h`, so progress runs at 1 - n x rate x loss and the run
+// takes 1 / (1 - n x rate x loss). nullopt when the loss per hour is half the
+// hour or more (spot is refused).
+std::optional<double> SpotRunMultiplier(double loss_h, int instances);
+std::optional<double> SpotRunMultiplier(const JobSpec& job, int instances);
 
 // "" when flex-start may carry the job, else why not.
 std::string FlexStartRefusal(const JobSpec& job, const catalog::MarketParameters& market,

@@ -45,11 +45,11 @@ TEST(PricingTest, SpotRefusedWhenCheckpointsAreTooRare) {
   j.preemptible = true;
   j.checkpoint.interval_s = 4 * 3600;
   // (2 h + 5 min) x 0.47 = 0.98 lost per hour >= 0.5: spot never finishes usefully.
-  EXPECT_FALSE(SpotRunMultiplier(j).has_value());
+  EXPECT_FALSE(SpotRunMultiplier(j, 1).has_value());
   j.checkpoint.interval_s = 600;
   j.checkpoint.restart_overhead_s = 0;
   // 5 min x 0.47 = 0.03917 per hour: x 1.04076.
-  EXPECT_NEAR(*SpotRunMultiplier(j), 1.04076, 1e-5);
+  EXPECT_NEAR(*SpotRunMultiplier(j, 1), 1.04076, 1e-5);
 }
 
 struct FlexCase {

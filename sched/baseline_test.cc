@@ -375,9 +375,11 @@ TEST(BaselineTest, SkypilotLikePicksTheCheapestRegionAndSpot) {
       {"preemptible A100", spot_ok, "gcp:us-central1", "a2-ultragpu-1g", PricingModel::kSpot},
       // on demand: us-central1 2.94582 $/h < europe-west4 3.24335 $/h
       {"not preemptible", firm, "gcp:us-central1", "a2-ultragpu-1g", PricingModel::kOnDemand},
-      // 8 x a3-highgpu-1g spot in asia-northeast1 (8 x 3.8995 = 31.20 $/h) beats
-      // a3-highgpu-8g spot in europe-west4 (32.63 $/h) and us-central1 (35.87 $/h)
-      {"8 H100s", h100, "gcp:asia-northeast1", "a3-highgpu-1g", PricingModel::kSpot},
+      // 8 x a3-highgpu-1g spot in asia-northeast1 (8 x 3.8995 = 31.20 $/h) would
+      // be reclaimed 8 times as often as one instance: 0.47 x 8 x (15 + 5 min =
+      // 1/3 h) = 1.25 h lost an hour >= 0.5, so spot is refused there; one
+      // a3-highgpu-8g spot in europe-west4 (32.63 $/h) beats us-central1 (35.87 $/h)
+      {"8 H100s", h100, "gcp:europe-west4", "a3-highgpu-8g", PricingModel::kSpot},
   };
   uint32_t id = 1;
   for (const auto& c : cases) {

@@ -122,14 +122,21 @@ class CycleContext {
     return std::span<const NodeId>(&c.node, 1);
   }
   // Hours the candidate runs: the demand's run time (the MIG slice's on
-  // kMigSlice), times the spot rework factor on spot.
+  // kMigSlice), times its span factor over several nodes or instances, times
+  // the spot rework factor of its instances on spot. The same model as
+  // `plan`'s options (estimate/run_time.h, estimate::SpotRunMultiplier).
   double RunHours(const Candidate& c) const {
     if (c.kind == CandidateKind::kCpuNode) return CpuRunHours();
     const ModelDemand& d = job_->demands[c.demand];
     double h = c.kind == CandidateKind::kMigSlice ? d.mig_run_hours : d.run_hours;
+    const int nodes = c.kind == CandidateKind::kElastic ? c.instances
+                      : c.kind == CandidateKind::kGang  ? c.gang_size
+                                                        : 1;
+    if (nodes > 1) h *= d.span_factor;
     if (c.kind == CandidateKind::kElastic && c.pricing == PricingModel::kSpot &&
         job_->spot_run_multiplier) {
-      h *= *job_->spot_run_multiplier;
+      h *= c.instances <= 1 ? *job_->spot_run_multiplier
+                            : job_->SpotRunMultiplier(c.instances).value_or(*job_->spot_run_multiplier);
     }
     return h;
   }

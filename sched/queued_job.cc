@@ -6,6 +6,7 @@
 #include "estimate/memory.h"
 #include "estimate/pricing.h"
 #include "estimate/regions.h"
+#include "estimate/run_time.h"
 #include "estimate/throughput.h"
 
 namespace meridian::sched {
@@ -14,6 +15,12 @@ GangShape ShapeFor(int gpus, int node_gpus) {
   if (node_gpus <= 0 || gpus <= node_gpus) return {1, std::max(gpus, 0)};
   int nodes = (gpus + node_gpus - 1) / node_gpus;
   return {nodes, (gpus + nodes - 1) / nodes};
+}
+
+std::optional<double> QueuedJob::SpotRunMultiplier(int instances) const {
+  if (!spot_run_multiplier) return std::nullopt;
+  if (instances <= 1) return spot_run_multiplier;
+  return estimate::SpotRunMultiplier(spot_loss_h, instances);
 }
 
 const ModelDemand* QueuedJob::DemandFor(GpuModelId m) const {
@@ -30,38 +37,45 @@ bool Allowed(const JobSpec& job, const std::string& gpu) {
   return a.empty() || std::find(a.begin(), a.end(), gpu) != a.end();
 }
 
-// The demand on one model, or the estimator's reason it does not fit.
+// The demand on one model from the estimator's own estimate of it
+// (estimate::EstimateOnGpu, which `plan` uses too), or its reason it does
+// not fit.
 Result<ModelDemand> DemandOn(const estimate::ResolvedJob& r, const catalog::GpuModel& gpu,
                              GpuModelId id, const catalog::Catalog& catalog) {
-  if (!gpu.Supports(r.precision)) {
-    return Status::Unresolvable(std::string(ToString(r.precision)) +
-                                " is not supported natively on " + gpu.name);
-  }
-  estimate::MemoryFit fit = estimate::FitMemory(r, gpu);
-  if (!fit.memory) return Status::Unresolvable(fit.reason);
-  double slowdown = fit.shortfall ? fit.shortfall->slowdown : 1.0;
-  auto t = estimate::EstimateThroughput(r, gpu, catalog, {fit.memory->gpus, slowdown});
-  if (!t.ok()) return t.status();
+  Result<estimate::GpuEstimate> e = estimate::EstimateOnGpu(r, gpu, catalog);
+  if (!e.ok()) return e.status();
   ModelDemand d;
   d.model = id;
-  d.gpus = static_cast<uint16_t>(fit.memory->gpus);
-  d.vram_per_gpu_gib = static_cast<float>(fit.memory->per_gpu_gib);
-  d.run_hours = static_cast<float>(t->run_hours);
-  d.shortfall = fit.shortfall.has_value();
-  if (fit.mig_profile) {
+  d.gpus = static_cast<uint16_t>(e->memory.gpus);
+  d.precision = e->throughput.precision;
+  d.vram_per_gpu_gib = static_cast<float>(e->memory.per_gpu_gib);
+  d.run_hours = static_cast<float>(e->throughput.run_hours);
+  d.shortfall = e->shortfall.has_value();
+  if (e->mig_profile) {
     for (size_t i = 0; i < gpu.mig_profiles.size(); ++i) {
       const catalog::MigProfile& p = gpu.mig_profiles[i];
-      if (p.name != *fit.mig_profile) continue;
+      if (p.name != *e->mig_profile) continue;
       d.mig_profile = static_cast<int8_t>(i);
       d.mig_span = static_cast<uint8_t>(PlacementsOf(p).span);
-      // Counted work slows with the slice's share of compute; a run of stated
-      // duration (a service) lasts as long on a slice.
-      d.mig_run_hours = r.spec.work.form == Work::Form::kNone
-                            ? d.run_hours
-                            : d.run_hours * 7.0f / static_cast<float>(std::max(1, p.compute_slices));
+      d.mig_run_hours = static_cast<float>(estimate::MigRunHours(r.spec, d.run_hours, p.compute_slices));
     }
   }
   return d;
+}
+
+// Spread factor and recorded-run ratio of each demand (see ModelDemand).
+void AddRunFactors(const estimate::ResolvedJob& r, const catalog::Catalog& catalog, QueuedJob& q) {
+  const catalog::GpuModel* recorded = catalog.FindGpu(r.spec.work.recorded_on);
+  const std::optional<Precision> p_recorded =
+      recorded ? estimate::RunPrecision(r, *recorded) : std::nullopt;
+  for (ModelDemand& d : q.demands) {
+    const int per_node = d.gpus;  // the count's scaling assumed one node up to kGpusPerNode
+    d.span_factor = static_cast<float>(estimate::SpanFactor(r.spec, per_node, 2));
+    if (!recorded || !p_recorded) continue;
+    const catalog::GpuModel& target = catalog.gpus()[d.model.index()];
+    d.recorded_ratio = static_cast<float>(
+        estimate::RecordedRunRatio(r.spec.kind, *recorded, *p_recorded, target, d.precision));
+  }
 }
 
 }  // namespace
@@ -103,8 +117,12 @@ Result<QueuedJob> MakeQueuedJob(std::shared_ptr<const JobSpec> spec, const catal
     }
   }
   if (!q.refusal.empty()) q.unfit_models = q.allowed_models;
+  AddRunFactors(r, catalog, q);
 
-  if (s.preemptible) q.spot_run_multiplier = estimate::SpotRunMultiplier(s);
+  if (s.preemptible) {
+    q.spot_run_multiplier = estimate::SpotRunMultiplier(s, 1);
+    q.spot_loss_h = estimate::SpotLossHours(s);
+  }
   double longest = 0;
   for (const ModelDemand& d : q.demands) longest = std::max<double>(longest, d.run_hours);
   q.flex_refusal = estimate::FlexStartRefusal(s, catalog.market(), {longest, req.submitted, {}});

@@ -25,8 +25,15 @@ namespace meridian::sched {
 struct ModelDemand {
   GpuModelId model;
   uint16_t gpus = 1;             // GPUs the job runs on (estimator's fitted count)
+  Precision precision = Precision::kBf16;  // what it computes at on this model (RunPrecision)
   float vram_per_gpu_gib = 0;    // what one GPU must hold
-  float run_hours = 0;           // on `gpus` GPUs, before spot rework
+  float run_hours = 0;           // on `gpus` GPUs on one node, before spot rework
+  // Run-time factor when the GPUs span several nodes or instances
+  // (estimate::SpanFactor); 1 when spanning changes nothing.
+  float span_factor = 1;
+  // A recorded run time on this model: the recorded one x this (RecordedRunRatio
+  // from Work::recorded_on; 1 without a recorded model).
+  float recorded_ratio = 1;
   // Smallest MIG profile holding the job (jobs with `mig: true` on one GPU):
   // index into the model's mig_profiles and its span in memory slices; -1/0 none.
   int8_t mig_profile = -1;
@@ -67,7 +74,10 @@ struct QueuedJob {
   std::string refusal;                   // whole-job refusal (work not countable), or ""
 
   // Pricing-model rules that do not change while the job waits.
-  std::optional<double> spot_run_multiplier;  // nullopt: no spot (not preemptible, or refused)
+  // Spot's run-time factor on one instance; nullopt: no spot (not
+  // preemptible, or refused). SpotRunMultiplier(n) for n instances.
+  std::optional<double> spot_run_multiplier;
+  double spot_loss_h = 0;                // hours lost per reclaim (estimate::SpotLossHours)
   std::string flex_refusal;              // "" = flex-start may carry it (deadline aside)
 
   RegionSet allowed_regions;             // data residency (all when none stated)
@@ -76,6 +86,9 @@ struct QueuedJob {
   std::vector<RegionId> user_regions;    // real-time services' users
 
   const ModelDemand* DemandFor(GpuModelId m) const;
+  // Spot's run-time factor on `instances` instances, each reclaimed on its
+  // own (estimate::SpotRunMultiplier); nullopt: no spot.
+  std::optional<double> SpotRunMultiplier(int instances) const;
 };
 
 struct EnqueueRequest {

@@ -149,14 +149,16 @@ plugins: [{name: gpu_fit}, {name: cheapest_price}])");
   Decision d = spot_or_od->Decide(job, w.At());
   ASSERT_EQ(d.kind, DecisionKind::kPlace) << FormatDecision(d);
   ASSERT_TRUE(d.allocation->elastic.has_value());
-  // Spot: 8 x a3-highgpu-1g in asia-northeast1 at 8 x 3.8995 = 31.20 $/h beats
-  // europe-west4's a3-highgpu-8g (32.63 $/h), us-central1's (35.87 $/h) and
-  // every on-demand price; the spot rework factor applies to all alike.
+  // Spot: 8 x a3-highgpu-1g in asia-northeast1 at 8 x 3.8995 = 31.20 $/h is
+  // the cheapest list price, but 8 instances are reclaimed 8 times as often as
+  // one: 0.47 x 8 x 1/3 h = 1.25 h lost an hour >= 0.5, refused. Next is
+  // europe-west4's a3-highgpu-8g (32.63 $/h) on one instance, below
+  // us-central1's (35.87 $/h) and every on-demand price.
   EXPECT_EQ(d.pricing, PricingModel::kSpot);
   EXPECT_NE(d.pricing_reason.find("spot chosen"), std::string::npos) << d.pricing_reason;
   EXPECT_EQ(w.catalog->offerings()[d.allocation->elastic->offering.index()].region,
-            "gcp:asia-northeast1");
-  EXPECT_EQ(d.allocation->elastic->instances, 8);
+            "gcp:europe-west4");
+  EXPECT_EQ(d.allocation->elastic->instances, 1);
 }
 
 TEST(SchedulerTest, GangIsPlacedWholeOrNotAtAll) {

@@ -95,6 +95,18 @@ double FullRunHours(const sched::QueuedJob& shape, sched::Candidate c) {
   return ctx.RunHours(c);
 }
 
+// A recorded run on `c`: the recorded seconds scaled from the model they
+// were recorded on to the candidate's (ModelDemand::recorded_ratio; a CPU
+// node runs the recorded time).
+double RecordedRunHours(const sched::QueuedJob& shape, const sched::Candidate& c,
+                        int64_t duration_s) {
+  const double recorded_h = static_cast<double>(duration_s) / 3600.0;
+  if (c.kind == sched::CandidateKind::kCpuNode || c.demand >= shape.demands.size()) {
+    return recorded_h;
+  }
+  return recorded_h * shape.demands[c.demand].recorded_ratio;
+}
+
 PayKind PayOf(PricingModel m) {
   switch (m) {
     case PricingModel::kSpot: return PayKind::kSpot;
@@ -225,7 +237,9 @@ void Engine::SetWork(LiveJob& l, const TraceJob& tj) {
     sched::ModelDemand& d = l.q.demands[i];
     const sched::ModelDemand& full = l.shape->demands[i];
     if (tj.duration_s >= 0) {
-      d.run_hours = d.mig_run_hours = static_cast<float>(left * static_cast<double>(tj.duration_s) / 3600.0);
+      // A recorded run time, scaled from the model it was recorded on.
+      d.run_hours = d.mig_run_hours = static_cast<float>(
+          left * static_cast<double>(tj.duration_s) / 3600.0 * full.recorded_ratio);
     } else {
       d.run_hours = static_cast<float>(left * full.run_hours);
       d.mig_run_hours = static_cast<float>(left * full.mig_run_hours);
@@ -271,8 +285,9 @@ void Engine::Arrive(uint32_t j) {
   const JobSpec& spec = *shape->spec;
   l.q.deadline.reset();
   if (std::optional<int64_t> d = DeadlineS(tj, spec, t0_)) l.q.deadline = t0_ + *d;
-  l.interval_s = spec.checkpoint.interval_s.value_or(estimate::kDefaultCheckpointIntervalS);
-  l.restart_s = spec.checkpoint.restart_overhead_s.value_or(estimate::kDefaultRestartOverheadS);
+  const estimate::CheckpointTerms checkpoint = estimate::CheckpointOf(spec.checkpoint);
+  l.interval_s = checkpoint.interval_s;
+  l.restart_s = checkpoint.restart_overhead_s;
   if (tj.cpu.set()) {
     const int gpus = l.q.demands.empty() ? 1 : std::max<int>(1, l.q.demands.front().gpus);
     l.cpu_share = vcpus_per_gpu_ * gpus;
@@ -460,10 +475,11 @@ void Engine::Place(uint32_t j, const sched::Decision& d, UnixSeconds t) {
                                    : static_cast<double>(l.q.vcpus);
     l.cpu_factor = CpuTimeFactor(tj.cpu, l.cpu_share, given > 0 ? given : l.q.vcpus);
   }
-  const double hours = (tj.duration_s >= 0 ? static_cast<double>(tj.duration_s) / 3600.0
+  const double hours = (tj.duration_s >= 0 ? RecordedRunHours(*l.shape, c, tj.duration_s)
                                            : FullRunHours(*l.shape, c)) *
                        l.cpu_factor;
   l.full_s = hours * 3600.0;
+  o.run_s = std::llround(l.full_s);
   l.overhead_s = o.preemptions > 0 ? l.restart_s : 0;
   if (d.kind != sched::DecisionKind::kDefer) {
     StartRun(j, t);

@@ -52,6 +52,9 @@ struct JobOutcome {
   uint16_t gpus = 0;         // whole GPUs (a MIG slice: 1 with mig_profile set)
   int8_t mig_profile = -1;   // index into the GPU model's mig_profiles
   bool cpu = false;
+  // The whole run's seconds on the last placement, as applied (the recorded
+  // duration scaled to the model, or the estimator's time; without restarts).
+  int64_t run_s = -1;
   PayKind pay = PayKind::kOnDemand;
   JobState state = JobState::kPending;
 

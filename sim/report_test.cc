@@ -108,8 +108,9 @@ TEST(Report, WritesTheThreeFilesIntoANewFolder) {
 }
 
 // The real openb trace (MERIDIAN_DATA_DIR) onto its own node list: every pod
-// that ran is placed, and so are the 1,052 CPU-only pods, on CPU nodes, under
-// every shipped profile (cpu_fallback; the baselines with jobs: cpu-only).
+// that ran is placed, for as long as its recorded model says, and so are the
+// 1,052 CPU-only pods, on CPU nodes, under every shipped profile (cpu_fallback;
+// the baselines with jobs: cpu-only).
 TEST(Openb, EveryPodThatRanIsPlacedOnTheNodeList) {
   const std::string path = DataFile(kOpenbPods);
   auto cat = catalog::Catalog::LoadEmbedded();
@@ -128,9 +129,23 @@ TEST(Openb, EveryPodThatRanIsPlacedOnTheNodeList) {
       if (o.state != JobState::kDone) continue;
       (cpu_only ? cpu_placed : gpu_placed) += 1;
       if (cpu_only) EXPECT_TRUE(o.cpu) << trace->jobs[i].name;
-      // A recorded pod runs exactly as long as it did in the trace.
-      if (o.preemptions == 0) {
-        EXPECT_EQ(o.end_s - o.start_s, trace->jobs[i].duration_s);
+      // A recorded pod runs as long as it did in the trace on the model it
+      // was recorded on (the node list's dominant A100-40GB: no pod names a
+      // gpu_spec), and scaled by effective training TFLOPS elsewhere:
+      // bf16 (else fp16) peak x measured matmul efficiency (else 0.75).
+      if (o.preemptions == 0 && !cpu_only && o.gpu_model.valid()) {
+        const catalog::GpuModel& rec = *(*cat)->FindGpu("A100-40GB");
+        const catalog::GpuModel& ran = (*cat)->gpus()[o.gpu_model.index()];
+        auto tflops = [](const catalog::GpuModel& g) {
+          std::optional<double> p = g.PeakTflops(Precision::kBf16);
+          if (!p) p = g.PeakTflops(Precision::kFp16);
+          return *p * g.matmul_efficiency.value_or(0.75);
+        };
+        const double want = static_cast<double>(trace->jobs[i].duration_s) * tflops(rec) / tflops(ran);
+        // Whole seconds, and the ratio is held in single precision (2^-24
+        // relative): a pod of 2 years may be a few seconds off.
+        EXPECT_NEAR(static_cast<double>(o.end_s - o.start_s), want, 1.0 + want * 1.2e-7)
+            << trace->jobs[i].name;
       }
     }
     EXPECT_EQ(gpu_placed, 6203);

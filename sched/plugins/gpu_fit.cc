@@ -47,9 +47,10 @@ PreFilterResult GpuFit::PreFilter(const CycleContext& ctx, CycleState&) const {
 std::string_view GpuFit::ModelReject(const CycleContext& ctx, GpuModelId model) const {
   const QueuedJob& job = ctx.job();
   if (!job.allowed_models.test(model.index())) return "GPU model not in resources.gpu_models";
-  if (!ctx.catalog().gpus()[model.index()].Supports(job.precision)) {
-    return "precision not supported natively";
-  }
+  // The estimator gave each model it fits a demand, at a precision the model
+  // computes natively (estimate::RunPrecision); a model without one does not
+  // fit the job (no precision it may run at, or too little memory).
+  if (!job.DemandFor(model)) return "the job does not fit this GPU model (precision or memory)";
   return "";
 }
 
@@ -66,6 +67,11 @@ std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c,
     model = facts.model;
     if (model != d.model) return "offering's GPU model is not the demand's";
     if (c.instances * facts.gpu_count < d.gpus) return "too few GPUs in the offering";
+    // Each spot instance is reclaimed on its own: past some count a gang's
+    // rework is half its run or more (estimate::SpotRunMultiplier).
+    if (c.pricing == PricingModel::kSpot && c.instances > 1 && !job.SpotRunMultiplier(c.instances)) {
+      return "spot: this many instances would be reclaimed too often (rework half the run or more)";
+    }
     if (c.instances > 1 && (!options_.allow_gangs || c.instances > options_.max_gang_nodes)) {
       return c.instances > 1 && !options_.allow_gangs ? "multi-node placements are not allowed"
                                                       : "spans more instances than max_gang_nodes";

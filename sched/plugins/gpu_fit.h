@@ -6,11 +6,14 @@
 // narrows generation to the fitting models.
 // Filter, per candidate:
 //   model     the node's (offering's) GPU model is allowed and fits the job
-//   precision the model computes the job's precision natively
+//   precision the model has a demand: the estimator found a precision the job
+//             may run at there (estimate::RunPrecision) and its memory fits
 //   VRAM      the demand's per-GPU memory fits the GPU (a MIG slice: its memory,
 //             90% usable for a modelled need, all of it for a stated vram_gib)
 //   count     a node holds the job's GPUs: gpus_per_node <= the node's GPUs and
 //             nodes x gpus_per_node >= the job's GPUs
+//   spot gang spot on n instances, each reclaimed on its own, whose rework
+//             would be half the run or more (QueuedJob::SpotRunMultiplier)
 //   gangs     a multi-node job's members are distinct nodes of one cluster and
 //             one model, at most `max_gang_nodes`; `allow_gangs: false`
 //             rejects multi-node placements (and multi-instance offerings)

@@ -13,9 +13,9 @@ Result<std::unique_ptr<Plugin>> ListPrice::Create(PluginArgs& args) {
 double ListPrice::ListHours(const CycleContext& ctx, const Candidate& c) {
   double h = ctx.RunHours(c);
   const QueuedJob& job = ctx.job();
-  if (c.kind == CandidateKind::kElastic && c.pricing == PricingModel::kSpot &&
-      job.spot_run_multiplier && *job.spot_run_multiplier > 0) {
-    h /= *job.spot_run_multiplier;
+  if (c.kind == CandidateKind::kElastic && c.pricing == PricingModel::kSpot) {
+    const std::optional<double> m = job.SpotRunMultiplier(c.instances);
+    if (m && *m > 0) h /= *m;
   }
   return h;
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "estimate/defaults.h"
+#include "estimate/pricing.h"
 #include "sched/registry.h"
 
 namespace meridian::sched {
@@ -37,10 +38,12 @@ Result<std::unique_ptr<Plugin>> Preemption::Create(PluginArgs& args) {
 
 double Preemption::VictimCost(const Allocation& a, UnixSeconds now) const {
   if (now <= a.start) return 0;  // not started: nothing to lose
-  const int64_t interval =
-      a.checkpoint_interval_s > 0 ? a.checkpoint_interval_s : estimate::kDefaultCheckpointIntervalS;
-  const int64_t restart =
-      a.restart_overhead_s > 0 ? a.restart_overhead_s : estimate::kDefaultRestartOverheadS;
+  // The allocation records what the job stated (0: not stated).
+  Checkpoint stated;
+  if (a.checkpoint_interval_s > 0) stated.interval_s = a.checkpoint_interval_s;
+  if (a.restart_overhead_s > 0) stated.restart_overhead_s = a.restart_overhead_s;
+  const estimate::CheckpointTerms cp = estimate::CheckpointOf(stated);
+  const int64_t interval = cp.interval_s, restart = cp.restart_overhead_s;
   const int64_t lost = (now - a.start) % interval;
   double gpus = 0;
   for (const NodeShare& s : a.nodes) {

@@ -20,11 +20,9 @@ struct Checkpointing {
 };
 
 Checkpointing CheckpointingOf(const QueuedJob& job) {
-  const Checkpoint* cp = job.spec ? &job.spec->checkpoint : nullptr;
-  int64_t interval = cp && cp->interval_s ? *cp->interval_s : estimate::kDefaultCheckpointIntervalS;
-  int64_t restart =
-      cp && cp->restart_overhead_s ? *cp->restart_overhead_s : estimate::kDefaultRestartOverheadS;
-  return {static_cast<double>(interval) / 3600.0, static_cast<double>(restart) / 3600.0};
+  const estimate::CheckpointTerms t = estimate::CheckpointOf(job.spec ? job.spec->checkpoint : Checkpoint{});
+  return {static_cast<double>(t.interval_s) / 3600.0,
+          static_cast<double>(t.restart_overhead_s) / 3600.0};
 }
 
 double OnDemandHours(const CycleContext& ctx, const Candidate& c) {
@@ -164,11 +162,12 @@ std::string PricingModelChoice::Why(const CycleContext& ctx, const Candidate& c,
   if (c.pricing == PricingModel::kReserved) return "reserved: billed in whole 1-year terms";
   // On-demand now: say why the cheaper, riskier options were not taken.
   std::vector<std::string> parts;
-  if (!job.spot_run_multiplier) {
+  const std::optional<double> spot = job.SpotRunMultiplier(c.instances);
+  if (!spot) {
     parts.push_back("no spot (not preemptible, or reclaims would cost too much)");
   } else if (v.has_deadline) {
     double need = options_.loss_margin * (cp.interval_h + cp.restart_h) +
-                  t_od * (*job.spot_run_multiplier - 1);
+                  t_od * (*spot - 1);
     parts.push_back(slack + (v.slack_h < need ? " < " : " >= ") + "spot loss bound " +
                     Fixed(need, 2) + " h");
   }

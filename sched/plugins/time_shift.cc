@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "estimate/defaults.h"
+#include "estimate/pricing.h"
 #include "sched/registry.h"
 
 namespace meridian::sched {
@@ -88,10 +89,9 @@ int TimeShift::GreenestShift(std::span<const double> hourly, int run, int max_sh
 int TimeShift::Window(const CycleContext& ctx, const Candidate& c) const {
   const QueuedJob& job = ctx.job();
   if (!job.deadline) return options_.max_hours;
-  const Checkpoint* cp = job.spec ? &job.spec->checkpoint : nullptr;
   const double restart_h =
-      static_cast<double>(cp && cp->restart_overhead_s ? *cp->restart_overhead_s
-                                                       : estimate::kDefaultRestartOverheadS) /
+      static_cast<double>(
+          estimate::CheckpointOf(job.spec ? job.spec->checkpoint : Checkpoint{}).restart_overhead_s) /
       3600.0;
   Candidate od = c;
   od.pricing = PricingModel::kOnDemand;

@@ -19,9 +19,10 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string>& TraceKeys() {
-  static const std::vector<std::string> keys = {"submit_s",     "duration_s", "deadline_s",
-                                                "gpus",         "gpu_model",  "gpu_fraction",
-                                                "input_bound_fraction", "cpu_sensitivity"};
+  static const std::vector<std::string> keys = {
+      "submit_s",     "duration_s",  "deadline_s",           "gpus",
+      "gpu_model",    "gpu_models",  "recorded_on",          "gpu_fraction",
+      "input_bound_fraction",        "cpu_sensitivity"};
   return keys;
 }
 
@@ -79,6 +80,8 @@ struct LineKeys {
   int64_t deadline_s = -1;
   std::optional<int> gpus;
   std::string gpu_model;
+  std::vector<std::string> gpu_models;  // the models the job may use
+  std::string recorded_on;              // the model duration_s was measured on
   float gpu_fraction = 0;
   CpuProfile cpu;     // input_bound_fraction, cpu_sensitivity (sim/cpu_model.h)
   bool slow = false;  // has job-spec keys beyond FastSpecKeys
@@ -99,6 +102,30 @@ std::optional<int64_t> Seconds(const json& v, const std::string& key, int64_t mi
     return std::nullopt;
   }
   return std::llround(d);
+}
+
+// `gpu_models`: a non-empty list of catalog GPU models.
+bool ReadGpuModels(const json& v, const catalog::Catalog& catalog, int64_t line,
+                   ErrorList& errors, LineKeys& out) {
+  if (!v.is_array() || v.empty()) {
+    errors.Add(line, "gpu_models", Show(v),
+               "must be a non-empty list of GPU models the job may use (e.g. [\"A100-80GB\", \"H100-80GB\"])");
+    return false;
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string field = "gpu_models[" + std::to_string(i) + "]";
+    if (!v[i].is_string()) {
+      errors.Add(line, field, Show(v[i]), "must be a GPU model name");
+      return false;
+    }
+    const std::string model = v[i].get<std::string>();
+    if (std::optional<std::string> why = spec::UnknownGpuModel(catalog, model)) {
+      errors.Add(line, field, "", *why);
+      return false;
+    }
+    out.gpu_models.push_back(model);
+  }
+  return true;
 }
 
 bool ReadTraceKey(const std::string& key, const json& v, const catalog::Catalog& catalog,
@@ -139,6 +166,19 @@ bool ReadTraceKey(const std::string& key, const json& v, const catalog::Catalog&
     }
     return true;
   }
+  if (key == "recorded_on") {
+    if (!v.is_string()) {
+      errors.Add(line, key, Show(v), "must be the GPU model duration_s was measured on (e.g. \"V100-32GB\")");
+      return false;
+    }
+    out.recorded_on = v.get<std::string>();
+    if (std::optional<std::string> why = spec::UnknownGpuModel(catalog, out.recorded_on)) {
+      errors.Add(line, key, "", *why);
+      return false;
+    }
+    return true;
+  }
+  if (key == "gpu_models") return ReadGpuModels(v, catalog, line, errors, out);
   if (key == "input_bound_fraction" || key == "cpu_sensitivity") {
     const bool input = key == "input_bound_fraction";
     if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() < (input ? 1 : 1.0000001))) {
@@ -252,6 +292,9 @@ std::optional<JobSpec> SlowSpec(const json& object, const LineKeys& keys,
   conflict(!keys.gpu_model.empty() && resources && resources->is_object() &&
                resources->contains("gpu_models"),
            "gpu_model", "resources.gpu_models");
+  conflict(!keys.gpu_models.empty() && resources && resources->is_object() &&
+               resources->contains("gpu_models"),
+           "gpu_models", "resources.gpu_models");
   conflict(keys.deadline_s >= 0 && doc.contains("deadline"), "deadline_s", "deadline");
   if (clash) return std::nullopt;
   Result<std::vector<JobSpec>> parsed = spec::ParseJobSpecs(doc.dump(), source);
@@ -265,6 +308,10 @@ std::optional<JobSpec> SlowSpec(const json& object, const LineKeys& keys,
 void LayTraceKeys(const LineKeys& keys, JobSpec& spec) {
   if (keys.gpus) spec.resources.gpus = keys.gpus;
   if (!keys.gpu_model.empty()) spec.resources.gpu_models = {keys.gpu_model};
+  if (!keys.gpu_models.empty()) spec.resources.gpu_models = keys.gpu_models;
+  // A recorded run time belongs to the model it was measured on: recorded_on,
+  // else the one pinned model.
+  spec.work.recorded_on = !keys.recorded_on.empty() ? keys.recorded_on : keys.gpu_model;
   if (keys.deadline_s >= 0) spec.deadline.after_submit_s = keys.deadline_s;
   if (keys.gpu_fraction > 0) spec.resources.mig = true;
 }
@@ -299,6 +346,10 @@ class LineReader {
     }
     LineKeys keys;
     if (!ReadKeys(object, line, keys)) return;
+    if (!keys.gpu_model.empty() && !keys.gpu_models.empty()) {
+      errors_.Add(line, "gpu_models", "", "is given as well as gpu_model; give one");
+      return;
+    }
     if (!CheckName(keys, line)) return;
     object.erase("name");
     object.erase("submit_s");

@@ -41,6 +41,24 @@ TEST(Jsonl, ReadsTheCommonKeys) {
   EXPECT_TRUE(s.preemptible);
 }
 
+// A recorded run time belongs to a model: recorded_on, else the pinned
+// gpu_model; gpu_models lists the models the job may use.
+TEST(Jsonl, RecordedOnAndGpuModels) {
+  Result<Trace> t = Read(
+      R"({"name": "a", "duration_s": 60, "gpus": 1, "gpu_model": "T4"})" "\n"
+      R"({"name": "b", "duration_s": 60, "gpus": 1, "gpu_models": ["T4", "L4"], "recorded_on": "T4"})" "\n"
+      R"({"name": "c", "duration_s": 60, "gpus": 1, "gpu_models": ["T4", "L4"]})" "\n");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->jobs.size(), 3u);
+  const JobSpec& a = *t->specs[t->jobs[0].spec];
+  const JobSpec& b = *t->specs[t->jobs[1].spec];
+  const JobSpec& c = *t->specs[t->jobs[2].spec];
+  EXPECT_EQ(a.work.recorded_on, "T4");
+  EXPECT_EQ(b.work.recorded_on, "T4");
+  EXPECT_EQ(b.resources.gpu_models, (std::vector<std::string>{"T4", "L4"}));
+  EXPECT_EQ(c.work.recorded_on, "");  // no model recorded: the time runs anywhere
+}
+
 TEST(Jsonl, AnyJobSpecKeyAndDefaults) {
   Result<Trace> t = Read(
       "# a comment, then a blank line\n\n"
@@ -108,6 +126,14 @@ TEST(Jsonl, ErrorsNameLineFieldValueAndReason) {
       {R"({"name": "j1", "gpus": 2, "resources": {"gpus": 4}})",
        {":2: gpus: is given as well as resources.gpus"}},
       {R"({"name": "j1", "gpu_fraction": 1.5})", {":2: gpu_fraction: 1.5 must be a fraction"}},
+      {R"({"name": "j1", "recorded_on": "V100"})", {":2: recorded_on:", "V100-16GB"}},
+      {R"({"name": "j1", "recorded_on": 7})", {":2: recorded_on: 7 must be the GPU model"}},
+      {R"({"name": "j1", "gpu_models": []})", {":2: gpu_models: [] must be a non-empty list"}},
+      {R"({"name": "j1", "gpu_models": ["T4", "H100"]})", {":2: gpu_models[1]:", "H100-80GB"}},
+      {R"({"name": "j1", "gpu_model": "T4", "gpu_models": ["T4"]})",
+       {":2: gpu_models: is given as well as gpu_model"}},
+      {R"({"name": "j1", "gpu_models": ["T4"], "resources": {"gpu_models": ["T4"]}})",
+       {":2: gpu_models: is given as well as resources.gpu_models"}},
   };
   for (const BadLine& c : cases) {
     const std::string message = ErrorOf("{\"name\": \"j0\"}\n" + c.line + "\n");

@@ -156,8 +156,32 @@ bool MigCapable(const catalog::Catalog& catalog, const std::vector<std::string>&
   return false;
 }
 
+// The GPU model of the node list holding the most GPUs: where a pod that
+// names no gpu_spec most likely ran (openb: G2, mapped to A100-40GB, 71% of
+// the GPUs).
+std::string DominantModel(const std::vector<NodeShape>& shapes) {
+  std::map<std::string, int64_t> gpus;
+  for (const NodeShape& s : shapes) {
+    if (!s.gpu.empty()) gpus[s.gpu] += static_cast<int64_t>(s.gpus) * s.count;
+  }
+  std::string best;
+  int64_t most = 0;
+  for (const auto& [model, n] : gpus) {
+    if (n > most) best = model, most = n;
+  }
+  return best;
+}
+
+// The model a GPU pod's recorded run time belongs to: the first of its
+// gpu_spec types (types listed together in the trace are of one generation,
+// as V100M16|V100M32), else the node list's dominant model.
+std::string RecordedModel(const PodShape& pod, const std::string& dominant) {
+  if (pod.gpus == 0) return "";
+  return pod.models.empty() ? dominant : pod.models.front();
+}
+
 JobSpec SpecOf(const PodShape& pod, bool mig, const std::string& name, const std::string& source,
-               int line) {
+               int line, const std::string& dominant) {
   JobSpec spec;
   spec.name = name;
   spec.tenant = "openb";
@@ -165,6 +189,7 @@ JobSpec SpecOf(const PodShape& pod, bool mig, const std::string& name, const std
   spec.resources.gpus = pod.gpus;
   spec.resources.gpu_models = pod.models;
   spec.resources.mig = mig;
+  spec.work.recorded_on = RecordedModel(pod, dominant);
   if (pod.cpu_milli > 0) spec.resources.vcpus = static_cast<int>((pod.cpu_milli + 999) / 1000);
   if (pod.memory_mib > 0) spec.resources.ram_gib = static_cast<double>(pod.memory_mib) / 1024.0;
   // QoS classes: latency-sensitive and guaranteed pods go first; best-effort
@@ -263,6 +288,11 @@ void AddNotes(const OpenbCounts& c, const std::vector<NodeShape>& shapes,
                 " (" + WithThousands(count) + " nodes)");
   }
   n.push_back(WithThousands(cpu_nodes) + " CPU-only nodes");
+  if (std::string d = DominantModel(shapes); !d.empty()) {
+    n.push_back("recorded run times: a pod's first gpu_spec type, else " + d +
+                " (the model with the most GPUs) is taken as the model its duration was "
+                "measured on; elsewhere it runs scaled by the models' speed ratio");
+  }
   for (const auto& [phase, count] : c.unscheduled) {
     n.push_back("skipped " + WithThousands(count) + " pods never scheduled (pod_phase " + phase +
                 ", no scheduled_time)");
@@ -305,6 +335,7 @@ Status ReadOpenb(const std::string& path, const std::string& nodes_path,
                      "creation_time", "deletion_time", "scheduled_time"});
   if (!table.ok()) return table.status();
   const bool has_spec = table->ColumnIndex("gpu_spec") >= 0;
+  const std::string dominant = DominantModel(shapes);
   ErrorList errors(path);
   SpecTable specs(&trace.specs);
   OpenbCounts counts;
@@ -351,7 +382,7 @@ Status ReadOpenb(const std::string& path, const std::string& nodes_path,
     const std::string key = ShapeKey(*pod, mig);
     int64_t index = specs.Find(key);
     if (index < 0) {
-      JobSpec spec = SpecOf(*pod, mig, name, path, rec.line());
+      JobSpec spec = SpecOf(*pod, mig, name, path, rec.line(), dominant);
       if (Status s = spec::ValidateAgainstCatalog(spec, catalog, 0); !s.ok()) {
         errors.Add(rec.line(), "", "", s.message());
         continue;

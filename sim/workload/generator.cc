@@ -85,7 +85,24 @@ struct Profile {
   std::vector<double> gpu_cdf;                          // pai: over kOpenbShapes; else powers of 2
   LogNormal gpu_run, cpu_run;
   bool empirical_run = false;                           // Philly percentiles
+  const char* recorded_on = "";  // the catalog model the source's run times were measured on
 };
+
+// The catalog model standing for each source cluster's GPUs, which its run
+// times were measured on: Philly's 2017 Pascal GPUs (Jeon et al., ATC'19:
+// 12 GB and 24 GB cards) -> V100-16GB, the nearest model the catalog has (as
+// the openb reader maps P100); Helios's Volta V100s (Hu et al., SC'21) ->
+// V100-32GB; PAI, drawn over openb's pod shapes -> A100-40GB, the openb node
+// list's dominant model (G2); Acme Seren's A100-SXM 80GB (Hu et al., NSDI'24).
+const char* RecordedModelOf(WorkloadLike like) {
+  switch (like) {
+    case WorkloadLike::kPhilly: return "V100-16GB";
+    case WorkloadLike::kHelios: return "V100-32GB";
+    case WorkloadLike::kPai: return "A100-40GB";
+    case WorkloadLike::kAcmeSeren: return "A100-80GB";
+  }
+  return "";
+}
 
 std::vector<double> Cumulative(std::vector<double> w) {
   double total = 0;
@@ -104,6 +121,7 @@ size_t Pick(const std::vector<double>& cdf, double u) {
 Profile MakeProfile(const WorkloadOptions& o) {
   Profile p;
   p.cal = CalibrationOf(o.like);
+  p.recorded_on = RecordedModelOf(o.like);
   if (o.tenants > 0) {
     for (int i = 0; i < o.tenants; ++i) p.tenants.emplace_back("t" + std::to_string(i), 1.0);
   } else if (o.like == WorkloadLike::kPhilly) {
@@ -220,6 +238,9 @@ void WriteLine(const DrawnJob& j, int64_t index, const Profile& p, const Workloa
     line += buf;
   }
   if (j.gpus > 0 && !o.gpu_model.empty()) line += ",\"gpu_model\":\"" + o.gpu_model + "\"";
+  if (j.gpus > 0 && o.gpu_model.empty() && *p.recorded_on) {
+    line += ",\"recorded_on\":\"" + std::string(p.recorded_on) + "\"";
+  }
   line += ",\"tenant\":\"" + p.tenants[j.tenant].first + "\",\"kind\":\"";
   line += j.gpus == 0 ? "data-science\"" : "training\"";
   if (o.deadline_slack > 0) {
