@@ -85,7 +85,7 @@ struct ElasticLease {
   OfferingId offering;
   int instances = 1;
   PricingModel pricing = PricingModel::kOnDemand;
-  Money price_per_hour;  // all instances together, at the time of the decision
+  Money price_per_hour;  // all instances together, the run's (sched::ElasticPricePerHour)
   friend bool operator==(const ElasticLease&, const ElasticLease&) = default;
 };
 

@@ -1,6 +1,7 @@
 #include "sched/cost.h"
 
 #include "estimate/defaults.h"
+#include "sched/market.h"
 
 namespace meridian::sched {
 
@@ -10,11 +11,16 @@ int FleetGpus(const Candidate& c) { return c.gpus_per_node * (c.kind == Candidat
 
 }  // namespace
 
+std::optional<Money> ElasticPricePerHour(const CycleContext& ctx, const Candidate& c) {
+  return RunPricePerHour(ctx.market(), c.offering, c.pricing, c.start, ctx.RunHours(c));
+}
+
 Money ComputeRunCost(const CycleContext& ctx, const Candidate& c) {
   const double hours = ctx.RunHours(c);
   switch (c.kind) {
     case CandidateKind::kElastic: {
-      std::optional<Money> p = ctx.market().PricePerHour(c.offering, c.pricing, c.start);
+      std::optional<Money> p =
+          RunPricePerHour(ctx.market(), c.offering, c.pricing, c.start, hours);  // ElasticPricePerHour
       return p ? p->Times(c.instances * hours) : Money::FromMicros(INT64_MAX / 4);
     }
     case CandidateKind::kCpuNode: return Money();
@@ -35,7 +41,7 @@ std::string RunCostArithmetic(const CycleContext& ctx, const Candidate& c) {
   const std::string total = " = " + RunCost(ctx, c).ToString() + " $";
   switch (c.kind) {
     case CandidateKind::kElastic: {
-      std::optional<Money> p = ctx.market().PricePerHour(c.offering, c.pricing, c.start);
+      std::optional<Money> p = ElasticPricePerHour(ctx, c);
       return std::to_string(c.instances) + " x " + (p ? p->ToString() : "?") + " $/h " +
              std::string(ToString(c.pricing)) + " x " + h + total;
     }

@@ -2,18 +2,26 @@
 //   owned fleet capacity  the cluster's gpu_hour x GPUs x run hours
 //                         (a MIG slice: x span / 8 of one GPU, over the slice's run hours)
 //   reserved fleet        0: paid whether used or not, so no added cost
-//   elastic               the market's price at the start x instances x run
-//                         hours (spot: hours include the expected rework)
+//   elastic               ElasticPricePerHour x instances x run hours (spot:
+//                         hours include the expected rework)
 //   CPU node              0 (the fleet file prices GPUs only)
 // Egress is not included (the locality plugin prices data movement).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/units.h"
 #include "sched/plugin.h"
 
 namespace meridian::sched {
+
+// The price per instance-hour of an elastic candidate's run: the market's
+// over the run's hours from the candidate's start (RunPricePerHour over
+// CycleContext::RunHours). Scoring charges it, the lease records it
+// (AllocationFor) and the simulator bills that: a run deferred to a cheaper
+// hour pays that hour's price. nullopt: not sold so at the start.
+std::optional<Money> ElasticPricePerHour(const CycleContext& ctx, const Candidate& c);
 
 // RunCost computed afresh, ignoring the candidate's cached figure.
 Money ComputeRunCost(const CycleContext& ctx, const Candidate& c);

@@ -48,6 +48,7 @@ struct Workspace {
   };
   std::vector<Head> heads;           // elastic generation's merge of the demands
   std::vector<std::span<const ElasticChoice>> lists;  // its offering lists, by demand
+  std::vector<std::vector<ElasticChoice>> live_lists;  // by demand, in the market's order
   std::vector<int64_t> raw;          // [score plugin x feasible]
   std::vector<int64_t> norm;
   std::vector<int64_t> total;

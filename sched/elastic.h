@@ -25,7 +25,9 @@ struct ElasticChoice {
   uint16_t instances = 1;
   int32_t gpus_billed = 0;  // instances x the offering's GPUs
   // Instances x the catalog price per hour the list is sorted by (on-demand
-  // for Choices(m, gpus), the pricing model's for Choices(m, gpus, pricing)).
+  // for Choices(m, gpus), the pricing model's for Choices(m, gpus, pricing));
+  // in elastic generation's lists for a market whose prices are not the
+  // catalog's (sched/generate.cc, LiveChoices), the market's for the run.
   int64_t price_micros = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "estimate/defaults.h"
+#include "sched/cost.h"
 #include "sched/cycle.h"
 
 namespace meridian::sched {
@@ -58,7 +59,7 @@ Allocation AllocationFor(const CycleContext& ctx, const Candidate& c, const Ledg
     a.restart_overhead_s = job.spec->checkpoint.restart_overhead_s.value_or(0);
   }
   if (c.kind == CandidateKind::kElastic) {
-    Money price = ctx.market().PricePerHour(c.offering, c.pricing, ctx.now()).value_or(Money());
+    Money price = ElasticPricePerHour(ctx, c).value_or(Money());  // what scoring charged
     a.elastic = ElasticLease{c.offering, c.instances, c.pricing, price.Times(c.instances)};
     return a;
   }
@@ -132,7 +133,7 @@ void ExplainPricing(const CycleContext& ctx, const Candidate& c, Decision* d) {
   d->pricing = c.pricing;
   if (ctx.explain() != ExplainLevel::kFull) return;
   std::string why = std::string(ToString(c.pricing)) + " chosen by the profile's scores";
-  std::optional<Money> p = ctx.market().PricePerHour(c.offering, c.pricing, ctx.now());
+  std::optional<Money> p = ElasticPricePerHour(ctx, c);
   if (p) why += " at " + p->Times(c.instances).ToString() + " $/h";
   if (c.pricing == PricingModel::kSpot && job.spot_run_multiplier) {
     why += "; run time x" + estimate::Fixed(*job.spot_run_multiplier, 3) + " for expected reclaims";

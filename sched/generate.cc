@@ -3,6 +3,7 @@
 #include <array>
 #include <optional>
 
+#include "sched/cost.h"
 #include "sched/cycle.h"
 
 namespace meridian::sched {
@@ -373,12 +374,57 @@ bool OpenToJob(const QueuedJob& job, PricingModel m) {
   return false;
 }
 
+// An elastic candidate of choice `e` for demand `demand` under `m`, starting
+// now (flex-start: after the expected wait).
+Candidate ElasticCandidate(const CycleContext& ctx, const ElasticChoice& e, uint8_t demand,
+                           PricingModel m) {
+  Candidate c;
+  c.kind = CandidateKind::kElastic;
+  c.pricing = m;
+  c.demand = demand;
+  c.region = e.region;
+  c.offering = e.offering;
+  c.instances = e.instances;
+  c.start = ctx.now();
+  if (m == PricingModel::kFlexStart) {
+    double wait = ctx.market().FlexStartWaitHours(e.offering, ctx.now());
+    c.start += static_cast<UnixSeconds>(wait * 3600.0);
+  }
+  return c;
+}
+
+// The demand's choices under `m` in the market's order, for a market whose
+// prices are not the catalog's: each priced as its candidate's run would be
+// (ElasticPricePerHour), those not sold so or outside the scope's regions
+// left out, stable-sorted by that price x instances from the index's
+// on-demand order (as the index sorts its own lists by catalog price), so
+// the cap on candidates keeps the cheapest live offers. Built in `out`.
+ElasticIndex::Priced LiveChoices(const ElasticIndex& index, const CycleContext& ctx,
+                                 const GenerationScope& scope, uint8_t demand, PricingModel m,
+                                 std::vector<ElasticChoice>* out) {
+  out->clear();
+  const ModelDemand& d = ctx.job().demands[demand];
+  for (ElasticChoice e : index.Choices(d.model, d.gpus)) {
+    if (!scope.regions.test(e.region.index())) continue;
+    std::optional<Money> p = ElasticPricePerHour(ctx, ElasticCandidate(ctx, e, demand, m));
+    if (!p) continue;
+    e.price_micros = p->micros() * e.instances;
+    out->push_back(e);
+  }
+  std::stable_sort(out->begin(), out->end(), [](const ElasticChoice& a, const ElasticChoice& b) {
+    return a.price_micros < b.price_micros;
+  });
+  return {*out, out->empty() ? 0 : out->front().price_micros};
+}
+
 // Elastic candidates for every demand in scope, at most `quota` feasible in
 // all. The quota is shared between the pricing models the job may use; each
 // walks the offerings in the order of its own price (the cheapest spot
 // locations are not the cheapest on-demand ones) and merges the GPU models
-// by the run's cost at catalog prices (price x instances x run hours), so
-// the cheapest ways to buy the run come first, whichever GPU they use.
+// by the run's cost (price x instances x run hours), so the cheapest ways
+// to buy the run come first, whichever GPU they use. Prices are the
+// catalog's (the index's lists) where the market's are
+// (MarketView::CatalogPrices), else the market's (LiveChoices).
 void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope& scope, int quota,
              uint32_t* examined) {
   const ElasticIndex* index = ctx.snapshot().elastic;
@@ -401,6 +447,8 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
   std::vector<std::span<const ElasticChoice>>& lists = ws.lists;  // by demand
   lists.resize(std::min<size_t>(job.demands.size(), 256));  // demand indexes are uint8_t
   std::vector<Head>& heads = ws.heads;
+  const bool live = !ctx.market().CatalogPrices();
+  if (live && ws.live_lists.size() < lists.size()) ws.live_lists.resize(lists.size());
   for (PricingModel m : models) {
     if (!open_to_job(m)) continue;
     const double rework = m == PricingModel::kSpot ? *job.spot_run_multiplier : 1.0;
@@ -408,11 +456,14 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
     for (size_t i = 0; i < job.demands.size() && i < lists.size(); ++i) {
       const ModelDemand& d = job.demands[i];
       if (!scope.models.test(d.model.index())) continue;
-      const ElasticIndex::Priced priced = index->PricedChoices(d.model, d.gpus, m);
+      const uint8_t di = static_cast<uint8_t>(i);
+      const ElasticIndex::Priced priced =
+          live ? LiveChoices(*index, ctx, scope, di, m, &ws.live_lists[i])
+               : index->PricedChoices(d.model, d.gpus, m);
       lists[i] = priced.list;
       if (lists[i].empty()) continue;
       heads.push_back({static_cast<double>(priced.first_price) * d.run_hours * rework,
-                       static_cast<uint8_t>(i), 0});
+                       di, 0});
     }
     std::sort(heads.begin(), heads.end(), earlier);
     size_t first = 0;  // heads[first..] are live
@@ -437,20 +488,8 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
             ctx.market().SpotInstances(e.offering, ctx.now()) < e.instances) {
           continue;
         }
-        if (!ctx.market().PricePerHour(e.offering, m, ctx.now())) continue;
-        Candidate c;
-        c.kind = CandidateKind::kElastic;
-        c.pricing = m;
-        c.demand = demand;
-        c.region = e.region;
-        c.offering = e.offering;
-        c.instances = e.instances;
-        c.start = ctx.now();
-        if (m == PricingModel::kFlexStart) {
-          double wait = ctx.market().FlexStartWaitHours(e.offering, ctx.now());
-          c.start += static_cast<UnixSeconds>(wait * 3600.0);
-        }
-        ws.batch.push_back(c);
+        if (!live && !ctx.market().PricePerHour(e.offering, m, ctx.now())) continue;
+        ws.batch.push_back(ElasticCandidate(ctx, e, demand, m));
       }
       return first < heads.size();
     }, static_cast<size_t>(per_model));

@@ -1,5 +1,9 @@
 #include "sched/market.h"
 
+#include <algorithm>
+#include <cmath>
+
+#include "core/round.h"
 #include "estimate/pricing.h"
 
 namespace meridian::sched {
@@ -32,6 +36,24 @@ bool CatalogMarket::SpotAvailable(OfferingId, UnixSeconds) const { return true; 
 
 double CatalogMarket::FlexStartWaitHours(OfferingId, UnixSeconds) const {
   return catalog_->market().flex_start_expected_wait_hours;
+}
+
+std::optional<Money> MeanRunPricePerHour(const MarketView& market, OfferingId o, PricingModel m,
+                                         UnixSeconds start, double hours) {
+  const std::optional<Money> first = market.PricePerHour(o, m, start);
+  if (!first || hours <= 1 || !market.PriceMayChange()) return first;
+  const double read = std::min(hours, static_cast<double>(kMaxRunPriceHours));
+  const int touched = static_cast<int>(std::ceil(read));
+  int64_t price = first->micros();
+  double sum = 0;  // micro-dollars x hours
+  for (int k = 0; k < touched; ++k) {
+    if (k > 0) {
+      const std::optional<Money> p = market.PricePerHour(o, m, start + k * UnixSeconds{3600});
+      if (p) price = p->micros();
+    }
+    sum += static_cast<double>(price) * std::min(1.0, read - k);
+  }
+  return Money::FromMicros(RoundToInt64(sum / read));
 }
 
 double MarketView::CarbonSumGPerKwh(RegionId r, UnixSeconds start, int64_t step_s,

@@ -42,7 +42,30 @@ class MarketView {
   // Whether PricePerHour or SpotAvailable can answer differently at two
   // times; false lets callers skip searching later hours for a better price.
   virtual bool PriceMayChange() const { return true; }
+  // Whether PricePerHour is the catalog's price (estimate::CatalogPrice) for
+  // every offering at every t: the ElasticIndex's order is then the market's
+  // order and a run's price is its price at any hour, so elastic generation
+  // and RunPricePerHour skip reading the market offering by offering.
+  virtual bool CatalogPrices() const { return false; }
 };
+
+// The one price per instance-hour of a run of `o` under `m` that starts at
+// `start` and lasts `hours`: what scoring charges, what the lease records and
+// so what the simulator bills. The mean of the market's price over the run's
+// hours, hour k (from `start`) at PricePerHour(start + k h), the last partial
+// hour weighted by its share, the first kMaxRunPriceHours read (a longer run
+// pays their mean throughout). An hour the offering is not sold so keeps the
+// hour before's price; nullopt when it is not sold so at `start`. One read
+// where the market's prices are the catalog's (inline: scoring's hot path).
+inline constexpr int kMaxRunPriceHours = 24 * 14;
+// RunPricePerHour read hour by hour, whatever the market.
+std::optional<Money> MeanRunPricePerHour(const MarketView& market, OfferingId o, PricingModel m,
+                                         UnixSeconds start, double hours);
+inline std::optional<Money> RunPricePerHour(const MarketView& market, OfferingId o, PricingModel m,
+                                            UnixSeconds start, double hours) {
+  if (market.CatalogPrices() || hours <= 1) return market.PricePerHour(o, m, start);
+  return MeanRunPricePerHour(market, o, m, start, hours);
+}
 
 // The catalog's figures, constant in time except carbon (hourly series where
 // the region has one, its yearly figure otherwise). Spot is always available,
@@ -60,6 +83,7 @@ class CatalogMarket final : public MarketView {
   double CarbonGPerKwh(RegionId r, UnixSeconds t) const override;
   double CarbonSumGPerKwh(RegionId r, UnixSeconds start, int64_t step_s, int count) const override;
   bool PriceMayChange() const override { return false; }
+  bool CatalogPrices() const override { return true; }
 
  private:
   static constexpr int64_t kNoPrice = INT64_MIN;

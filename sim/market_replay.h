@@ -82,6 +82,7 @@ class ReplayMarket final : public sched::MarketView {
   int SpotInstances(OfferingId o, UnixSeconds t) const override;
   double FlexStartWaitHours(OfferingId o, UnixSeconds t) const override;
   double CarbonGPerKwh(RegionId r, UnixSeconds t) const override;
+  bool CatalogPrices() const override { return true; }  // prices_ answers them
 
   // The first second >= from at which fewer than `need` spot instances of
   // `o` can be had (`from` itself when fewer can now): when leases holding

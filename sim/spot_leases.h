@@ -45,6 +45,7 @@ class SpotLeases final : public sched::MarketView {
     return market_.CarbonSumGPerKwh(r, start, step_s, count);
   }
   bool PriceMayChange() const override { return market_.PriceMayChange(); }
+  bool CatalogPrices() const override { return market_.CatalogPrices(); }
 
   // Starts `job`'s lease of `instances` of `o` at `t`, running until `end`
   // at the latest: false (and nothing held) when the market's count at `t`
