@@ -72,6 +72,20 @@ class ProgressBar {
 
 std::string Pct(const std::optional<double>& v) { return v ? Fixed(*v * 100, 1) + "%" : "-"; }
 
+// Several policies: their figures over the jobs every one of them finished.
+void PrintCommon(const sim::Simulation& s, std::ostream& out) {
+  if (s.summaries.size() < 2) return;
+  out << "\nOver the " << s.summaries.front().common.jobs << " jobs every policy finished:\n";
+  Table t({{"POLICY"}, {"AVG JCT h", Table::Align::kRight}, {"AVG WAIT h", Table::Align::kRight},
+           {"COST $", Table::Align::kRight}, {"CO2 kg", Table::Align::kRight}});
+  for (const sim::Summary& m : s.summaries) {
+    t.AddRow({m.policy, Fixed(m.common.avg_jct_s / 3600, 2), Fixed(m.common.avg_wait_s / 3600, 2),
+              Fixed(static_cast<double>(m.common.cost_micros) / 1e6, 2),
+              Fixed(static_cast<double>(m.common.co2_g) / 1000, 1)});
+  }
+  t.Print(out);
+}
+
 void PrintComparison(const sim::Simulation& s, const std::vector<double>& wall_s, std::ostream& out) {
   Table t({{"POLICY"}, {"DONE", Table::Align::kRight}, {"REJECTED", Table::Align::kRight},
            {"UNFINISHED", Table::Align::kRight}, {"AVG JCT h", Table::Align::kRight},
@@ -89,6 +103,7 @@ void PrintComparison(const sim::Simulation& s, const std::vector<double>& wall_s
               std::to_string(m.preemptions), Pct(m.utilization), Fixed(wall_s[i], 2)});
   }
   t.Print(out);
+  PrintCommon(s, out);
   // MIG fleets: drains and fragmentation (docs/mig.md).
   for (const sim::Summary& m : s.summaries) {
     if (!m.mig_free_slices) continue;
@@ -220,6 +235,7 @@ std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::str
     result.summaries.push_back(sim::Summarize(*trace, world, *run));
     result.runs.push_back(std::move(run).value());
   }
+  sim::SetCommonFigures(result);
   PrintComparison(result, wall, out);
   if (!cmd.out_dir.empty()) {
     if (Status s = sim::WriteSimulation(result, cmd.out_dir); !s.ok()) {
@@ -228,6 +244,8 @@ std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::str
     }
     out << "\nwrote " << cmd.out_dir << "/summary.json, jobs.csv, report.html\n";
   }
+  out << std::flush;
+  err << sim::RejectionWarnings(result);
   return kExitOk;
 }
 

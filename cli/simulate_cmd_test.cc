@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/test_cli.h"
 
 namespace meridian::cli {
 namespace {
@@ -90,6 +91,46 @@ TEST_F(SimulateCmd, BadInputIsExitTwoWithTheReason) {
   Ran fleet = Meridian({"simulate", "--trace", Path("t.jsonl"), "--format", "jsonl", "--fleet", Path("fleet.yaml")});
   EXPECT_EQ(fleet.rc, kExitBadInput);
   EXPECT_NE(fleet.err.find("nowhere"), std::string::npos) << fleet.err;
+}
+
+// A policy that rejects more than 1% of the jobs is named on stderr after
+// the table, with its reasons in full; at 1% or less nothing is said. The
+// fleet (examples/fleets/cpu-tight.yaml) is 4 x 8 A100-80GB, no elastic
+// capacity, so the one job pinned to H100-80GB can never run:
+//   1 of 10 = 10.0% > 1%: a warning per policy;  1 of 100 = 1.0%: none.
+TEST_F(SimulateCmd, RejectionsOverOnePercentAreNamedOnStderrInFull) {
+  const std::string fleet = std::string(MERIDIAN_SOURCE_DIR) + "/examples/fleets/cpu-tight.yaml";
+  struct Case {
+    int jobs;  // one of them pinned to H100-80GB
+    std::string want_err;
+  } cases[] = {
+      {10,
+       "warning: default rejected 1 of 10 jobs (10.0%); top reasons:\n"
+       "  1 x rejected: no node or offering of an allowed GPU model in an allowed region; "
+       "the fleet has no node of H100-80GB\n"
+       "warning: fifo-strict rejected 1 of 10 jobs (10.0%); top reasons:\n"
+       "  1 x rejected: no node or offering of an allowed GPU model in an allowed region; "
+       "the fleet has no node of H100-80GB\n"},
+      {100, ""},
+  };
+  for (const Case& c : cases) {
+    const std::string trace = Path("r.jsonl");
+    {
+      std::ofstream f(trace);
+      f << R"({"name": "h100", "submit_s": 0, "duration_s": 600, "gpus": 1, "gpu_model": "H100-80GB"})" << "\n";
+      for (int i = 1; i < c.jobs; ++i) {
+        f << R"({"name": "a)" << i << R"(", "submit_s": )" << i
+          << R"(, "duration_s": 600, "gpus": 1, "gpu_model": "A100-80GB"})" << "\n";
+      }
+    }
+    testutil::CliRun r = testutil::Meridian({"simulate", "--trace", trace, "--format", "jsonl", "--fleet",
+                                             fleet, "--policy", "default,fifo-strict", "-q"});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_EQ(r.err, c.want_err) << c.jobs;
+    // The table compares the jobs both policies finished: all but the H100 job.
+    EXPECT_NE(r.out.find("Over the " + std::to_string(c.jobs - 1) + " jobs every policy finished"),
+              std::string::npos) << r.out;
+  }
 }
 
 }  // namespace

@@ -113,6 +113,44 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& profile,
 
 namespace {
 
+// Why a job can never run, in full: the case, with the filters that turned
+// every candidate away, or what the estimator said of each allowed GPU model
+// the fleet has nodes of and the job does not fit ("bf16 is not supported
+// natively on V100-32GB"). Names no node, so equal jobs get equal reasons.
+std::string NeverRuns(const Fleet& fleet, const QueuedJob& job, uint32_t examined,
+                      const std::vector<FilterLine>& filters) {
+  if (examined > 0) {
+    std::string names;
+    for (const FilterLine& f : filters) names += (names.empty() ? "" : ", ") + f.plugin;
+    return "every candidate is turned away by a filter, even on an empty fleet" +
+           (names.empty() ? std::string() : " (" + names + ")");
+  }
+  if (job.cpu_only) return "a CPU-only job, and no plugin of the profile places CPU work";
+  std::string why = "no node or offering of an allowed GPU model in an allowed region";
+  const catalog::Catalog& cat = fleet.catalog();
+  for (size_t m = 0; m < cat.gpus().size() && m < job.unfit_models.size(); ++m) {
+    const GpuModelId id(static_cast<uint32_t>(m));
+    if (!job.unfit_models.test(m) || fleet.GroupsOf(id).empty()) continue;
+    why += "; " + cat.gpus()[m].name + ": " + UnfitReason(job, id, cat);
+  }
+  if (fleet.elastic() || job.demands.empty()) return why;
+  // A fleet without elastic capacity: which of the fitting models it lacks,
+  // or whose regions or node sizes keep the job off them.
+  std::string missing, regions, gangs;
+  for (const ModelDemand& d : job.demands) {
+    const std::string& name = cat.gpus()[d.model.index()].name;
+    std::string& list = fleet.GroupsOf(d.model).empty() ? missing
+                        : (fleet.RegionsWithModel(d.model) & job.allowed_regions).none() ? regions
+                                                                                         : gangs;
+    list += (list.empty() ? "" : ", ") + name;
+    if (&list == &gangs) list += " x " + std::to_string(d.gpus);
+  }
+  if (!missing.empty()) why += "; the fleet has no node of " + missing;
+  if (!regions.empty()) why += "; the fleet's " + regions + " nodes are outside the job's allowed regions";
+  if (!gangs.empty()) why += "; the fleet's nodes never hold the job at once (" + gangs + ")";
+  return why;
+}
+
 // Scores ws.feasible with every score plugin: ws.raw and ws.norm are
 // [plugin x candidate], ws.total per candidate.
 void ScoreAll(Scheduler::Impl& s, const CycleContext& ctx) {
@@ -327,11 +365,7 @@ Decision Scheduler::Decide(const QueuedJob& job, const Snapshot& snap) {
   CollectFilters(s, ctx, &d);
   if (ws.feasible.empty()) {
     d.kind = DecisionKind::kReject;
-    std::string why =
-        examined > 0 ? "every candidate is turned away by a filter, even on an empty fleet"
-        : job.cpu_only ? "a CPU-only job, and no plugin of the profile places CPU work"
-                       : "no node or offering of an allowed GPU model in an allowed region";
-    d.status = Status::Unresolvable(why);
+    d.status = Status::Unresolvable(NeverRuns(*s.fleet, job, examined, d.filters));
     return d;
   }
   d.kind = DecisionKind::kWait;

@@ -99,6 +99,35 @@ void RegionHours::Add(RegionId r, int64_t a, int64_t b, double gpus) {
   }
 }
 
+std::vector<CommonFigures> CommonToAll(const std::vector<const std::vector<JobOutcome>*>& runs,
+                                       const std::vector<int64_t>& submit_s) {
+  std::vector<CommonFigures> out(runs.size());
+  const size_t n = submit_s.size();
+  std::vector<size_t> common;
+  for (size_t i = 0; i < n; ++i) {
+    bool all = true;
+    for (const std::vector<JobOutcome>* r : runs) all = all && i < r->size() && (*r)[i].state == JobState::kDone;
+    if (all && !runs.empty()) common.push_back(i);
+  }
+  for (size_t p = 0; p < runs.size(); ++p) {
+    CommonFigures& f = out[p];
+    int64_t jct = 0, wait = 0;
+    for (size_t i : common) {
+      const JobOutcome& o = (*runs[p])[i];
+      jct += o.JctS(submit_s[i]);
+      wait += o.start_s - submit_s[i];
+      f.cost_micros += o.cost_micros;
+      f.co2_g += o.co2_g;
+    }
+    f.jobs = static_cast<int64_t>(common.size());
+    if (f.jobs > 0) {
+      f.avg_jct_s = static_cast<double>(jct) / static_cast<double>(f.jobs);
+      f.avg_wait_s = static_cast<double>(wait) / static_cast<double>(f.jobs);
+    }
+  }
+  return out;
+}
+
 double Percentile(const std::vector<int64_t>& sorted, double p) {
   if (sorted.empty()) return 0;
   const double rank = std::ceil(p / 100.0 * static_cast<double>(sorted.size()));

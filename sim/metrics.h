@@ -109,6 +109,23 @@ class RegionHours {
   std::vector<std::array<double, 24>> hours_;
 };
 
+// One policy's figures over the jobs every compared policy finished (done
+// under each of them), so that averages compare the same job set: a policy
+// that rejects or never finishes the slow jobs otherwise looks faster.
+struct CommonFigures {
+  int64_t jobs = 0;           // done under every policy
+  double avg_jct_s = 0;       // end - submit, over those jobs (0 when none)
+  double avg_wait_s = 0;      // first start - submit
+  int64_t cost_micros = 0;    // their own spend (idle reservations belong to no job)
+  int64_t co2_g = 0;
+};
+
+// runs[p][i]: job i's outcome under policy p (every run over the same trace,
+// so of equal length); submit_s[i]: job i's submission. Returns, per run,
+// its CommonFigures over the jobs done in every run.
+std::vector<CommonFigures> CommonToAll(const std::vector<const std::vector<JobOutcome>*>& runs,
+                                       const std::vector<int64_t>& submit_s);
+
 // summary.json's object for one policy. Optional figures are null when
 // nothing qualifies (no deadlines, no real-time services, no fleet).
 struct Summary {
@@ -142,6 +159,10 @@ struct Summary {
   int64_t mig_drains = 0;
   double mig_drain_gpu_hours = 0;
   std::optional<double> mig_free_slices, mig_unallocatable_slices, mig_unallocatable_demand_slices;
+  // Over the jobs every policy of the comparison finished (CommonToAll; set
+  // by the caller that holds all the runs; one policy: its own done jobs).
+  CommonFigures common;
+  std::vector<std::string> notes;  // the run's notes in full: rejections by reason, counted
 };
 
 // The p-th percentile (0..100) of sorted values, nearest rank; 0 when empty.

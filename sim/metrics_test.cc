@@ -72,5 +72,54 @@ TEST(Percentile, NearestRank) {
   EXPECT_EQ(Percentile({}, 50), 0);
 }
 
+// Three jobs under two policies; job 1 is done only under the first, so the
+// common set is jobs 0 and 2 (submitted at 0 and 100):
+//   policy A: job 0 runs 10..110, job 2 runs 100..400:
+//     JCT (110 + 300) / 2 = 205, wait (10 + 0) / 2 = 5, cost 1.5 + 2.5 = 4 $, CO2 7 + 11 = 18 g
+//   policy B: job 0 runs 50..150, job 2 runs 200..260:
+//     JCT (150 + 160) / 2 = 155, wait (50 + 100) / 2 = 75, cost 1 + 0.25 = 1.25 $, CO2 5 + 3 = 8 g
+// Job 1's run under A (a long one) counts in neither.
+TEST(CommonToAll, AveragesOverTheJobsEveryRunFinished) {
+  auto done = [](int64_t start, int64_t end, int64_t cost, int64_t co2) {
+    JobOutcome o;
+    o.start_s = start;
+    o.end_s = end;
+    o.cost_micros = cost;
+    o.co2_g = co2;
+    o.state = JobState::kDone;
+    return o;
+  };
+  JobOutcome rejected;
+  rejected.state = JobState::kRejected;
+  const std::vector<JobOutcome> a = {done(10, 110, 1'500'000, 7), done(20, 90'000, 9'000'000, 99),
+                                     done(100, 400, 2'500'000, 11)};
+  const std::vector<JobOutcome> b = {done(50, 150, 1'000'000, 5), rejected,
+                                     done(200, 260, 250'000, 3)};
+  const std::vector<int64_t> submit = {0, 20, 100};
+  std::vector<CommonFigures> c = CommonToAll({&a, &b}, submit);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].jobs, 2);
+  EXPECT_DOUBLE_EQ(c[0].avg_jct_s, 205);
+  EXPECT_DOUBLE_EQ(c[0].avg_wait_s, 5);
+  EXPECT_EQ(c[0].cost_micros, 4'000'000);
+  EXPECT_EQ(c[0].co2_g, 18);
+  EXPECT_EQ(c[1].jobs, 2);
+  EXPECT_DOUBLE_EQ(c[1].avg_jct_s, 155);
+  EXPECT_DOUBLE_EQ(c[1].avg_wait_s, 75);
+  EXPECT_EQ(c[1].cost_micros, 1'250'000);
+  EXPECT_EQ(c[1].co2_g, 8);
+
+  // One run alone: its own done jobs, all three: JCT (110 + 89,980 + 300) / 3 = 30,130.
+  std::vector<CommonFigures> alone = CommonToAll({&a}, submit);
+  EXPECT_EQ(alone[0].jobs, 3);
+  EXPECT_DOUBLE_EQ(alone[0].avg_jct_s, 30130);
+  // No job done everywhere: zeros, not a division by zero.
+  const std::vector<JobOutcome> none = {rejected, rejected, rejected};
+  std::vector<CommonFigures> empty = CommonToAll({&a, &none}, submit);
+  EXPECT_EQ(empty[0].jobs, 0);
+  EXPECT_EQ(empty[0].avg_jct_s, 0);
+  EXPECT_EQ(empty[0].cost_micros, 0);
+}
+
 }  // namespace
 }  // namespace meridian::sim

@@ -1,5 +1,7 @@
 #include "sim/report.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -53,7 +55,38 @@ nlohmann::ordered_json ToJson(const Summary& s) {
   j["mig_free_slices"] = Optional(s.mig_free_slices);
   j["mig_unallocatable_slices"] = Optional(s.mig_unallocatable_slices);
   j["mig_unallocatable_demand_slices"] = Optional(s.mig_unallocatable_demand_slices);
+  nlohmann::ordered_json common = nlohmann::ordered_json::object();
+  common["jobs"] = s.common.jobs;
+  common["avg_jct_s"] = s.common.avg_jct_s;
+  common["avg_wait_s"] = s.common.avg_wait_s;
+  common["cost_usd"] = Usd(s.common.cost_micros);
+  common["co2_kg"] = static_cast<double>(s.common.co2_g) / 1000.0;
+  j["common"] = common;
+  j["notes"] = s.notes;
   return j;
+}
+
+// A note "N x what" (the engine's counted notes) as (N, what); N = 0 when
+// the note carries no count.
+std::pair<int64_t, std::string> CountedNote(const std::string& note) {
+  const size_t x = note.find(" x ");
+  if (x == std::string::npos || x == 0) return {0, note};
+  int64_t n = 0;
+  for (size_t i = 0; i < x; ++i) {
+    if (note[i] < '0' || note[i] > '9') return {0, note};
+    n = n * 10 + (note[i] - '0');
+  }
+  return {n, note.substr(x + 3)};
+}
+
+bool IsRejection(const std::string& what) {
+  return what.starts_with("rejected: ") || what.starts_with("not queued: ");
+}
+
+std::string Percent(int64_t part, int64_t whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  return buf;
 }
 
 // A CSV field: quoted when it holds a comma, quote or newline.
@@ -74,6 +107,31 @@ std::string Fixed6(int64_t micros) {
 }
 
 }  // namespace
+
+std::string RejectionWarnings(const Simulation& sim, double share, size_t top) {
+  std::string out;
+  for (const Summary& s : sim.summaries) {
+    if (s.jobs == 0 || static_cast<double>(s.jobs_rejected) <= share * static_cast<double>(s.jobs)) continue;
+    std::vector<std::pair<int64_t, std::string>> reasons;
+    for (const std::string& n : s.notes) {
+      auto counted = CountedNote(n);
+      if (IsRejection(counted.second)) reasons.push_back(std::move(counted));
+    }
+    std::stable_sort(reasons.begin(), reasons.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    out += "warning: " + s.policy + " rejected " + std::to_string(s.jobs_rejected) + " of " +
+           std::to_string(s.jobs) + " jobs (" + Percent(s.jobs_rejected, s.jobs) + ")" +
+           (reasons.empty() ? "\n" : "; top reasons:\n");
+    for (size_t i = 0; i < reasons.size() && i < top; ++i) {
+      out += "  " + std::to_string(reasons[i].first) + " x " + reasons[i].second + "\n";
+    }
+    if (reasons.size() > top) {
+      out += "  and " + std::to_string(reasons.size() - top) +
+             " more reasons (summary.json notes, report.html)\n";
+    }
+  }
+  return out;
+}
 
 std::string SummaryJson(const std::vector<Summary>& summaries) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();

@@ -27,6 +27,15 @@ struct Simulation {
   std::string fleet_source;        // "--fleet FILE", "the trace's node list", "elastic only"
 };
 
+// Sets each summary's `common` to its run's figures over the jobs done under
+// every run of `sim` (CommonToAll), so the policies compare the same jobs.
+void SetCommonFigures(Simulation& sim);
+
+// The policies that rejected more than `share` (0.01: 1%) of their jobs,
+// each with its rejection reasons in full, most frequent first, `top` at
+// most per policy; "" when none did. `simulate` prints it to stderr.
+std::string RejectionWarnings(const Simulation& sim, double share = 0.01, size_t top = 5);
+
 // summary.json: a JSON list, one object per policy (fields in docs/simulate.md).
 std::string SummaryJson(const std::vector<Summary>& summaries);
 

@@ -21,7 +21,7 @@ body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
 table{border-collapse:collapse;font-size:13px}td,th{padding:3px 9px;border-bottom:1px solid #eee;text-align:right}
 td:first-child,th:first-child{text-align:left}th{background:#f6f6f6}
-.meta{color:#555}.notes{font-size:12px;color:#555}
+.meta{color:#555}.notes{font-size:12px;color:#555;white-space:pre-wrap}
 .chart{display:block;margin:8px 0;max-width:100%;height:auto}
 .grid2{display:flex;flex-wrap:wrap;gap:8px}
 )";
@@ -75,6 +75,28 @@ std::string SummaryTable(const Simulation& sim) {
          "<th>unallocatable (waiting jobs)</th></tr>" + mig + "</table>";
   }
   return t;
+}
+
+// The figures over the jobs every policy finished: the same job set for each.
+std::string CommonTable(const Simulation& sim) {
+  if (sim.summaries.size() < 2) return "";
+  std::string t = "<h3>Over the " + std::to_string(sim.summaries.front().common.jobs) +
+                  " jobs every policy finished</h3><table><tr><th>policy</th><th>jobs</th>"
+                  "<th>avg JCT</th><th>avg wait</th><th>cost $</th><th>CO2 kg</th></tr>";
+  for (const Summary& s : sim.summaries) {
+    const CommonFigures& c = s.common;
+    t += "<tr><td>" + Escape(s.policy) + "</td><td>" + std::to_string(c.jobs) + "</td><td>" +
+         Duration(c.avg_jct_s) + "</td><td>" + Duration(c.avg_wait_s) + "</td><td>" +
+         Fmt(static_cast<double>(c.cost_micros) / 1e6, 2) + "</td><td>" +
+         Fmt(static_cast<double>(c.co2_g) / 1000, 1) + "</td></tr>";
+  }
+  return t + "</table>";
+}
+
+// Policies that rejected more than 1% of the jobs, with the reasons in full.
+std::string Rejections(const Simulation& sim) {
+  const std::string w = RejectionWarnings(sim);
+  return w.empty() ? "" : "<pre class=\"notes\">" + Escape(w) + "</pre>";
 }
 
 std::string CostAndCarbon(const Simulation& sim) {
@@ -215,7 +237,7 @@ std::string ReportHtml(const Simulation& sim) {
   html += "<h1>meridian simulate</h1><p class=\"meta\">trace " + Escape(sim.trace->source) + ", " +
           std::to_string(sim.trace->jobs.size()) + " jobs; fleet: " + Escape(sim.fleet_source) +
           "; second 0 = " + FormatRfc3339(start) + "; seed " + std::to_string(sim.seed) + "</p>\n";
-  html += "<h2>Summary</h2>" + SummaryTable(sim) + "\n";
+  html += "<h2>Summary</h2>" + SummaryTable(sim) + CommonTable(sim) + Rejections(sim) + "\n";
   html += "<h2>Cost and carbon</h2>" + CostAndCarbon(sim) + "\n";
   html += "<h2>Job completion time</h2>" + JctCdf(sim) + "\n";
   html += "<h2>Queue and utilization over time</h2>" + QueueAndUtilization(sim) + "\n";

@@ -107,6 +107,64 @@ TEST(Report, WritesTheThreeFilesIntoANewFolder) {
   std::filesystem::remove_all(dir.parent_path());
 }
 
+// default runs a GPU job on CPU where no GPU of its model exists
+// (cpu_fallback, "scarce": its deadline cannot wait for an A100 the fleet
+// does not have); fifo-strict rejects it. The common figures are over the
+// other three, which both run alike on the one 8 x H100 node at $2.00/GPU-h:
+//   a  8 GPUs, submit 0,   runs 0..3600:     JCT 3600, wait 0,    $16 (8 x 1 h x 2)
+//   b  4 GPUs, submit 60,  runs 3600..7200:  JCT 7140, wait 3540, $8  (4 x 1 h x 2)
+//   d  2 GPUs, submit 120, runs 3600..5400:  JCT 5280, wait 3480, $2  (2 x 0.5 h x 2)
+//   avg JCT (3600 + 7140 + 5280) / 3 = 5340 s, avg wait (0 + 3540 + 3480) / 3 = 2340 s, $26
+TEST(Report, CommonFiguresCompareTheJobsEveryPolicyFinished) {
+  Trace trace;
+  AddJob(trace, FixedJob(8, "H100-80GB"), "a", 0, 3600);
+  JobSpec cpu_ok = FixedJob(1, "A100-80GB");
+  cpu_ok.resources.cpu_fallback = meridian::CpuFallback{4};
+  AddJob(trace, cpu_ok, "c", 30, 3600, 86400);
+  AddJob(trace, FixedJob(4, "H100-80GB"), "b", 60, 3600);
+  AddJob(trace, FixedJob(2, "H100-80GB"), "d", 120, 1800);
+  FleetSpec fleet = testing::OneCluster(1, 8);
+  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
+  World world = testing::TestWorld(fleet);
+  Simulation sim;
+  sim.trace = &trace;
+  sim.world = &world;
+  for (const char* p : {"default", "fifo-strict"}) {
+    sim.runs.push_back(testing::RunPolicy(trace, world, p));
+    sim.summaries.push_back(Summarize(trace, world, sim.runs.back()));
+  }
+  ASSERT_EQ(sim.runs[0].jobs[1].state, JobState::kDone);
+  EXPECT_TRUE(sim.runs[0].jobs[1].cpu);
+  ASSERT_EQ(sim.runs[1].jobs[1].state, JobState::kRejected);
+  EXPECT_EQ(sim.summaries[0].jobs_done, 4);
+  EXPECT_EQ(sim.summaries[1].jobs_done, 3);
+
+  SetCommonFigures(sim);
+  for (const Summary& s : sim.summaries) {
+    SCOPED_TRACE(s.policy);
+    EXPECT_EQ(s.common.jobs, 3);
+    EXPECT_DOUBLE_EQ(s.common.avg_jct_s, 5340);
+    EXPECT_DOUBLE_EQ(s.common.avg_wait_s, 2340);
+    EXPECT_EQ(s.common.cost_micros, 26'000'000);
+  }
+  // default's own average also counts c's run on CPU: not the same jobs.
+  EXPECT_NE(sim.summaries[0].avg_jct_s, sim.summaries[0].common.avg_jct_s);
+
+  auto j = nlohmann::json::parse(SummaryJson(sim.summaries));
+  EXPECT_EQ(j[1]["common"]["jobs"], 3);
+  EXPECT_DOUBLE_EQ(j[1]["common"]["avg_jct_s"].get<double>(), 5340);
+  EXPECT_DOUBLE_EQ(j[1]["common"]["cost_usd"].get<double>(), 26);
+  for (const char* k : {"avg_wait_s", "co2_kg"}) EXPECT_TRUE(j[0]["common"].contains(k)) << k;
+  // fifo-strict's notes say in full why c never ran.
+  ASSERT_EQ(j[1]["notes"].size(), 1u);
+  EXPECT_EQ(j[1]["notes"][0],
+            "1 x rejected: no node or offering of an allowed GPU model in an allowed region; "
+            "the fleet has no node of A100-80GB");
+  const std::string html = ReportHtml(sim);
+  EXPECT_NE(html.find("Over the 3 jobs every policy finished"), std::string::npos);
+  EXPECT_NE(html.find("the fleet has no node of A100-80GB"), std::string::npos);
+}
+
 // The real openb trace (MERIDIAN_DATA_DIR) onto its own node list: every pod
 // that ran is placed, for as long as its recorded model says, and so are the
 // 1,052 CPU-only pods, on CPU nodes, under every shipped profile (cpu_fallback;

@@ -1,7 +1,9 @@
-// Summarize (engine.h): a run's outcomes as summary.json's figures.
+// Summarize (engine.h): a run's outcomes as summary.json's figures; and
+// SetCommonFigures (report.h): each run's figures over the jobs all finished.
 #include <algorithm>
 
 #include "sim/engine.h"
+#include "sim/report.h"
 
 namespace meridian::sim {
 
@@ -32,6 +34,13 @@ Reserved ReservedIdle(const World& world, const PolicyRun& run) {
     r.idle_by_region[c.region.index()] += idle;
   }
   return r;
+}
+
+std::vector<int64_t> Submissions(const Trace& trace) {
+  std::vector<int64_t> out;
+  out.reserve(trace.jobs.size());
+  for (const TraceJob& j : trace.jobs) out.push_back(j.submit_s);
+  return out;
 }
 
 }  // namespace
@@ -128,7 +137,16 @@ Summary Summarize(const Trace& trace, const World& world, const PolicyRun& run) 
     }
   }
   std::sort(s.cost_by_region.begin(), s.cost_by_region.end());
+  s.common = CommonToAll({&run.jobs}, Submissions(trace)).front();
+  s.notes = run.notes;
   return s;
+}
+
+void SetCommonFigures(Simulation& sim) {
+  std::vector<const std::vector<JobOutcome>*> runs;
+  for (const PolicyRun& r : sim.runs) runs.push_back(&r.jobs);
+  const std::vector<CommonFigures> common = CommonToAll(runs, Submissions(*sim.trace));
+  for (size_t p = 0; p < common.size() && p < sim.summaries.size(); ++p) sim.summaries[p].common = common[p];
 }
 
 }  // namespace meridian::sim
