@@ -5,7 +5,8 @@
 //   kDefer    will run at `start` (> now) on `allocation`: a deferral chosen by a
 //             plugin, or a flex-start request's expected wait
 //   kWait     cannot run now (Unschedulable); `start` is the earliest time capacity
-//             frees up on a node it could use, if known
+//             frees up on a node it could use, if known; `retry_at` when else
+//             the verdict may change (spot coming back, a time rule)
 //   kReject   can never run as asked (Unresolvable); `filters` say why
 //   kError    a plugin or the ledger failed; `status` says how
 //
@@ -64,6 +65,12 @@ struct Decision {
   // kWait: a cycle plugin (backfill) keeps start_nodes for this job from
   // `start` for the rest of the cycle; later jobs may not run past it there.
   bool reserved = false;
+  // kWait: the earliest time after now at which the verdict may change for a
+  // reason other than capacity freeing (`start`): a spot count change on an
+  // offering the job could use (MarketView::NextSpotChange), or a filter's own
+  // time rule (FilterPlugin::RetryAt). nullopt: none known. A caller that
+  // decides only when something arrives or ends decides the job again then.
+  std::optional<UnixSeconds> retry_at;
   std::optional<PricingModel> pricing;    // elastic capacity; nullopt on the fleet
   std::string pricing_reason;
   std::optional<ScoredCandidate> chosen;

@@ -32,6 +32,9 @@ class MarketView {
     return SpotAvailable(o, t) ? kUnlimitedSpot : 0;
   }
   static constexpr int kUnlimitedSpot = 1 << 30;
+  // The first time after `t` at which SpotInstances(o, .) differs from its
+  // value at `t`; nullopt: never, or the market cannot tell (this default).
+  virtual std::optional<UnixSeconds> NextSpotChange(OfferingId, UnixSeconds) const { return std::nullopt; }
   // Expected hours from a flex-start request at `t` to its start.
   virtual double FlexStartWaitHours(OfferingId o, UnixSeconds t) const = 0;
   // Grid carbon intensity of region `r` during the hour holding `t`, gCO2/kWh.

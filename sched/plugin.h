@@ -323,6 +323,11 @@ class FilterPlugin {
   // of a profile does, the generator lists a run of such nodes once
   // (Candidate::repeats) and the filters judge them together.
   virtual bool DistinguishesEquivalentNodes() const { return false; }
+  // For a job that waits: the earliest time after ctx.now() at which this
+  // filter may keep a candidate it turns away now, by a time rule of its own
+  // (a deadline's safety net, a progress line); nullopt: none (the default).
+  // The decision's retry_at (decision.h) takes the earliest over the filters.
+  virtual std::optional<UnixSeconds> RetryAt(const CycleContext&) const { return std::nullopt; }
 };
 
 // A preemption proposal: evict `victims`, then run on `candidate`.

@@ -69,6 +69,9 @@ struct QueuedJob {
   double cpu_fallback_slowdown = 0;      // 0 = no CPU fallback
 
   std::vector<ModelDemand> demands;      // fitting allowed models, catalog order
+  // Share of the work already done and saved (0..1): a requeued job's
+  // demands hold the run hours of what is left (the simulator's SetWork).
+  double done = 0;
   GpuModelSet allowed_models;            // resources.gpu_models (all when empty)
   GpuModelSet unfit_models;              // allowed, but the estimator rejected them
   std::string refusal;                   // whole-job refusal (work not countable), or ""

@@ -309,6 +309,23 @@ bool Preempt(Scheduler::Impl& s, const CycleContext& ctx, const Ledger& live, De
   return false;
 }
 
+// When a waiting job's verdict may next change (Decision::retry_at): the
+// filters' own time rules, and the next spot count change of every offering
+// it could take on spot (the ever pass's feasible spot candidates in ws.feasible).
+std::optional<UnixSeconds> RetryAt(Scheduler::Impl& s, const CycleContext& ever) {
+  std::optional<UnixSeconds> at;
+  auto earliest = [&](std::optional<UnixSeconds> t) {
+    if (t && *t > ever.now() && (!at || *t < *at)) at = t;
+  };
+  for (PluginSlot* p : s.filters) earliest(p->filter->RetryAt(ever));
+  for (const Candidate& c : s.ws.feasible) {
+    if (c.kind == CandidateKind::kElastic && c.pricing == PricingModel::kSpot) {
+      earliest(ever.market().NextSpotChange(c.offering, ever.now()));
+    }
+  }
+  return at;
+}
+
 }  // namespace
 
 Decision Scheduler::Decide(const QueuedJob& job, const Snapshot& snap) {
@@ -370,6 +387,7 @@ Decision Scheduler::Decide(const QueuedJob& job, const Snapshot& snap) {
   }
   d.kind = DecisionKind::kWait;
   d.status = Status::Unschedulable("no candidate has room now");
+  d.retry_at = RetryAt(s, ever);
   if (std::optional<EarliestStart> e = FindEarliestStart(s, ever, *snap.ledger)) {
     d.start = e->at;
     d.start_reason = std::move(e->why);

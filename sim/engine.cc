@@ -45,7 +45,9 @@ std::optional<int64_t> DeadlineS(const TraceJob& job, const JobSpec& spec, UnixS
 
 namespace {
 
-enum class EventKind : uint8_t { kEnd, kReclaim, kNodeFailure, kFlexLimit, kFlexCancel, kStart };
+// kRetry: a waiting job's Decision::retry_at (spot back, a plugin's time
+// rule): a cycle then, though nothing arrived or ended.
+enum class EventKind : uint8_t { kEnd, kReclaim, kNodeFailure, kFlexLimit, kFlexCancel, kStart, kRetry };
 
 struct Event {
   UnixSeconds t;
@@ -84,6 +86,7 @@ struct LiveJob {
   // share) and the run-time factor of the vCPUs it was given.
   double cpu_share = 0;
   double cpu_factor = 1;
+  UnixSeconds retry = 0;                // the pending kRetry event's time; 0: none
 };
 
 // CycleContext::RunHours of the whole job on `c`, without spot's expected
@@ -186,6 +189,7 @@ class Engine {
   void Repartition(UnixSeconds t);
   std::vector<const sched::QueuedJob*> Queue();
   void Apply(const sched::Decision& d, UnixSeconds t);
+  void Retry(uint32_t j, const sched::Decision& d, UnixSeconds t);
   void Place(uint32_t j, const sched::Decision& d, UnixSeconds t);
   void StartRun(uint32_t j, UnixSeconds t);
   bool StartLease(uint32_t j, UnixSeconds t, UnixSeconds end);
@@ -232,6 +236,7 @@ void Engine::Note(const std::string& key) { ++notes_[key]; }
 
 void Engine::SetWork(LiveJob& l, const TraceJob& tj) {
   const double left = 1.0 - l.done;
+  l.q.done = l.done;
   double longest = 0;
   for (size_t i = 0; i < l.q.demands.size(); ++i) {
     sched::ModelDemand& d = l.q.demands[i];
@@ -352,6 +357,7 @@ void Engine::Drop(uint32_t j) {
 void Engine::Requeue(uint32_t j) {
   LiveJob& l = Live(j);
   ++l.attempt;  // events of the stopped attempt are stale
+  l.retry = 0;
   l.running = false;
   SetWork(l, trace_.jobs[j]);
   Out(j).state = JobState::kWaiting;
@@ -370,6 +376,10 @@ bool Engine::StartLease(uint32_t j, UnixSeconds t, UnixSeconds end) {
   Note("spot lease not started: fewer spot instances left than it needs");
   sched_->Release(JobId(j), Snap(t), &ledger_);
   Requeue(j);
+  // Decided again at once (another cycle at t), not at the next event: it may
+  // have no slack to lose.
+  Live(j).retry = t;
+  Push(t, EventKind::kRetry, j);
   return false;
 }
 
@@ -550,6 +560,10 @@ void Engine::Handle(const Event& e) {
     case EventKind::kFlexLimit: Interrupt(e.job, e.t, Stop::kFlexLimit, false); break;
     case EventKind::kFlexCancel: Interrupt(e.job, e.t, Stop::kFlexCancel, false); break;
     case EventKind::kStart: StartRun(e.job, e.t); break;
+    case EventKind::kRetry:
+      Live(e.job).retry = 0;
+      if (Out(e.job).state == JobState::kWaiting) dirty_ = true;
+      break;
   }
 }
 
@@ -573,8 +587,18 @@ void Engine::Apply(const sched::Decision& d, UnixSeconds t) {
     case sched::DecisionKind::kError:
       Note("scheduler error (the job stays queued): " + d.status.message());
       break;
-    case sched::DecisionKind::kWait: break;
+    case sched::DecisionKind::kWait: Retry(j, d, t); break;
   }
+}
+
+// A waiting job is decided again at its retry_at; one pending event per job
+// (an earlier one decides it again anyway, and finds the next time then).
+void Engine::Retry(uint32_t j, const sched::Decision& d, UnixSeconds t) {
+  LiveJob& l = Live(j);
+  if (!d.retry_at || *d.retry_at <= t) return;
+  if (l.retry > t && l.retry <= *d.retry_at) return;
+  l.retry = *d.retry_at;
+  Push(l.retry, EventKind::kRetry, j);
 }
 
 void Engine::Cycle(UnixSeconds t) {

@@ -1,5 +1,6 @@
 #include "sim/market_replay.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sched/rng.h"
@@ -96,6 +97,39 @@ std::optional<UnixSeconds> ReplayMarket::NextSpotBelow(OfferingId o, UnixSeconds
   std::optional<int64_t> down = traces_[static_cast<size_t>(a.trace)].NextBelow(s, need);
   if (!down) return std::nullopt;
   return from + (*down - s);
+}
+
+namespace {
+
+// The first trace second after `s` (>= 0) at which the trace's count differs
+// from its count at `s`; nullopt for a trace of one count throughout.
+std::optional<int64_t> NextCountChange(const SpotTrace& t, int64_t s) {
+  const int64_t period = t.period_s();
+  if (period <= 0 || t.count.empty()) return std::nullopt;
+  const int64_t cycle = s / period;
+  const int64_t tick = (s % period) / t.gap_s;
+  const size_t run = static_cast<size_t>(
+      std::upper_bound(t.run_end.begin(), t.run_end.end(), tick) - t.run_end.begin());
+  const size_t n = t.count.size();
+  for (size_t k = 1; k <= n; ++k) {
+    const size_t j = (run + k) % n;
+    if (t.count[j] == t.count[run]) continue;
+    const int64_t start = j == 0 ? 0 : t.run_end[j - 1];
+    return (cycle + (run + k >= n ? 1 : 0)) * period + start * t.gap_s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<UnixSeconds> ReplayMarket::NextSpotChange(OfferingId o, UnixSeconds t) const {
+  if (o.index() >= assignment_.size()) return std::nullopt;
+  const SpotAssignment& a = assignment_[o.index()];
+  if (a.trace < 0) return std::nullopt;
+  const int64_t s = std::max<int64_t>(0, t - options_.start) + a.offset_s;
+  std::optional<int64_t> change = NextCountChange(traces_[static_cast<size_t>(a.trace)], s);
+  if (!change) return std::nullopt;
+  return t + (*change - s);
 }
 
 int64_t ReplayMarket::DrawFlexWait(uint64_t key) const {

@@ -80,6 +80,7 @@ class ReplayMarket final : public sched::MarketView {
   bool SpotAvailable(OfferingId o, UnixSeconds t) const override;
   // The trace's count at `t`; 0 for an offering that replays none.
   int SpotInstances(OfferingId o, UnixSeconds t) const override;
+  std::optional<UnixSeconds> NextSpotChange(OfferingId o, UnixSeconds t) const override;
   double FlexStartWaitHours(OfferingId o, UnixSeconds t) const override;
   double CarbonGPerKwh(RegionId r, UnixSeconds t) const override;
   bool CatalogPrices() const override { return true; }  // prices_ answers them

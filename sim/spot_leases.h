@@ -37,6 +37,10 @@ class SpotLeases final : public sched::MarketView {
   }
   bool SpotAvailable(OfferingId o, UnixSeconds t) const override { return SpotInstances(o, t) > 0; }
   int SpotInstances(OfferingId o, UnixSeconds t) const override;
+  // The replay market's: the engine's own lease changes start cycles anyway.
+  std::optional<UnixSeconds> NextSpotChange(OfferingId o, UnixSeconds t) const override {
+    return market_.NextSpotChange(o, t);
+  }
   double FlexStartWaitHours(OfferingId o, UnixSeconds t) const override {
     return market_.FlexStartWaitHours(o, t);
   }

@@ -123,19 +123,21 @@ TEST(SpotLeases, NoReclaimAfterTheRunsEnd) {
 //   100   B (2 instances, 1500 s) starts: 3 - 1 = 2 left, takes both.
 //   1000  A is done; B alone now needs 2.
 //   1200  count 1 < 2: B reclaimed after 1100 s (900 s saved, 600 left);
-//         2 do not start on 1: B waits.
+//         2 do not start on 1: B waits (woken when the count changes).
 //   1300  C (1 instance, 3000 s) takes the 1 (B still waits for 2).
 //   1800  count 0: C reclaimed after 500 s (300 saved, 2700 left).
-//   2500  count 3, D (1 instance, 600 s) arrives: one cycle places B, C, D
-//         on the 3 it sees; B (2) and C (1) start, D finds none left and
-//         goes back to the queue unstarted. B ends 2500 + 60 + 600 = 3160;
-//         C (held after B) would go when the count is below 3, at 4200.
-//   3160  B is done: C now needs 1 (next below 1: 4800); D starts on one
-//         of the 2 left (no restart: it never ran), ends 3760.
-//   4800  count 0: C reclaimed after 2300 s (2240 of progress, 2100 saved:
+//   2000  D (1 instance, 600 s) arrives and waits.
+//   2400  count 3, the waiting jobs are woken: one cycle places B, C, D on
+//         the 3 it sees; B (2) and C (1) start, D finds none left, goes back
+//         to the queue unstarted and is decided again at once: none left, it
+//         waits. B ends 2400 + 60 + 600 = 3060; C (held after B) would go
+//         when the count is below 3, at 4200.
+//   3060  B is done: C now needs 1 (next below 1: 4800); D starts on one
+//         of the 2 left (no restart: it never ran), ends 3660.
+//   4800  count 0: C reclaimed after 2400 s (2340 of progress, 2100 saved:
 //         2400 of 3000 done, 600 left).
-//   5500  count 3, E (1 instance, 100 s) arrives: C and E start; C ends
-//         5500 + 60 + 600 = 6160, E 5600.
+//   5400  count 3: C starts again, ends 5400 + 60 + 600 = 6060.
+//   5500  E (1 instance, 100 s) arrives: starts on one of the 2 left, ends 5600.
 TEST(SpotLeases, TheEngineSharesTheCountAndReclaimsNewestFirst) {
   auto cat = Embedded();
   OfferingId use2;
@@ -169,7 +171,7 @@ TEST(SpotLeases, TheEngineSharesTheCountAndReclaimsNewestFirst) {
   add("A", 1, 0, 1000);
   add("B", 2, 100, 1500);
   add("C", 1, 1300, 3000);
-  add("D", 1, 2500, 600);
+  add("D", 1, 2000, 600);
   add("E", 1, 5500, 100);
   auto profile = *sched::EmbeddedProfile("skypilot-like");
   profile.options.pricing_models = {PricingModel::kSpot};
@@ -180,7 +182,7 @@ TEST(SpotLeases, TheEngineSharesTheCountAndReclaimsNewestFirst) {
     int64_t start_s, end_s;
     int preemptions;
   };
-  const std::vector<Want> want = {{0, 1000, 0}, {100, 3160, 1}, {1300, 6160, 2}, {3160, 3760, 0}, {5500, 5600, 0}};
+  const std::vector<Want> want = {{0, 1000, 0}, {100, 3060, 1}, {1300, 6060, 2}, {3060, 3660, 0}, {5500, 5600, 0}};
   for (size_t j = 0; j < want.size(); ++j) {
     const JobOutcome& o = run->jobs[j];
     EXPECT_EQ(o.state, JobState::kDone) << t.jobs[j].name;

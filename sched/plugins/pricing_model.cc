@@ -1,11 +1,13 @@
 #include "sched/plugins/pricing_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "estimate/defaults.h"
 #include "estimate/pricing.h"
 #include "sched/cost.h"
+#include "sched/elastic.h"
 #include "sched/registry.h"
 
 namespace meridian::sched {
@@ -43,11 +45,41 @@ Result<std::unique_ptr<Plugin>> PricingModelChoice::Create(PluginArgs& args) {
   Options o;
   o.loss_margin = args.Number("loss_margin", o.loss_margin, 0, 20);
   o.flex_wait_margin = args.Number("flex_wait_margin", o.flex_wait_margin, 1, 10);
+  o.spot_wait = args.Bool("spot_wait", o.spot_wait);
   return FinishPlugin<PricingModelChoice>(args, o);
+}
+
+bool PricingModelChoice::WaitsForSpot(const CycleContext& ctx) const {
+  const QueuedJob& job = ctx.job();
+  if (!options_.spot_wait || !job.deadline || !job.spot_run_multiplier || ctx.ever_pass()) return false;
+  const ElasticIndex* index = ctx.snapshot().elastic;
+  if (!index) return false;
+  for (const ModelDemand& d : job.demands) {
+    if (!index->Choices(d.model, d.gpus, PricingModel::kSpot).empty()) return true;
+  }
+  return false;
+}
+
+double PricingModelChoice::SpotBoundHours(const QueuedJob& job) const {
+  const Checkpointing cp = CheckpointingOf(job);
+  return options_.loss_margin * (cp.interval_h + cp.restart_h);
+}
+
+// The last second at which a job with `t_od_h` of work left may still wait
+// for spot (and take spot at no delay): slack >= the bound, in whole seconds
+// so that the filter and RetryAt agree to the second.
+UnixSeconds PricingModelChoice::WaitUntil(const QueuedJob& job, double t_od_h) const {
+  const double keep_h = CheckpointingOf(job).restart_h + SpotBoundHours(job);
+  return *job.deadline - static_cast<UnixSeconds>(std::ceil((t_od_h + keep_h) * 3600.0 - 1e-6));
 }
 
 PricingModelChoice::Verdict PricingModelChoice::Judge(const CycleContext& ctx,
                                                       const Candidate& c) const {
+  return JudgeWith(ctx, c, WaitsForSpot(ctx));
+}
+
+PricingModelChoice::Verdict PricingModelChoice::JudgeWith(const CycleContext& ctx,
+                                                          const Candidate& c, bool waits) const {
   Verdict v;
   const QueuedJob& job = ctx.job();
   if (!job.deadline) return v;
@@ -58,9 +90,22 @@ PricingModelChoice::Verdict PricingModelChoice::Judge(const CycleContext& ctx,
   const double delay = static_cast<double>(std::max<UnixSeconds>(0, c.start - ctx.now())) / 3600.0;
   v.slack_h = static_cast<double>(*job.deadline - ctx.now()) / 3600.0 - t_od - cp.restart_h;
   const bool elastic = c.kind == CandidateKind::kElastic;
+  const bool spot_now = waits && ctx.now() <= WaitUntil(job, t_od);
   if (elastic && c.pricing == PricingModel::kSpot) {
-    v.need_h = delay + options_.loss_margin * (cp.interval_h + cp.restart_h) + extra;
+    v.need_h = delay + SpotBoundHours(job) + (options_.spot_wait ? 0.0 : extra);
     v.reason = "spot: slack below the loss bound (on-demand fallback would miss the deadline)";
+    if (waits) {  // spot now, or not at all: a later start may find none left
+      v.allowed = spot_now && delay == 0;
+      if (delay > 0) v.reason = "spot: no later start while waiting for spot (it may be gone by then)";
+      if (v.allowed) v.reason = {};
+      return v;
+    }
+  } else if (elastic && c.pricing == PricingModel::kOnDemand && spot_now) {
+    v.allowed = false;
+    v.waiting = true;
+    v.need_h = SpotBoundHours(job);
+    v.reason = "waiting for spot: the slack still allows it";
+    return v;
   } else if (elastic && c.pricing == PricingModel::kFlexStart) {
     v.need_h = options_.flex_wait_margin * delay + extra;
     v.reason = "flex-start: slack below the expected wait (on-demand fallback would miss the deadline)";
@@ -78,13 +123,26 @@ PricingModelChoice::Verdict PricingModelChoice::Judge(const CycleContext& ctx,
 size_t PricingModelChoice::Filter(const CycleContext& ctx, std::span<Candidate> cands,
                                   Rejections& rejected) const {
   if (!ctx.job().deadline) return cands.size();
+  const bool waits = WaitsForSpot(ctx);
   return KeepIf(cands, rejected, [&](const Candidate& c) -> std::string_view {
-    Verdict v = Judge(ctx, c);
+    Verdict v = JudgeWith(ctx, c, waits);
     if (v.allowed) return "";
     if (!rejected.wants_example()) return v.reason;
     detail_ = Why(ctx, c, v);
     return detail_;
   });
+}
+
+std::optional<UnixSeconds> PricingModelChoice::RetryAt(const CycleContext& ctx) const {
+  const QueuedJob& job = ctx.job();
+  if (!options_.spot_wait || !job.deadline || !job.spot_run_multiplier) return std::nullopt;
+  // The first second the slack is below the bound: on-demand from then on.
+  std::optional<UnixSeconds> at;
+  for (const ModelDemand& d : job.demands) {
+    const UnixSeconds t = WaitUntil(job, static_cast<double>(d.run_hours)) + 1;
+    if (t > ctx.now() && (!at || t < *at)) at = t;
+  }
+  return at;
 }
 
 std::string PricingModelChoice::Label(const CycleContext& ctx, const Candidate& c) {
@@ -127,6 +185,10 @@ std::string PricingModelChoice::Why(const CycleContext& ctx, const Candidate& c,
   const QueuedJob& job = ctx.job();
   const std::string label = Label(ctx, c);
   const std::string slack = "slack " + Fixed(v.slack_h, 1) + " h";
+  if (v.waiting) {
+    return label + ": waiting for spot, " + slack + " >= spot loss bound " + Fixed(v.need_h, 2) +
+           " h (on-demand once below)";
+  }
   const bool elastic = c.kind == CandidateKind::kElastic;
   const Checkpointing cp = CheckpointingOf(job);
   const double t_od = OnDemandHours(ctx, c);

@@ -200,7 +200,9 @@ namespace {
 // Through the scheduler with the shipped default profile: an L4 job (the
 // fleet has no L4, so only offerings compete): g2-standard-4 in us-central1,
 // on-demand 0.70683 $/h, spot 0.29598 $/h, flex-start 0.70683 x 0.47 =
-// 0.33221 $/h after a 2 h wait. 2 h run; spot 2.3715 h.
+// 0.33221 $/h after a 2 h wait. 2 h run; spot 2.3715 h. The profile waits
+// for spot (spot_wait, loss_margin 1): spot while slack >= 1 x (30m + 5m)
+// = 0.58 h, no rework in the bound.
 TEST(PricingModelTest, DefaultProfileTakesRiskOnlyWithSlack) {
   testing::World w = MakeWorld();
   auto profile = EmbeddedProfile("default");
@@ -209,22 +211,24 @@ TEST(PricingModelTest, DefaultProfileTakesRiskOnlyWithSlack) {
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   struct Case {
     const char* name;
-    int64_t deadline_h;
+    double deadline_h;
     PricingModel want;
     DecisionKind kind;
   } cases[] = {
       // slack 45.9 h: flex-start 0.66 $ < spot 0.70 $ < on-demand 1.41 $; a deferral of 2 h
       {"48 h", 48, PricingModel::kFlexStart, DecisionKind::kDefer},
-      // slack 1.92 h < 2 h wait, >= 1.54 h loss bound: spot
+      // slack 1.92 h < 2 h wait, >= 0.58 h loss bound: spot
       {"4 h", 4, PricingModel::kSpot, DecisionKind::kPlace},
-      // slack 0.92 h: on-demand
-      {"3 h", 3, PricingModel::kOnDemand, DecisionKind::kPlace},
+      // slack 3 - 2 - 5m = 0.92 h >= 0.58 h: still spot
+      {"3 h", 3, PricingModel::kSpot, DecisionKind::kPlace},
+      // slack 2.5 - 2 - 5m = 0.42 h < 0.58 h: on-demand
+      {"2.5 h", 2.5, PricingModel::kOnDemand, DecisionKind::kPlace},
   };
   for (const auto& c : cases) {
     JobSpec spec = TwoHourJob("l4", 1, 20);
     spec.resources.gpu_models = {"L4"};
     spec.preemptible = true;
-    spec.deadline.after_submit_s = c.deadline_h * kHour;
+    spec.deadline.after_submit_s = static_cast<int64_t>(c.deadline_h * kHour);
     QueuedJob job = Queue(w, spec, 1);
     Decision d = (*s)->Decide(job, w.At());
     ASSERT_TRUE(d.pricing.has_value()) << c.name << "\n" << FormatDecision(d);

@@ -4,6 +4,7 @@
 
 #include "sched/plugins/binpack.h"
 #include "sched/plugins/carbon.h"
+#include "sched/plugins/cbl_policy.h"
 #include "sched/plugins/cheapest_price.h"
 #include "sched/plugins/cpu_ram.h"
 #include "sched/plugins/driver_pin.h"
@@ -68,6 +69,8 @@ constexpr PluginEntry kPlugins[] = {
      "PreFilter+Filter+Score: real-time services within their latency SLO"},
     {PricingModelChoice::kName, &PricingModelChoice::Create,
      "Filter+Score: spot/flex only while on-demand can still meet the deadline"},
+    {CantBeLate::kName, &CantBeLate::Create,
+     "Filter: the \"Can't Be Late\" baselines (greedy, uniform progress) with their safety net"},
     {TimeShift::kName, &TimeShift::Create,
      "AddCandidates: batch work with slack starts later in cheaper or greener hours"},
     {RealtimeReplicas::kName, &RealtimeReplicas::Create,
