@@ -17,6 +17,7 @@
 #include "sched/plugins/flavor_order.h"
 #include "sched/plugins/home_region.h"
 #include "sched/plugins/list_price.h"
+#include "sched/plugins/shortest_run.h"
 #include "sched/plugins/quota.h"
 #include "sched/plugins/single_node.h"
 #include "sched/plugins/gpu_fit.h"
@@ -53,6 +54,7 @@ constexpr PluginEntry kPlugins[] = {
     {FlavorOrder::kName, &FlavorOrder::Create, "Filter+Score: Kueue-style ordered flavors (reserved, owned, on-demand, spot)"},
     {Quota::kName, &Quota::Create, "Filter+Reserve: GPU quota per tenant"},
     {ListPrice::kName, &ListPrice::Create, "Score: run cost at list price, spot without rework (SkyPilot)"},
+    {ShortestRun::kName, &ShortestRun::Create, "Score: the placement the job runs shortest on"},
     {MigSlice::kName, &MigSlice::Create,
      "Filter+AddCandidates+Score: smallest free MIG slice, least fragmentation"},
     {Residency::kName, &Residency::Create, "PreFilter+Filter: data residency (allowed regions)"},
