@@ -104,6 +104,22 @@ std::optional<int64_t> Seconds(const json& v, const std::string& key, int64_t mi
   return std::llround(d);
 }
 
+// A key whose value is one catalog GPU model; `what` says what it must be.
+bool ReadGpuModel(const json& v, const std::string& key, const std::string& what,
+                  const catalog::Catalog& catalog, int64_t line, ErrorList& errors,
+                  std::string& out) {
+  if (!v.is_string()) {
+    errors.Add(line, key, Show(v), what + " (e.g. \"V100-32GB\")");
+    return false;
+  }
+  out = v.get<std::string>();
+  if (std::optional<std::string> why = spec::UnknownGpuModel(catalog, out)) {
+    errors.Add(line, key, "", *why);
+    return false;
+  }
+  return true;
+}
+
 // `gpu_models`: a non-empty list of catalog GPU models.
 bool ReadGpuModels(const json& v, const catalog::Catalog& catalog, int64_t line,
                    ErrorList& errors, LineKeys& out) {
@@ -155,28 +171,11 @@ bool ReadTraceKey(const std::string& key, const json& v, const catalog::Catalog&
     return true;
   }
   if (key == "gpu_model") {
-    if (!v.is_string()) {
-      errors.Add(line, key, Show(v), "must be a GPU model name (e.g. \"V100-32GB\")");
-      return false;
-    }
-    out.gpu_model = v.get<std::string>();
-    if (std::optional<std::string> why = spec::UnknownGpuModel(catalog, out.gpu_model)) {
-      errors.Add(line, key, "", *why);
-      return false;
-    }
-    return true;
+    return ReadGpuModel(v, key, "must be a GPU model name", catalog, line, errors, out.gpu_model);
   }
   if (key == "recorded_on") {
-    if (!v.is_string()) {
-      errors.Add(line, key, Show(v), "must be the GPU model duration_s was measured on (e.g. \"V100-32GB\")");
-      return false;
-    }
-    out.recorded_on = v.get<std::string>();
-    if (std::optional<std::string> why = spec::UnknownGpuModel(catalog, out.recorded_on)) {
-      errors.Add(line, key, "", *why);
-      return false;
-    }
-    return true;
+    return ReadGpuModel(v, key, "must be the GPU model duration_s was measured on", catalog, line,
+                        errors, out.recorded_on);
   }
   if (key == "gpu_models") return ReadGpuModels(v, catalog, line, errors, out);
   if (key == "input_bound_fraction" || key == "cpu_sensitivity") {
