@@ -225,6 +225,11 @@ class Engine {
   bool dirty_ = false;
   int64_t fleet_milli_ = 0, cloud_milli_ = 0, ended_ = 0;
   std::map<std::string, int64_t> notes_;
+  // The last instant something happened to a job (an arrival, a start, a
+  // stop, an end): the run's end. Stale events of stopped attempts and
+  // wake-ups that change nothing may come later and do not count, or a
+  // policy that stops a long run early would pay its reservations longer.
+  UnixSeconds last_activity_ = 0;
   MigCycle mig_;
   const double vcpus_per_gpu_;  // the GPU share of vCPUs (sim/cpu_model.h)
   const sched::Node largest_node_;  // the fleet's GPU node with the most vCPUs
@@ -259,6 +264,7 @@ void Engine::SetWork(LiveJob& l, const TraceJob& tj) {
 
 void Engine::Arrive(uint32_t j) {
   const TraceJob& tj = trace_.jobs[j];
+  last_activity_ = std::max(last_activity_, t0_ + tj.submit_s);
   JobOutcome& o = Out(j);
   const sched::QueuedJob* shape = shapes_.Of(tj.spec);
   if (!shape) {
@@ -397,6 +403,7 @@ void Engine::PushReclaims(const std::vector<uint32_t>& jobs, UnixSeconds t) {
 }
 
 void Engine::StartRun(uint32_t j, UnixSeconds t) {
+  last_activity_ = std::max(last_activity_, t);
   LiveJob& l = Live(j);
   JobOutcome& o = Out(j);
   const double left_s = (1.0 - l.done) * l.full_s;
@@ -515,6 +522,7 @@ void Engine::Place(uint32_t j, const sched::Decision& d, UnixSeconds t) {
 }
 
 void Engine::Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released) {
+  last_activity_ = std::max(last_activity_, t);
   LiveJob& l = Live(j);
   JobOutcome& o = Out(j);
   if (l.running) {
@@ -538,6 +546,7 @@ void Engine::Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released) {
 }
 
 void Engine::Finish(uint32_t j, UnixSeconds t) {
+  last_activity_ = std::max(last_activity_, t);
   LiveJob& l = Live(j);
   JobOutcome& o = Out(j);
   Account(l, o, l.run_start, t);
@@ -702,7 +711,7 @@ void Engine::Run() {
     }
   }
   for (uint32_t j : waiting_) Out(j).state = JobState::kUnfinished;
-  out_.end_s = now - t0_;
+  out_.end_s = std::max(last_activity_, t0_) - t0_;
   out_.timeline.Finish(out_.end_s);
   for (const auto& [what, count] : notes_) {
     out_.notes.push_back(std::to_string(count) + " x " + what);

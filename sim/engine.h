@@ -121,7 +121,7 @@ struct PolicyRun {
   std::vector<int64_t> co2_by_region;
   std::vector<int64_t> cost_by_cluster;  // fleet clusters (ClusterId index)
   int64_t fleet_gpu_ms = 0;              // GPU-seconds run on the fleet, thousandths
-  int64_t end_s = 0;              // the last event, seconds from the trace's start
+  int64_t end_s = 0;              // the last arrival, start, stop or end, seconds from the trace's start
   int64_t events = 0;
   int64_t decisions = 0;
   int64_t cycles = 0;

@@ -12,6 +12,8 @@
 
 #include "estimate/run_time.h"
 #include "sim/readers/test_files.h"
+#include "sim/workload/generator.h"
+#include "spec/fleet.h"
 #include "sim/test_world.h"
 
 namespace meridian::sim {
@@ -132,6 +134,74 @@ TEST(RecordedRunRatio, DocumentedGenerationRatios) {
       EXPECT_NEAR(1.0 / ratio, k == WorkloadKind::kTraining ? training : inference, 1e-9)
           << r.from << " -> " << r.to;
     }
+  }
+}
+
+Trace Generated(WorkloadLike like, int64_t jobs, uint64_t seed, double slack, double preemptible) {
+  WorkloadOptions o;
+  o.jobs = jobs;
+  o.seed = seed;
+  o.like = like;
+  o.deadline_slack = slack;
+  o.preemptible_frac = preemptible;
+  std::ostringstream out;
+  if (Status s = GenerateWorkload(o, out); !s.ok()) throw std::runtime_error(s.ToString());
+  return ReadJsonl(out.str());
+}
+
+// No generated workload has a job its recorded GPU turns away for precision:
+// each shape with a recorded model has a demand on it.
+TEST(OlderGpus, NoGeneratedJobIsRejectedForPrecisionOnItsRecordedGpu) {
+  const catalog::Catalog& cat = *Embedded();
+  for (WorkloadLike like : {WorkloadLike::kPhilly, WorkloadLike::kHelios, WorkloadLike::kPai,
+                            WorkloadLike::kAcmeSeren}) {
+    const Trace t = Generated(like, 2000, 11, 2, 0.5);
+    const JobShapes shapes = JobShapes::Make(t, cat);
+    int recorded = 0;
+    for (size_t i = 0; i < t.specs.size(); ++i) {
+      const std::string& model = t.specs[i]->work.recorded_on;
+      if (model.empty()) continue;
+      ++recorded;
+      const sched::QueuedJob* q = shapes.Of(static_cast<uint32_t>(i));
+      ASSERT_NE(q, nullptr) << ToString(like) << ": " << shapes.refusal(static_cast<uint32_t>(i));
+      EXPECT_NE(q->DemandFor(sched::FindGpuModelId(cat, model)), nullptr)
+          << ToString(like) << " shape " << i << " on " << model << ": "
+          << sched::UnfitReason(*q, sched::FindGpuModelId(cat, model), cat);
+    }
+    EXPECT_GT(recorded, 0) << ToString(like);
+  }
+}
+
+// On generated mixed cloud workloads (deadlines at twice the run, half the
+// jobs preemptible) over owned, reserved and elastic capacity, default meets
+// at least as many deadlines as skypilot-like, which takes the cheapest list
+// price, spot first, with no deadline rule, and pays no more in all (the
+// summary's cost: every run, plus the reservation's idle hours over the run).
+TEST(SameJobs, DefaultMeetsAsManyDeadlinesAsSkypilotLikeForNoMore) {
+  auto fleet = spec::LoadFleetFile("examples/fleets/reserved-plus-cloud.yaml");
+  ASSERT_TRUE(fleet.ok()) << fleet.status().ToString();
+  World w = testing::MakeWorld(Embedded(), *fleet);
+  for (WorkloadLike like : {WorkloadLike::kPhilly, WorkloadLike::kHelios, WorkloadLike::kAcmeSeren}) {
+    SCOPED_TRACE(std::string(ToString(like)));
+    const Trace t = Generated(like, 600, 5, 2, 0.5);
+    struct Totals {
+      int met = 0;
+      int64_t cost = 0;
+    };
+    auto totals = [&](const PolicyRun& run) {
+      Totals s;
+      for (size_t i = 0; i < t.jobs.size(); ++i) {
+        const JobOutcome& o = run.jobs[i];
+        const std::optional<int64_t> d = DeadlineS(t.jobs[i], *t.specs[t.jobs[i].spec], testing::kStart);
+        if (d && o.state == JobState::kDone && o.end_s <= *d) ++s.met;
+      }
+      s.cost = Summarize(t, w, run).cost_micros;
+      return s;
+    };
+    const Totals def = totals(testing::RunPolicy(t, w, "default", 7));
+    const Totals sky = totals(testing::RunPolicy(t, w, "skypilot-like", 7));
+    EXPECT_GE(def.met, sky.met);
+    EXPECT_LE(def.cost, sky.cost);
   }
 }
 
