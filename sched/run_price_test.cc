@@ -8,6 +8,7 @@
 #include "sched/cycle.h"
 #include "sched/explain.h"
 #include "sched/market.h"
+#include "sched/plugins/list_price.h"
 #include "sched/profile.h"
 #include "sched/scheduler.h"
 #include "sched/test_world.h"
@@ -142,6 +143,8 @@ TEST(RunPriceTest, DeferredRunIsScoredLeasedAndBilledAtItsHoursPrice) {
     cand.instances = 1;
     cand.start = kNow + c.start_h * kHour;
     EXPECT_EQ(ComputeRunCost(cy.ctx, cand).micros(), c.cost_micros) << c.name;
+    // the baselines' list price reads the same hours (on-demand: no rework)
+    EXPECT_EQ(ListPrice::ListCost(cy.ctx, cand).micros(), c.cost_micros) << c.name;
     Allocation a = AllocationFor(cy.ctx, cand, w.ledger);
     ASSERT_TRUE(a.elastic) << c.name;
     EXPECT_EQ(a.elastic->price_per_hour.micros(), c.lease_micros) << c.name;

@@ -133,6 +133,33 @@ std::string RejectionWarnings(const Simulation& sim, double share, size_t top) {
   return out;
 }
 
+std::vector<ExtraSpend> WhatExtraSpendBought(const Simulation& sim) {
+  std::vector<ExtraSpend> out;
+  if (sim.runs.size() < 2) return out;
+  const UnixSeconds start = sim.world->market->options().start;
+  auto met = [&](const JobOutcome& o, int64_t deadline) {
+    return o.state == JobState::kDone && o.end_s <= deadline;
+  };
+  for (size_t p = 1; p < sim.runs.size(); ++p) {
+    const int64_t extra = sim.summaries[0].cost_micros - sim.summaries[p].cost_micros;
+    if (extra <= 0) continue;
+    ExtraSpend e;
+    e.other = p;
+    e.extra_cost_micros = extra;
+    for (size_t i = 0; i < sim.trace->jobs.size(); ++i) {
+      const TraceJob& tj = sim.trace->jobs[i];
+      const std::optional<int64_t> deadline = DeadlineS(tj, *sim.trace->specs[tj.spec], start);
+      if (!deadline) continue;
+      const bool first = met(sim.runs[0].jobs[i], *deadline);
+      const bool other = met(sim.runs[p].jobs[i], *deadline);
+      if (first && !other) e.met_only_first.push_back(i);
+      if (other && !first) e.met_only_other.push_back(i);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 std::string SummaryJson(const std::vector<Summary>& summaries) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const Summary& s : summaries) all.push_back(ToJson(s));

@@ -36,6 +36,19 @@ void SetCommonFigures(Simulation& sim);
 // most per policy; "" when none did. `simulate` prints it to stderr.
 std::string RejectionWarnings(const Simulation& sim, double share = 0.01, size_t top = 5);
 
+// What the first policy's extra spend bought against one that spent less in
+// all (Summary::cost_micros): the deadline jobs (trace indices) it finished by
+// their deadline and the cheaper one did not, and the other way round.
+struct ExtraSpend {
+  size_t other = 0;                 // index into Simulation::runs
+  int64_t extra_cost_micros = 0;    // first's cost - other's cost, > 0
+  std::vector<size_t> met_only_first;
+  std::vector<size_t> met_only_other;
+};
+// One entry per policy after the first that cost less than the first, in
+// command-line order; none with a single policy.
+std::vector<ExtraSpend> WhatExtraSpendBought(const Simulation& sim);
+
 // summary.json: a JSON list, one object per policy (fields in docs/simulate.md).
 std::string SummaryJson(const std::vector<Summary>& summaries);
 

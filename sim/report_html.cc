@@ -93,6 +93,31 @@ std::string CommonTable(const Simulation& sim) {
   return t + "</table>";
 }
 
+// Where the first policy spent more than another: the deadlines that bought.
+std::string ExtraSpendTable(const Simulation& sim) {
+  const std::vector<ExtraSpend> all = WhatExtraSpendBought(sim);
+  if (all.empty()) return "";
+  const std::string& first = sim.runs.front().policy;
+  auto names = [&](const std::vector<size_t>& jobs) {
+    std::string s;
+    for (size_t k = 0; k < jobs.size() && k < 5; ++k) {
+      s += (k ? ", " : " (") + sim.trace->jobs[jobs[k]].name;
+    }
+    if (jobs.size() > 5) s += ", ...";
+    return jobs.empty() ? s : Escape(s) + ")";
+  };
+  std::string t = "<h3>What " + Escape(first) + "'s extra spend bought</h3><table><tr><th>against</th>"
+                  "<th>extra $</th><th>deadlines met only by " + Escape(first) + "</th>"
+                  "<th>deadlines met only by the other</th></tr>";
+  for (const ExtraSpend& e : all) {
+    t += "<tr><td>" + Escape(sim.runs[e.other].policy) + "</td><td>" +
+         Fmt(static_cast<double>(e.extra_cost_micros) / 1e6, 2) + "</td><td>" +
+         std::to_string(e.met_only_first.size()) + names(e.met_only_first) + "</td><td>" +
+         std::to_string(e.met_only_other.size()) + names(e.met_only_other) + "</td></tr>";
+  }
+  return t + "</table>";
+}
+
 // Policies that rejected more than 1% of the jobs, with the reasons in full.
 std::string Rejections(const Simulation& sim) {
   const std::string w = RejectionWarnings(sim);
@@ -237,7 +262,8 @@ std::string ReportHtml(const Simulation& sim) {
   html += "<h1>meridian simulate</h1><p class=\"meta\">trace " + Escape(sim.trace->source) + ", " +
           std::to_string(sim.trace->jobs.size()) + " jobs; fleet: " + Escape(sim.fleet_source) +
           "; second 0 = " + FormatRfc3339(start) + "; seed " + std::to_string(sim.seed) + "</p>\n";
-  html += "<h2>Summary</h2>" + SummaryTable(sim) + CommonTable(sim) + Rejections(sim) + "\n";
+  html += "<h2>Summary</h2>" + SummaryTable(sim) + CommonTable(sim) + ExtraSpendTable(sim) +
+          Rejections(sim) + "\n";
   html += "<h2>Cost and carbon</h2>" + CostAndCarbon(sim) + "\n";
   html += "<h2>Job completion time</h2>" + JctCdf(sim) + "\n";
   html += "<h2>Queue and utilization over time</h2>" + QueueAndUtilization(sim) + "\n";

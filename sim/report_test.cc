@@ -42,6 +42,45 @@ std::unique_ptr<Fixture> Simulated(const std::vector<std::string>& policies) {
   return f;
 }
 
+// Job "b,with comma" (index 1) is submitted at 60 s with a deadline 86,400 s
+// later: due at 86,460 s. Outcomes and totals set by hand: default finishes
+// it at 80,000 s (met) for $10; fifo-greedy at 90,000 s (missed) for $7;
+// skypilot-like at exactly 86,460 s (met) for $12. Only fifo-greedy spent
+// less, by $3, and b is the deadline default met that it missed.
+TEST(Report, ExtraSpendListsTheDeadlinesOnlyTheDearerPolicyMet) {
+  auto f = Simulated({"default", "fifo-greedy", "skypilot-like"});
+  const int64_t ends[] = {80000, 90000, 86460};
+  const int64_t costs[] = {10'000'000, 7'000'000, 12'000'000};
+  for (size_t p = 0; p < 3; ++p) {
+    f->sim.runs[p].jobs[1].state = JobState::kDone;
+    f->sim.runs[p].jobs[1].end_s = ends[p];
+    f->sim.summaries[p].cost_micros = costs[p];
+  }
+  std::vector<ExtraSpend> e = WhatExtraSpendBought(f->sim);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].other, 1u);
+  EXPECT_EQ(e[0].extra_cost_micros, 3'000'000);
+  EXPECT_EQ(e[0].met_only_first, std::vector<size_t>{1});
+  EXPECT_TRUE(e[0].met_only_other.empty());
+  const std::string html = ReportHtml(f->sim);
+  EXPECT_NE(html.find("What default's extra spend bought"), std::string::npos);
+  EXPECT_NE(html.find("<td>fifo-greedy</td><td>3.00</td><td>1 (b,with comma)</td><td>0</td>"),
+            std::string::npos);
+
+  // The other way round: the cheaper policy met it, default did not.
+  f->sim.runs[0].jobs[1].end_s = 90000;
+  f->sim.runs[1].jobs[1].end_s = 80000;
+  e = WhatExtraSpendBought(f->sim);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_TRUE(e[0].met_only_first.empty());
+  EXPECT_EQ(e[0].met_only_other, std::vector<size_t>{1});
+
+  // Default the cheapest: nothing to show.
+  f->sim.summaries[0].cost_micros = 5'000'000;
+  EXPECT_TRUE(WhatExtraSpendBought(f->sim).empty());
+  EXPECT_EQ(ReportHtml(f->sim).find("extra spend bought"), std::string::npos);
+}
+
 TEST(Report, SummaryJsonHasTheIssuesFieldsPerPolicyInOrder) {
   auto f = Simulated({"fifo-greedy", "default"});
   auto j = nlohmann::json::parse(SummaryJson(f->sim.summaries));
@@ -186,7 +225,9 @@ TEST(Openb, EveryPodThatRanIsPlacedOnTheNodeList) {
       const bool cpu_only = trace->specs[trace->jobs[i].spec]->resources.gpus.value_or(1) == 0;
       if (o.state != JobState::kDone) continue;
       (cpu_only ? cpu_placed : gpu_placed) += 1;
-      if (cpu_only) EXPECT_TRUE(o.cpu) << trace->jobs[i].name;
+      if (cpu_only) {
+        EXPECT_TRUE(o.cpu) << trace->jobs[i].name;
+      }
       // A recorded pod runs as long as it did in the trace on the model it
       // was recorded on (the node list's dominant A100-40GB: no pod names a
       // gpu_spec), and scaled by effective training TFLOPS elsewhere:

@@ -2,6 +2,7 @@
 
 #include "estimate/defaults.h"
 #include "sched/cost.h"
+#include "sched/market.h"
 #include "sched/registry.h"
 
 namespace meridian::sched {
@@ -22,8 +23,9 @@ double ListPrice::ListHours(const CycleContext& ctx, const Candidate& c) {
 
 Money ListPrice::ListCost(const CycleContext& ctx, const Candidate& c) {
   if (c.kind != CandidateKind::kElastic) return RunCost(ctx, c);
-  std::optional<Money> p = ctx.market().PricePerHour(c.offering, c.pricing, c.start);
-  return p ? p->Times(c.instances * ListHours(ctx, c)) : Money::FromMicros(INT64_MAX / 4);
+  const double hours = ListHours(ctx, c);
+  std::optional<Money> p = RunPricePerHour(ctx.market(), c.offering, c.pricing, c.start, hours);
+  return p ? p->Times(c.instances * hours) : Money::FromMicros(INT64_MAX / 4);
 }
 
 int64_t ListPrice::Score(const CycleContext& ctx, const Candidate& c) const {
@@ -32,7 +34,8 @@ int64_t ListPrice::Score(const CycleContext& ctx, const Candidate& c) const {
 
 std::string ListPrice::ExplainScore(const CycleContext& ctx, const Candidate& c, int64_t) const {
   if (c.kind != CandidateKind::kElastic) return RunCostArithmetic(ctx, c);
-  std::optional<Money> p = ctx.market().PricePerHour(c.offering, c.pricing, c.start);
+  std::optional<Money> p =
+      RunPricePerHour(ctx.market(), c.offering, c.pricing, c.start, ListHours(ctx, c));
   return std::to_string(c.instances) + " x " + (p ? p->ToString() : "?") + " $/h " +
          std::string(ToString(c.pricing)) + " (list) x " + estimate::Fixed(ListHours(ctx, c), 2) +
          " h = " + ListCost(ctx, c).ToString() + " $";

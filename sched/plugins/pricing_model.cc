@@ -154,7 +154,7 @@ std::string PricingModelChoice::Label(const CycleContext& ctx, const Candidate& 
 Money PricingModelChoice::EffectiveCost(const CycleContext& ctx, const Candidate& c) const {
   const QueuedJob& job = ctx.job();
   if (c.kind == CandidateKind::kElastic && c.pricing == PricingModel::kReserved) {
-    std::optional<Money> p = ctx.market().PricePerHour(c.offering, c.pricing, c.start);
+    std::optional<Money> p = ElasticPricePerHour(ctx, c);
     if (!p) return RunCost(ctx, c);
     estimate::PricingTerms term;
     term.term_hours = estimate::kReservedTermHours;

@@ -8,6 +8,7 @@
 
 #include "estimate/defaults.h"
 #include "estimate/pricing.h"
+#include "sched/market.h"
 #include "sched/registry.h"
 
 namespace meridian::sched {
@@ -118,7 +119,9 @@ void TimeShift::ShiftOne(const CycleContext& ctx, const Candidate& c, RegionId r
     if (c.pricing == PricingModel::kSpot && market.SpotInstances(c.offering, t) < c.instances) {
       return std::nullopt;
     }
-    return market.PricePerHour(c.offering, c.pricing, t);
+    // The run's mean price over its first `run` hours: the score plugins
+    // then charge the later start its whole run's price (what the lease bills).
+    return RunPricePerHour(market, c.offering, c.pricing, t, std::min<double>(run_hours, run));
   };
   const std::optional<Money> price_now = price_at(0);
   if (!price_now) return;

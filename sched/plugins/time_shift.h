@@ -3,12 +3,13 @@
 // first per region, at most `max_regions`), it looks ahead in whole hours up
 // to the job's slack (deadline - now - run - restart overhead) or `max_hours`
 // (jobs without a deadline), reading the market's hourly carbon of the
-// candidate's region and its price per hour at each start, and proposes the
-// same candidate starting later:
+// candidate's region and its mean price over the run's hours (its first
+// `max_run_samples`) from each start, and proposes the same candidate
+// starting later:
 //   greener  the start whose mean carbon over the run (its first
 //            `max_run_samples` hours) is lowest, when it is at least
 //            `min_gain` below starting now and the price there is no higher
-//   cheaper  the start with the lowest price per hour, when at least
+//   cheaper  the start with the lowest run price per hour, when at least
 //            `min_gain` below now (spot: only while spot is available then)
 // The score plugins then compare them with starting now; a later start that
 // wins is a kDefer decision.
@@ -20,7 +21,7 @@
 // elastic capacity (bought when it starts) is deferred.
 //
 // Bounded work: at most max_regions x (max_hours + max_run_samples) carbon
-// reads and max_regions x max_hours price reads per decision, the carbon read
+// reads and max_regions x max_hours x max_run_samples price reads per decision, the carbon read
 // once per region while the snapshot's time and market stay the same; no
 // allocation (scratch reused).
 //
