@@ -79,7 +79,8 @@ Result<Ledger> Ledger::Create(std::vector<NodeCapacity> nodes, size_t pool_count
 
 Ledger::Ledger(const Ledger& o)
     : nodes_(o.nodes_), free_(o.free_), pools_(o.pools_), allocations_(o.allocations_),
-      ends_(o.ends_) {
+      ends_(o.ends_), freed_(o.freed_), freed_base_(o.freed_base_),
+      preemptible_held_(o.preemptible_held_), preemptible_placed_(o.preemptible_placed_) {
   RelinkEnds();
 }
 
@@ -90,6 +91,10 @@ Ledger& Ledger::operator=(const Ledger& o) {
     pools_ = o.pools_;
     allocations_ = o.allocations_;
     ends_ = o.ends_;
+    freed_ = o.freed_;
+    freed_base_ = o.freed_base_;
+    preemptible_held_ = o.preemptible_held_;
+    preemptible_placed_ = o.preemptible_placed_;
     RelinkEnds();
   }
   return *this;
@@ -322,6 +327,10 @@ Status Ledger::Reserve(const Allocation& a) {
   Held& held = allocations_.emplace(a.job, Held{a, 0}).first->second;
   ends_.push_back({a.end, a.job, &held});
   EndUp(ends_.size() - 1);
+  if (a.preemptible && !a.nodes.empty()) {
+    ++preemptible_held_[static_cast<size_t>(a.priority)];
+    ++preemptible_placed_[static_cast<size_t>(a.priority)];
+  }
   return Status::Ok();
 }
 
@@ -333,6 +342,16 @@ std::optional<Allocation> Ledger::Take(JobId job) {
   Held& held = it->second;
   for (const NodeShare& sh : held.alloc.nodes) Apply(held.alloc, sh, -1);
   RemoveEnd(held.end_pos);
+  if (freed_.size() >= 2 * kFreedKept) {
+    const size_t drop = freed_.size() - kFreedKept;
+    freed_.erase(freed_.begin(), freed_.begin() + static_cast<ptrdiff_t>(drop));
+    freed_base_ += drop;
+  }
+  for (const NodeShare& sh : held.alloc.nodes) freed_.push_back(static_cast<uint32_t>(sh.node.index()));
+  if (held.alloc.elastic) freed_.push_back(kElasticFreed);
+  if (held.alloc.preemptible && !held.alloc.nodes.empty()) {
+    --preemptible_held_[static_cast<size_t>(held.alloc.priority)];
+  }
   std::optional<Allocation> taken(std::move(held.alloc));
   allocations_.erase(it);
   return taken;

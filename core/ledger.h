@@ -24,9 +24,11 @@
 // thread-safe: readers and the writer must not overlap.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -129,6 +131,26 @@ class Ledger {
 
   const Allocation* Find(JobId job) const;
   size_t allocation_count() const { return allocations_.size(); }
+
+  // What was freed, for a reader that keeps a verdict until capacity it could
+  // use is freed (the scheduler's kept waits): every Take (and Unreserve)
+  // appends the nodes it frees, or kElasticFreed for an elastic lease, to a
+  // log numbered from 0; freed_count() is the number appended so far.
+  // FreedSince(k): the entries from number k on, or nullopt when some of
+  // them are no longer kept (the log keeps at least its last kFreedKept).
+  static constexpr uint32_t kElasticFreed = UINT32_MAX;
+  static constexpr size_t kFreedKept = 1 << 16;
+  uint64_t freed_count() const { return freed_base_ + freed_.size(); }
+  std::optional<std::span<const uint32_t>> FreedSince(uint64_t k) const {
+    if (k < freed_base_ || k > freed_count()) return std::nullopt;
+    return std::span<const uint32_t>(freed_).subspan(static_cast<size_t>(k - freed_base_));
+  }
+  // Preemptible fleet allocations (victims preemption may choose) of
+  // priority `p`: held now, and reserved since the ledger was made.
+  int preemptible_held(Priority p) const { return preemptible_held_[static_cast<size_t>(p)]; }
+  int64_t preemptible_placed(Priority p) const {
+    return preemptible_placed_[static_cast<size_t>(p)];
+  }
   // The first `k` allocations in order of expected end, then job id, as
   // (end, job): the releases a search for the earliest free capacity walks.
   // O(k log k), whatever the number of allocations.
@@ -253,6 +275,10 @@ class Ledger {
   std::vector<Pool> pools_;
   std::unordered_map<JobId, Held> allocations_;
   std::vector<End> ends_;  // binary min-heap over the allocations' ends
+  std::vector<uint32_t> freed_;  // the freed log's kept entries (node indexes)
+  uint64_t freed_base_ = 0;      // the number of its first kept entry
+  std::array<int, 4> preemptible_held_{};        // by Priority
+  std::array<int64_t, 4> preemptible_placed_{};  // by Priority
 };
 
 // The aligned placements of a MIG instance `span` memory slices wide: starts

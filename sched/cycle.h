@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sched/elastic.h"
@@ -109,6 +110,19 @@ struct Scheduler::Impl {
   // no examples (a full explanation names the rejected nodes themselves).
   bool run_length = false;
   Workspace ws;
+  // DecideInCycle's kept verdicts: jobs that waited with no feasible
+  // candidate, and what would change that (Plugin::WaitInputs).
+  struct KeptWait {
+    const Ledger* ledger = nullptr;   // the ledger it was decided on
+    const QueuedJob* job = nullptr;   // the object decided (another: decided afresh)
+    uint64_t freed = 0;               // ledger freed_count() when last found unchanged
+    int64_t victims_placed = 0;       // preemptible placements below its priority
+    UnixSeconds at = 0;               // when decided
+    std::optional<UnixSeconds> retry_at;
+    uint32_t inputs = 0;              // WaitInput bits
+  };
+  std::unordered_map<JobId, KeptWait> kept;
+  int64_t kept_verdicts = 0, full_decisions = 0;
 };
 
 // Generates the built-in candidates of the decision in `ctx` into ws.batch in

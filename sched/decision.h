@@ -79,6 +79,11 @@ struct Decision {
   uint32_t candidates = 0;                // examined
   uint32_t feasible = 0;                  // passed every filter
   bool ever_pass = false;                 // the "can it ever run" pass ran
+  // kWait handed back by Scheduler::DecideInCycle without deciding again:
+  // nothing the job's verdict depends on has changed since its last full
+  // decision, which said why (only job, kind, status's code and retry_at are
+  // set here; the explanation, start and start_nodes are that decision's).
+  bool kept = false;
 };
 
 }  // namespace meridian::sched

@@ -233,6 +233,28 @@ struct PrepareContext {
   const catalog::Catalog& catalog;
 };
 
+// What may turn a waiting job's verdict into another, as a plugin declares
+// it (Plugin::WaitInputs): the scheduler keeps the verdict of a job that
+// waits with no feasible candidate (Scheduler::DecideInCycle) until one of
+// its plugins' inputs changes, and the decision's retry_at comes.
+enum WaitInput : uint32_t {
+  kWaitStatic = 0,
+  // Capacity on a node the job could use was freed (a node of one of its GPU
+  // models left with at least the GPUs it needs there; any CPU node; any
+  // elastic lease where the fleet has elastic capacity).
+  kWaitFreedFit = 1u << 0,
+  // Any capacity anywhere was freed (quotas, fair shares: a tenant's usage).
+  kWaitAnyFreed = 1u << 1,
+  // A preemptible fleet allocation of a lower priority than the job's was
+  // placed (a victim preemption may choose); with one held, never kept.
+  kWaitVictims = 1u << 2,
+  // The market moved (prices, flex-start waits) where the fleet has elastic
+  // capacity: the verdict holds only at the time it was reached.
+  kWaitMarket = 1u << 3,
+  // Anything else, the clock included: asked at every decision.
+  kWaitAnything = ~0u,
+};
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
@@ -240,6 +262,14 @@ class Plugin {
   virtual std::string_view name() const = 0;
   // Once per fleet, before any decision: precompute tables. Default: nothing.
   virtual Status Prepare(const PrepareContext&) { return Status::Ok(); }
+  // For a PreFilter, Filter, AddCandidates or PostFilter plugin: the inputs
+  // (WaitInput bits) on which its part in `job` waiting with no feasible
+  // candidate may change, beyond its RetryAt time rules. The default,
+  // kWaitAnything, is always correct: such a job is decided again every
+  // time. Score, QueueSort and Permit roles never count (they do not make a
+  // candidate feasible); Reserve and Cycle state is declared by
+  // CyclePlugin::WantsDecision.
+  virtual uint32_t WaitInputs(const QueuedJob&) const { return kWaitAnything; }
 };
 
 class QueueSortPlugin {
@@ -412,6 +442,10 @@ class CyclePlugin {
   virtual void BeginCycle(const Snapshot& snap) = 0;
   virtual void Decided(const Snapshot& snap, const QueuedJob& job, Decision* d) = 0;
   virtual void EndCycle() = 0;
+  // Whether Decided needs a full decision for `job` now (backfill: while it
+  // has reservations to make). false lets the scheduler hand it a kept
+  // verdict (Decision::kept) instead. The default asks every time.
+  virtual bool WantsDecision(const QueuedJob&) const { return true; }
 };
 
 // What the commit step tells Reserve/Bind plugins.

@@ -399,9 +399,140 @@ Decision Scheduler::Decide(const QueuedJob& job, const Snapshot& snap) {
   return d;
 }
 
+namespace {
+
+// The WaitInput bits of `job` waiting with no feasible candidate: its
+// plugins' and the framework's own (fleet candidates come from free
+// capacity; elastic ones from a market that may move).
+uint32_t WaitInputsOf(const Scheduler::Impl& s, const QueuedJob& job, const Snapshot& snap) {
+  uint32_t in = kWaitFreedFit;
+  for (const PluginSlot& p : s.slots) {
+    if (p.pre_filter || p.filter || p.add || p.post_filter) in |= p.plugin->WaitInputs(job);
+  }
+  // The market reaches a decision through elastic candidates only: without
+  // them, or with a market whose prices never move, it changes nothing.
+  const bool market_moves = s.fleet->elastic() && s.profile.options.elastic && snap.market &&
+                            snap.market->PriceMayChange();
+  if (market_moves) {
+    in |= kWaitMarket;
+  } else if (in != kWaitAnything) {
+    in &= ~static_cast<uint32_t>(kWaitMarket);
+  }
+  return in;
+}
+
+constexpr uint32_t kKnownWaitInputs = kWaitFreedFit | kWaitAnyFreed | kWaitVictims | kWaitMarket;
+
+// Preemptible fleet allocations of a priority below `tier`: held now, or
+// placed since the ledger was made.
+int HeldBelow(const Ledger& l, Priority tier) {
+  int n = 0;
+  for (int p = static_cast<int>(tier) + 1; p <= static_cast<int>(Priority::kLow); ++p) {
+    n += l.preemptible_held(static_cast<Priority>(p));
+  }
+  return n;
+}
+int64_t PlacedBelow(const Ledger& l, Priority tier) {
+  int64_t n = 0;
+  for (int p = static_cast<int>(tier) + 1; p <= static_cast<int>(Priority::kLow); ++p) {
+    n += l.preemptible_placed(static_cast<Priority>(p));
+  }
+  return n;
+}
+
+// Whether freeing capacity on `node` may give `job` a candidate there: a
+// node of one of its GPU models now with the GPUs it needs on one node (a
+// gang's member: one; a MIG slice: any free), any CPU node, any node for a
+// CPU-only job. Errs towards yes.
+bool MayFitOn(const Fleet& fleet, const Ledger& ledger, const QueuedJob& job, NodeId n) {
+  const Node& node = fleet.node(n);
+  if (job.cpu_only || !node.gpu_model.valid()) return true;
+  for (const ModelDemand& d : job.demands) {
+    if (d.model != node.gpu_model) continue;
+    if (d.mig_profile >= 0 || node.mig_gpus != 0) return true;
+    const int need = d.gpus <= node.gpus ? d.gpus : 1;
+    if (ledger.free_gpu_count(n) >= need) return true;
+  }
+  return false;
+}
+
+// Whether a kept wait still holds at snap (and, when it does, notes the
+// frees it has looked at).
+bool StillWaits(const Scheduler::Impl& s, Scheduler::Impl::KeptWait& k, const QueuedJob& job,
+                const Snapshot& snap) {
+  const Ledger& l = *snap.ledger;
+  if (k.ledger != &l || k.job != &job) return false;
+  if (k.retry_at && snap.now >= *k.retry_at) return false;
+  if ((k.inputs & kWaitMarket) && snap.now != k.at) return false;
+  if ((k.inputs & kWaitVictims) && PlacedBelow(l, job.tier) != k.victims_placed) return false;
+  const uint64_t freed = l.freed_count();
+  if (freed == k.freed) return true;
+  if (k.inputs & kWaitAnyFreed) return false;
+  std::optional<std::span<const uint32_t>> since = l.FreedSince(k.freed);
+  if (!since) return false;
+  for (uint32_t n : *since) {
+    if (n == Ledger::kElasticFreed) {
+      if (s.fleet->elastic()) return false;
+      continue;
+    }
+    if (MayFitOn(*s.fleet, l, job, NodeId(n))) return false;
+  }
+  k.freed = freed;
+  return true;
+}
+
+}  // namespace
+
+bool Scheduler::KeepWait(const QueuedJob& job, const Snapshot& snap, Decision* d) {
+  Impl& s = *impl_;
+  auto it = s.kept.find(job.id);
+  if (it == s.kept.end()) return false;
+  bool wanted = false;
+  for (const PluginSlot* p : s.cycles) wanted = wanted || p->cycle->WantsDecision(job);
+  if (wanted || !StillWaits(s, it->second, job, snap)) {
+    s.kept.erase(it);
+    return false;
+  }
+  ++s.kept_verdicts;
+  d->job = job.id;
+  d->kind = DecisionKind::kWait;
+  if (d->status.code() != StatusCode::kUnschedulable) d->status = Status::Unschedulable("no room (kept)");
+  d->retry_at = it->second.retry_at;
+  d->kept = true;
+  return true;
+}
+
+Decision Scheduler::DecideInCycle(const QueuedJob& job, const Snapshot& snap) {
+  Impl& s = *impl_;
+  if (Decision d; KeepWait(job, snap, &d)) return d;
+  ++s.full_decisions;
+  Decision d = Decide(job, snap);
+  if (!s.options.keep_waits || d.kind != DecisionKind::kWait || d.feasible != 0 || !snap.ledger) {
+    return d;
+  }
+  const uint32_t inputs = WaitInputsOf(s, job, snap);
+  if ((inputs & ~kKnownWaitInputs) != 0) return d;
+  if ((inputs & kWaitVictims) && HeldBelow(*snap.ledger, job.tier) > 0) return d;
+  Impl::KeptWait k;
+  k.ledger = snap.ledger;
+  k.job = &job;
+  k.freed = snap.ledger->freed_count();
+  k.victims_placed = PlacedBelow(*snap.ledger, job.tier);
+  k.at = snap.now;
+  k.retry_at = d.retry_at;
+  k.inputs = inputs;
+  s.kept[job.id] = k;
+  return d;
+}
+
+void Scheduler::Forget(JobId job) { impl_->kept.erase(job); }
+int64_t Scheduler::kept_verdicts() const { return impl_->kept_verdicts; }
+int64_t Scheduler::full_decisions() const { return impl_->full_decisions; }
+
 Status Scheduler::Commit(const Decision& d, const Snapshot& snap, Ledger* ledger) {
   if (!d.allocation) return Status::Ok();
   Impl& s = *impl_;
+  s.kept.erase(d.job);
   std::vector<Allocation> evicted;
   for (JobId v : d.victims) {
     if (const Allocation* a = ledger->Find(v)) evicted.push_back(*a);
@@ -438,6 +569,7 @@ Status Scheduler::Commit(const Decision& d, const Snapshot& snap, Ledger* ledger
 }
 
 void Scheduler::Release(JobId job, const Snapshot& snap, Ledger* ledger) {
+  impl_->kept.erase(job);
   std::optional<Allocation> a = ledger->Take(job);
   if (!a) return;
   Decision none;
@@ -457,7 +589,7 @@ std::vector<const QueuedJob*> Scheduler::SortQueue(const Snapshot& snap,
     usage = TenantUsage::Build(*impl_->fleet, *snap.ledger, jobs);
     with_usage.tenants = &usage;
   }
-  std::stable_sort(out.begin(), out.end(), [&](const QueuedJob* a, const QueuedJob* b) {
+  auto before = [&](const QueuedJob* a, const QueuedJob* b) {
     for (const PluginSlot* p : sorts) {
       std::weak_ordering o = p->sort->Compare(with_usage, *a, *b);
       if (o != 0) return o < 0;
@@ -465,20 +597,35 @@ std::vector<const QueuedJob*> Scheduler::SortQueue(const Snapshot& snap,
     if (a->submitted != b->submitted) return a->submitted < b->submitted;
     if (a->sequence != b->sequence) return a->sequence < b->sequence;
     return a->id < b->id;
-  });
+  };
+  // A queue kept in order between cycles is checked in one pass, not sorted again.
+  if (!std::is_sorted(out.begin(), out.end(), before)) std::stable_sort(out.begin(), out.end(), before);
   return out;
 }
 
 std::vector<Decision> Scheduler::RunCycle(const Snapshot& snap,
                                           std::span<const QueuedJob* const> jobs, Ledger* ledger) {
-  std::vector<const QueuedJob*> order = SortQueue(snap, jobs);
   std::vector<Decision> out;
+  RunCycle(snap, jobs, ledger, [&](Decision& d) { out.push_back(std::move(d)); });
+  return out;
+}
+
+void Scheduler::RunCycle(const Snapshot& snap, std::span<const QueuedJob* const> jobs,
+                         Ledger* ledger, const std::function<void(Decision&)>& decided) {
+  std::vector<const QueuedJob*> order = SortQueue(snap, jobs);
   Snapshot live = snap;
   live.ledger = ledger;
   live.queue = order;
   BeginCycle(live);
+  Decision kept;
   for (const QueuedJob* j : order) {
-    Decision d = Decide(*j, live);
+    if (KeepWait(*j, live, &kept)) {
+      Decided(live, *j, &kept);
+      decided(kept);
+      if (EndsCycle(kept)) break;
+      continue;
+    }
+    Decision d = DecideInCycle(*j, live);
     if (d.allocation) {
       Status st = Commit(d, live, ledger);
       if (!st.ok()) {
@@ -489,11 +636,10 @@ std::vector<Decision> Scheduler::RunCycle(const Snapshot& snap,
     }
     Decided(live, *j, &d);
     const bool ends = EndsCycle(d);
-    out.push_back(std::move(d));
+    decided(d);
     if (ends) break;
   }
   EndCycle();
-  return out;
 }
 
 void Scheduler::BeginCycle(const Snapshot& snap) {

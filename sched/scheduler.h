@@ -29,6 +29,7 @@
 // decisions: randomness is seeded per decision from (seed, job id, now).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -43,6 +44,9 @@ namespace meridian::sched {
 struct SchedulerOptions {
   uint64_t seed = 0;
   std::optional<ExplainLevel> explain;  // overrides the profile's
+  // false: DecideInCycle decides every job in full (the reference the kept
+  // verdicts are tested against).
+  bool keep_waits = true;
 };
 
 class Scheduler {
@@ -59,6 +63,23 @@ class Scheduler {
 
   // The decision for `job` against `snap` (see the class comment).
   Decision Decide(const QueuedJob& job, const Snapshot& snap);
+
+  // Decide for a job of a cycle's queue, deciding again only what an event
+  // could change: a job that waited with no feasible candidate keeps that
+  // verdict (Decision::kept) while none of its plugins' WaitInputs changed
+  // (no capacity it could use freed, no victim placed, the market and the
+  // clock as they declare), its retry_at has not come, and no cycle plugin
+  // wants a full decision for it. The verdicts are the ones Decide gives:
+  // only the work is saved. A job whose QueuedJob changes while it waits
+  // must be forgotten first (Forget); commits and releases forget by themselves.
+  Decision DecideInCycle(const QueuedJob& job, const Snapshot& snap);
+  // DecideInCycle's kept verdict alone, written into `d` (a Decision reused
+  // across jobs: nothing is allocated); false: `job` needs a full decision.
+  bool KeepWait(const QueuedJob& job, const Snapshot& snap, Decision* d);
+  void Forget(JobId job);
+  // How many verdicts DecideInCycle kept, and decided in full, so far.
+  int64_t kept_verdicts() const;
+  int64_t full_decisions() const;
 
   // Applies a kPlace/kPreempt/kDefer decision to `ledger`: unreserves the
   // victims, reserves the allocation, then Reserve and Bind plugins; on a
@@ -78,6 +99,11 @@ class Scheduler {
   // the first job that waits. Returns the decisions in decision order.
   std::vector<Decision> RunCycle(const Snapshot& snap, std::span<const QueuedJob* const> jobs,
                                  Ledger* ledger);
+  // The same cycle, handing each decision to `decided` as it is made (after
+  // its commit) instead of collecting them: a kept verdict costs no
+  // allocation. `decided` must not change the ledger or the queue.
+  void RunCycle(const Snapshot& snap, std::span<const QueuedJob* const> jobs, Ledger* ledger,
+                const std::function<void(Decision&)>& decided);
 
   // The same cycle for a caller that commits decisions itself (the daemon
   // commits placements at once but a preemption only once its victims have

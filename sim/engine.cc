@@ -189,7 +189,7 @@ class Engine {
   void Repartition(UnixSeconds t);
   std::vector<const sched::QueuedJob*> Queue();
   void Apply(const sched::Decision& d, UnixSeconds t);
-  void Retry(uint32_t j, const sched::Decision& d, UnixSeconds t);
+  void Retry(uint32_t j, std::optional<UnixSeconds> retry_at, UnixSeconds t);
   void Place(uint32_t j, const sched::Decision& d, UnixSeconds t);
   void StartRun(uint32_t j, UnixSeconds t);
   bool StartLease(uint32_t j, UnixSeconds t, UnixSeconds end);
@@ -222,6 +222,14 @@ class Engine {
   std::vector<std::unique_ptr<LiveJob>> live_;
   std::vector<uint32_t> free_;
   std::vector<uint32_t> waiting_;                 // jobs in the queue, in queue order
+  // A cycle's decisions, in order: full ones in decided_, kept waits by job.
+  struct Pending {
+    uint32_t job;
+    int32_t decision;  // index into decided_; -1: a kept wait
+    std::optional<UnixSeconds> retry_at;
+  };
+  std::vector<Pending> pending_;
+  std::vector<sched::Decision> decided_;
   bool dirty_ = false;
   int64_t fleet_milli_ = 0, cloud_milli_ = 0, ended_ = 0;
   std::map<std::string, int64_t> notes_;
@@ -355,6 +363,7 @@ void Engine::Account(LiveJob& l, JobOutcome& o, UnixSeconds a, UnixSeconds b) {
 void Engine::Drop(uint32_t j) {
   free_.push_back(slot_[j]);
   live_[slot_[j]]->q = sched::QueuedJob{};  // free its vectors now
+  sched_->Forget(JobId(j));
   slot_[j] = kNone;
   ++ended_;
   if (options_.on_job_end) options_.on_job_end(j, Out(j).state);
@@ -578,7 +587,11 @@ void Engine::Handle(const Event& e) {
 
 void Engine::Apply(const sched::Decision& d, UnixSeconds t) {
   const uint32_t j = d.job.value();
-  ++out_.decisions;
+  if (d.kept) {
+    ++out_.kept_verdicts;
+  } else {
+    ++out_.decisions;
+  }
   switch (d.kind) {
     case sched::DecisionKind::kPlace:
     case sched::DecisionKind::kPreempt:
@@ -596,17 +609,17 @@ void Engine::Apply(const sched::Decision& d, UnixSeconds t) {
     case sched::DecisionKind::kError:
       Note("scheduler error (the job stays queued): " + d.status.message());
       break;
-    case sched::DecisionKind::kWait: Retry(j, d, t); break;
+    case sched::DecisionKind::kWait: Retry(j, d.retry_at, t); break;
   }
 }
 
 // A waiting job is decided again at its retry_at; one pending event per job
 // (an earlier one decides it again anyway, and finds the next time then).
-void Engine::Retry(uint32_t j, const sched::Decision& d, UnixSeconds t) {
+void Engine::Retry(uint32_t j, std::optional<UnixSeconds> retry_at, UnixSeconds t) {
   LiveJob& l = Live(j);
-  if (!d.retry_at || *d.retry_at <= t) return;
-  if (l.retry > t && l.retry <= *d.retry_at) return;
-  l.retry = *d.retry_at;
+  if (!retry_at || *retry_at <= t) return;
+  if (l.retry > t && l.retry <= *retry_at) return;
+  l.retry = *retry_at;
   Push(l.retry, EventKind::kRetry, j);
 }
 
@@ -624,7 +637,7 @@ void Engine::Cycle(UnixSeconds t) {
   if (queue.size() == 1) {
     // A cycle of one job is one decision and its commit (no queue to sort,
     // no reservation for later jobs to respect).
-    sched::Decision d = sched_->Decide(*queue[0], snap);
+    sched::Decision d = sched_->DecideInCycle(*queue[0], snap);
     if (d.allocation) {
       if (Status st = sched_->Commit(d, snap, &ledger_); !st.ok()) {
         d.kind = sched::DecisionKind::kError;
@@ -634,7 +647,27 @@ void Engine::Cycle(UnixSeconds t) {
     }
     Apply(d, t);
   } else {
-    for (const sched::Decision& d : sched_->RunCycle(snap, queue, &ledger_)) Apply(d, t);
+    // Applied once the cycle is over, in decision order (placements start
+    // leases and events only then); a kept wait is remembered as its job and
+    // retry time alone.
+    decided_.clear();
+    pending_.clear();
+    sched_->RunCycle(snap, queue, &ledger_, [&](sched::Decision& d) {
+      if (d.kept) {
+        pending_.push_back({d.job.value(), -1, d.retry_at});
+      } else {
+        pending_.push_back({d.job.value(), static_cast<int32_t>(decided_.size()), {}});
+        decided_.push_back(std::move(d));
+      }
+    });
+    for (const Pending& p : pending_) {
+      if (p.decision >= 0) {
+        Apply(decided_[static_cast<size_t>(p.decision)], t);
+      } else {
+        ++out_.kept_verdicts;
+        Retry(p.job, p.retry_at, t);
+      }
+    }
   }
   // Jobs still waiting keep their place ahead of those requeued just now.
   std::vector<uint32_t> still;
@@ -729,6 +762,7 @@ Result<PolicyRun> Simulate(const Trace& trace, const JobShapes& shapes, const Wo
   sched::SchedulerOptions so;
   so.seed = options.seed;
   so.explain = sched::ExplainLevel::kCounts;
+  so.keep_waits = options.keep_waits;
   auto scheduler = sched::Scheduler::Create(profile, world.fleet, so);
   if (!scheduler.ok()) return scheduler.status();
   auto ledger = world.fleet->NewLedger();

@@ -90,6 +90,10 @@ struct Progress {
 
 struct EngineOptions {
   uint64_t seed = 1;  // the scheduler's seed (the market carries its own)
+  // Keep a waiting job's verdict until something it depends on changes
+  // (sched::Scheduler::DecideInCycle); false decides every waiting job at
+  // every cycle, the reference the kept verdicts are tested against.
+  bool keep_waits = true;
   // Mean hours between failures of one fleet node; 0: nodes never fail. A
   // run on k nodes fails after an exponential time of mean mtbf / k (seeded
   // per job and attempt), losing its work since the last checkpoint as a
@@ -123,7 +127,8 @@ struct PolicyRun {
   int64_t fleet_gpu_ms = 0;              // GPU-seconds run on the fleet, thousandths
   int64_t end_s = 0;              // the last arrival, start, stop or end, seconds from the trace's start
   int64_t events = 0;
-  int64_t decisions = 0;
+  int64_t decisions = 0;       // decided in full
+  int64_t kept_verdicts = 0;   // waits kept unchanged (Scheduler::DecideInCycle)
   int64_t cycles = 0;
   std::vector<std::string> notes;  // rejections and errors, counted
   MigStats mig;                    // MIG drains and fragmentation (sim/mig_cycle.h)

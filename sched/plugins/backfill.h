@@ -44,6 +44,10 @@ class Backfill final : public Plugin, public PermitPlugin, public CyclePlugin {
   void BeginCycle(const Snapshot& snap) override;
   void Decided(const Snapshot& snap, const QueuedJob& job, Decision* d) override;
   void EndCycle() override;
+  // Full decisions while it still has reservations to make this cycle.
+  bool WantsDecision(const QueuedJob&) const override {
+    return static_cast<int>(reservations_.size()) < max_reservations_;
+  }
 
   const std::vector<Reservation>& reservations() const { return reservations_; }
 

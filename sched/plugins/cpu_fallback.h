@@ -68,6 +68,13 @@ class CpuFallback final : public Plugin, public AddCandidatesPlugin {
   explicit CpuFallback(Options o) : options_(o) {}
 
   std::string_view name() const override { return kName; }
+  // A job with cpu_fallback: "scarce" reads the ledger's ends and the
+  // clock, asked every time; a CPU-only job fits by free capacity; others
+  // get no candidate from it.
+  uint32_t WaitInputs(const QueuedJob& job) const override {
+    if (job.cpu_fallback_slowdown > 0) return kWaitAnything;
+    return job.cpu_only ? kWaitFreedFit : kWaitStatic;
+  }
   void AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,
                      CandidateSink& sink) const override;
 

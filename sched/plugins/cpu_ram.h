@@ -35,6 +35,7 @@ class CpuRam final : public Plugin, public FilterPlugin {
   explicit CpuRam(Options o) : options_(o) {}
 
   std::string_view name() const override { return kName; }
+  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitFreedFit; }
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;
 

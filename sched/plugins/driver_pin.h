@@ -48,6 +48,7 @@ class DriverStack final : public Plugin, public FilterPlugin, public ScorePlugin
   explicit DriverStack(Options o) : options_(o) {}
 
   std::string_view name() const override { return kName; }
+  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitStatic; }
   Status Prepare(const PrepareContext& ctx) override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;

@@ -37,6 +37,7 @@ class EgressLocality final : public Plugin, public ScorePlugin, public FilterPlu
   explicit EgressLocality(Options o) : options_(o) {}
 
   std::string_view name() const override { return kName; }
+  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitStatic; }
   Status Prepare(const PrepareContext& p) override;
   int64_t Score(const CycleContext& ctx, const Candidate& c) const override;
   void ScoreBatch(const CycleContext& ctx, std::span<const Candidate> cands,

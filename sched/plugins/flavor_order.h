@@ -44,6 +44,7 @@ class FlavorOrder final : public Plugin, public FilterPlugin, public ScorePlugin
   explicit FlavorOrder(std::vector<Flavor> order);
 
   std::string_view name() const override { return kName; }
+  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitStatic; }
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;
   int64_t Score(const CycleContext& ctx, const Candidate& c) const override;

@@ -39,6 +39,8 @@ class GpuFit final : public Plugin, public PreFilterPlugin, public FilterPlugin 
   explicit GpuFit(Options o) : options_(o) {}
 
   std::string_view name() const override { return kName; }
+  // Fits by the free GPUs, vCPUs and RAM of nodes of its models.
+  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitFreedFit; }
   PreFilterResult PreFilter(const CycleContext& ctx, CycleState& state) const override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;

@@ -31,6 +31,7 @@ class HomeRegionPlugin final : public Plugin, public PreFilterPlugin, public Fil
   explicit HomeRegionPlugin(Scope s) : scope_(s) {}
 
   std::string_view name() const override { return kName; }
+  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitStatic; }
   PreFilterResult PreFilter(const CycleContext& ctx, CycleState& state) const override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;

@@ -36,6 +36,10 @@ class Latency final : public Plugin,
   explicit Latency(Options o) : options_(o) {}
 
   std::string_view name() const override { return kName; }
+  // Batch work: a no-op. Services: asked every time.
+  uint32_t WaitInputs(const QueuedJob& job) const override {
+    return job.kind == WorkloadKind::kRealtimeInference ? kWaitAnything : kWaitStatic;
+  }
   Status Prepare(const PrepareContext& p) override;
   PreFilterResult PreFilter(const CycleContext& ctx, CycleState& state) const override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,

@@ -67,6 +67,7 @@ class MigSlice final : public Plugin,
   explicit MigSlice(Options o) : options_(o) {}
 
   std::string_view name() const override { return kName; }
+  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitFreedFit; }
   Status Prepare(const PrepareContext& ctx) override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;

@@ -64,6 +64,8 @@ class Preemption final : public Plugin, public PostFilterPlugin {
   explicit Preemption(Options o) : options_(o) {}
 
   std::string_view name() const override { return kName; }
+  // Nominates only from preemptible fleet allocations below the job's tier.
+  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitVictims; }
   std::optional<Nomination> PostFilter(const CycleContext& ctx) const override;
 
   // cost(v) of the allocation at `now` (see above), tier-weighted GPU-hours.

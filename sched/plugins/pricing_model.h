@@ -75,6 +75,8 @@ class PricingModelChoice final : public Plugin, public FilterPlugin, public Scor
   explicit PricingModelChoice(Options o) : options_(o) {}
 
   std::string_view name() const override { return kName; }
+  // Its time rule (spot_wait) is RetryAt; prices are the market's.
+  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitMarket; }
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;
   std::optional<UnixSeconds> RetryAt(const CycleContext& ctx) const override;

@@ -68,6 +68,10 @@ class RealtimeReplicas final : public Plugin,
   explicit RealtimeReplicas(Options o);
 
   std::string_view name() const override { return kName; }
+  // Batch work is left alone; services are asked every time.
+  uint32_t WaitInputs(const QueuedJob& job) const override {
+    return job.kind == WorkloadKind::kRealtimeInference ? kWaitAnything : kWaitStatic;
+  }
   Status Prepare(const PrepareContext& p) override;
   PreFilterResult PreFilter(const CycleContext& ctx, CycleState& state) const override;
   void AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,

@@ -26,6 +26,7 @@ class Residency final : public Plugin, public PreFilterPlugin, public FilterPlug
   static Result<std::unique_ptr<Plugin>> Create(PluginArgs& args);
 
   std::string_view name() const override { return kName; }
+  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitStatic; }
   PreFilterResult PreFilter(const CycleContext& ctx, CycleState& state) const override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;

@@ -24,6 +24,7 @@ class SingleNode final : public Plugin, public FilterPlugin {
   static Result<std::unique_ptr<Plugin>> Create(PluginArgs& args);
 
   std::string_view name() const override { return kName; }
+  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitFreedFit; }
   Status Prepare(const PrepareContext& ctx) override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;

@@ -56,6 +56,11 @@ class TimeShift final : public Plugin, public AddCandidatesPlugin {
   explicit TimeShift(Options o);
 
   std::string_view name() const override { return kName; }
+  // Later starts of elastic candidates (the market's); of fleet ones,
+  // with defer_fleet, by the clock: asked every time.
+  uint32_t WaitInputs(const QueuedJob&) const override {
+    return options_.defer_fleet ? kWaitAnything : kWaitMarket;
+  }
   void AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,
                      CandidateSink& sink) const override;
 
