@@ -62,6 +62,9 @@ std::string RenderMetrics(const Metrics& m, const std::vector<GaugeFamily>& gaug
     out += std::string("meridian_decisions_total{kind=\"") + kDecisionKinds[i] + "\"} " +
            std::to_string(m.decisions[i].load()) + "\n";
   }
+  Counter("meridian_kept_verdicts_total",
+          "Waiting jobs whose verdict was kept: nothing it depends on changed since it was decided.",
+          static_cast<double>(m.kept_verdicts.load()), &out);
   m.decision_seconds.Render("meridian_decision_seconds", "Time of one scheduling decision.", &out);
   m.cycle_seconds.Render("meridian_reconcile_cycle_seconds", "Time of one reconcile cycle.", &out);
   m.submit_seconds.Render("meridian_submit_seconds",

@@ -34,6 +34,7 @@ struct Metrics {
   std::atomic<uint64_t> submissions{0};          // jobs created
   std::atomic<uint64_t> submissions_replayed{0};  // idempotent retries answered
   std::array<std::atomic<uint64_t>, 6> decisions{};
+  std::atomic<uint64_t> kept_verdicts{0};  // waits kept without deciding again
   Histogram decision_seconds;
   Histogram cycle_seconds;
   Histogram submit_seconds;

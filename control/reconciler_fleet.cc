@@ -290,9 +290,20 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
     if (cycle_ended) break;
     Active& a = *by_seq.at(q->id.value());
     const auto t0 = std::chrono::steady_clock::now();
-    sched::Decision d = fs.scheduler->Decide(*q, snap);
+    // A job whose verdict nothing has changed keeps it, its reason and its
+    // explanation (Scheduler::DecideInCycle); the others are decided in full.
+    sched::Decision d;
+    const bool kept = fs.scheduler->KeepWait(*q, snap, &d);
+    if (!kept) d = fs.scheduler->DecideInCycle(*q, snap);
     fs.scheduler->Decided(snap, *q, &d);
     cycle_ended = fs.scheduler->EndsCycle(d);
+    if (kept) {
+      metrics_->kept_verdicts++;
+      std::lock_guard<std::mutex> l(explain_mu_);
+      auto before = waiting_.find(a.row.id);
+      explained[a.row.id] = before != waiting_.end() ? before->second : Explain(d, a.row.reason);
+      continue;
+    }
     metrics_->decision_seconds.Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     metrics_->decisions[static_cast<size_t>(d.kind)]++;

@@ -209,6 +209,58 @@ TEST(SchedulerTest, WaitsWithEarliestStartWhenFull) {
   EXPECT_NE(ds[2].start_reason.find("when job 1 ends"), std::string::npos) << ds[2].start_reason;
 }
 
+// The two 8-GPU H100 nodes (0, 1) hold job 1 (8 GPUs on node 0) and jobs 2
+// and 3 (6 + 2 GPUs on node 1); job 4 wants 8 H100s and waits. Freeing job
+// 3's 2 GPUs leaves node 1 with 2 free: no 8-GPU job fits there, so the
+// verdict is kept. Freeing job 2 too leaves 8: decided again, and placed.
+TEST(SchedulerTest, KeptWaitIsDecidedAgainOnlyWhenCapacityItFitsFrees) {
+  testing::World w = MakeWorld(testing::SmallFleetSpec(), /*elastic=*/false);
+  auto s = Make(w);
+  auto hold = [&](uint32_t job, uint32_t node, uint64_t gpus) {
+    Allocation a;
+    a.job = JobId(job);
+    a.nodes.push_back({NodeId(node), gpus, std::nullopt, 0, 0});
+    a.start = kNow;
+    a.end = kNow + 7200;
+    ASSERT_TRUE(w.ledger.Reserve(a).ok());
+  };
+  hold(1, 0, 0xff);
+  hold(2, 1, 0x3f);
+  hold(3, 1, 0xc0);
+  JobSpec h100 = TwoHourJob("h", 8, 40);
+  h100.resources.gpu_models = {"H100-80GB"};
+  QueuedJob job = Queue(w, h100, 4);
+  Decision d = s->DecideInCycle(job, w.At());
+  ASSERT_EQ(d.kind, DecisionKind::kWait) << FormatDecision(d);
+  EXPECT_FALSE(d.kept);
+  EXPECT_EQ(s->full_decisions(), 1);
+
+  // Nothing changed: kept, at a later time too (no time rule in the profile).
+  EXPECT_TRUE(s->DecideInCycle(job, w.At(kNow + 60)).kept);
+  s->Release(JobId(3), w.At(kNow + 60), &w.ledger);  // node 1: 2 GPUs free
+  Decision kept = s->DecideInCycle(job, w.At(kNow + 60));
+  EXPECT_TRUE(kept.kept);
+  EXPECT_EQ(kept.kind, DecisionKind::kWait);
+  EXPECT_EQ(s->kept_verdicts(), 2);
+  EXPECT_EQ(s->full_decisions(), 1);
+
+  s->Release(JobId(2), w.At(kNow + 120), &w.ledger);  // node 1: 8 GPUs free
+  Decision again = s->DecideInCycle(job, w.At(kNow + 120));
+  EXPECT_FALSE(again.kept);
+  EXPECT_EQ(again.kind, DecisionKind::kPlace) << FormatDecision(again);
+  EXPECT_EQ(s->full_decisions(), 2);
+  // With keep_waits off, the same question is decided in full every time.
+  auto p = ParseProfile(kMinimal, "test.yaml");
+  SchedulerOptions all;
+  all.keep_waits = false;
+  auto every = Scheduler::Create(*p, w.fleet, all);
+  ASSERT_TRUE(every.ok());
+  hold(2, 1, 0x3f);
+  EXPECT_FALSE((*every)->DecideInCycle(job, w.At()).kept);
+  EXPECT_FALSE((*every)->DecideInCycle(job, w.At()).kept);
+  EXPECT_EQ((*every)->full_decisions(), 2);
+}
+
 TEST(SchedulerTest, HeadOfLineBlockingStopsTheCycle) {
   testing::World w = MakeWorld(testing::SmallFleetSpec(), /*elastic=*/false);
   auto p = EmbeddedProfile("fifo-strict");

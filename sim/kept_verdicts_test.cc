@@ -1,0 +1,159 @@
+// Deciding again only what an event could change (Scheduler::DecideInCycle):
+// every shipped profile replays congested traces to the same outcomes with
+// kept verdicts as with every waiting job decided at every cycle (the
+// reference, EngineOptions::keep_waits = false), and keeps most verdicts
+// where thousands wait.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "sim/readers/test_files.h"
+#include "sim/test_world.h"
+#include "sim/workload/generator.h"
+#include "spec/fleet.h"
+
+namespace meridian::sim {
+namespace {
+
+const char* kProfiles[] = {"default",    "fifo-strict",   "fifo-greedy", "fifo-backfill",
+                           "kueue-like", "skypilot-like", "cbl-greedy",  "cbl-up"};
+
+std::shared_ptr<const catalog::Catalog> Embedded() {
+  static auto cat = catalog::Catalog::LoadEmbedded();
+  return *cat;
+}
+
+Trace ReadJsonl(const std::string& text, const std::string& suffix) {
+  Result<Trace> t = ReadTrace(ScratchFile(text, suffix + ".jsonl"), TraceFormat::kJsonl, *Embedded());
+  if (!t.ok()) throw std::runtime_error(t.status().ToString());
+  return std::move(t).value();
+}
+
+Trace Generated(WorkloadLike like, int64_t jobs, double rate_scale, const std::string& name) {
+  WorkloadOptions o;
+  o.jobs = jobs;
+  o.seed = 7;
+  o.like = like;
+  o.rate_scale = rate_scale;
+  o.deadline_slack = 2;
+  o.preemptible_frac = 0.5;
+  std::ostringstream out;
+  Status st = GenerateWorkload(o, out);
+  if (!st.ok()) throw std::runtime_error(st.ToString());
+  return ReadJsonl(out.str(), name);
+}
+
+FleetSpec ExampleFleet(const std::string& name) {
+  Result<FleetSpec> f = spec::LoadFleetFile(std::string(MERIDIAN_SOURCE_DIR) + "/examples/fleets/" + name);
+  if (!f.ok()) throw std::runtime_error(f.status().ToString());
+  return std::move(f).value();
+}
+
+// Both runs of `policy`, job by job: every outcome the reports read.
+struct Compared {
+  int64_t kept = 0, decisions_kept = 0, decisions_all = 0, waited = 0;
+};
+Compared Compare(const Trace& t, const World& w, const std::string& policy) {
+  SCOPED_TRACE(policy);
+  PolicyRun kept = testing::RunPolicy(t, w, policy, 1, true);
+  PolicyRun all = testing::RunPolicy(t, w, policy, 1, false);
+  EXPECT_EQ(all.kept_verdicts, 0);
+  Compared c{kept.kept_verdicts, kept.decisions, all.decisions, 0};
+  for (size_t i = 0; i < t.jobs.size(); ++i) {
+    const JobOutcome& a = kept.jobs[i];
+    const JobOutcome& b = all.jobs[i];
+    const bool same = a.state == b.state && a.start_s == b.start_s && a.end_s == b.end_s &&
+                      a.region == b.region && a.gpu_model == b.gpu_model && a.gpus == b.gpus &&
+                      a.mig_profile == b.mig_profile && a.cpu == b.cpu && a.pay == b.pay &&
+                      a.cost_micros == b.cost_micros && a.co2_g == b.co2_g &&
+                      a.preemptions == b.preemptions && a.flex_cancels == b.flex_cancels;
+    if (!same) {  // the first job that differs says enough
+      ADD_FAILURE() << t.jobs[i].name << ": kept start " << a.start_s << " end " << a.end_s
+                    << " state " << ToString(a.state) << " cost " << a.cost_micros
+                    << "; every decision: start " << b.start_s << " end " << b.end_s << " state "
+                    << ToString(b.state) << " cost " << b.cost_micros;
+      return c;
+    }
+    if (a.start_s > t.jobs[i].submit_s) ++c.waited;
+  }
+  EXPECT_EQ(kept.cost_by_pricing, all.cost_by_pricing);
+  EXPECT_EQ(kept.end_s, all.end_s);
+  EXPECT_EQ(kept.mig.drains, all.mig.drains);
+  // Every verdict is either decided in full or kept.
+  EXPECT_LE(kept.decisions, all.decisions);
+  return c;
+}
+
+// openb's GPU pods of days 115-124 (whole GPUs; a fractional pod as one
+// GPU), pinned to A100-80GB with their recorded durations, on 2 x 8 A100.
+TEST(KeptVerdicts, OpenbOnTwoNodesDecidesAsEveryDecision) {
+  Result<Trace> openb = ReadTrace(std::string(MERIDIAN_DATA_DIR) +
+                                      "/traces/alibaba-gpu-v2023/csv/openb_pod_list_default.csv",
+                                  TraceFormat::kOpenb, *Embedded());
+  ASSERT_TRUE(openb.ok()) << openb.status().ToString();
+  constexpr int64_t kFrom = 115 * 86400, kTo = 125 * 86400;
+  std::ostringstream jsonl;
+  for (const TraceJob& j : openb->jobs) {
+    const int gpus = openb->specs[j.spec]->resources.gpus.value_or(0);
+    if (gpus == 0 || j.submit_s < kFrom || j.submit_s >= kTo) continue;
+    jsonl << "{\"name\":\"" << j.name << "\",\"submit_s\":" << j.submit_s - kFrom
+          << ",\"duration_s\":" << j.duration_s << ",\"gpus\":" << gpus
+          << ",\"gpu_model\":\"A100-80GB\",\"kind\":\"training\"}\n";
+  }
+  Trace t = ReadJsonl(jsonl.str(), "openb");
+  FleetSpec f;
+  ClusterSpec c;
+  c.name = "onprem";
+  c.region = "gcp:us-central1";
+  c.gpu_hour = Money::FromDollars(1.00);
+  c.nodes.push_back({2, "A100-80GB", 8, 128, 1024.0, {}, "", {}});
+  f.clusters = {c};
+  f.elastic = false;
+  World w = testing::MakeWorld(Embedded(), f);
+  for (const char* p : kProfiles) {
+    Compared r = Compare(t, w, p);
+    // fifo-strict stops at the head (little to keep); the Can't Be Late
+    // baselines' progress rule reads the clock (asked every time).
+    if (std::string(p) == "fifo-strict" || std::string(p).rfind("cbl-", 0) == 0) continue;
+    // Jobs queue (over a quarter start after their submission), and over a
+    // third of the reference run's decisions are kept rather than made again
+    // (kueue-like's quota asks again whenever anything ends).
+    EXPECT_GT(r.waited, static_cast<int64_t>(t.jobs.size()) / 4) << p;
+    EXPECT_GT(r.kept, r.decisions_all / 3) << p;
+    EXPECT_EQ(r.kept + r.decisions_kept, r.decisions_all) << p;
+  }
+}
+
+// Every example fleet under a generated workload (deadlines at twice the
+// run time, half the jobs preemptible) arriving faster than it drains:
+// spot, flex-start, reservations, MIG, CPU nodes and elastic capacity.
+TEST(KeptVerdicts, ExampleFleetsUnderGeneratedLoadDecideAsEveryDecision) {
+  struct Case {
+    const char* fleet;
+    WorkloadLike like;
+    double rate_scale;
+  } cases[] = {
+      {"onprem-mixed.yaml", WorkloadLike::kPhilly, 20},
+      {"reserved-plus-cloud.yaml", WorkloadLike::kPhilly, 20},
+      {"cpu-tight.yaml", WorkloadLike::kHelios, 20},
+      {"mig-repartition.yaml", WorkloadLike::kPai, 20},
+      {"follow-the-sun.yaml", WorkloadLike::kAcmeSeren, 20},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.fleet);
+    Trace t = Generated(c.like, 400, c.rate_scale, c.fleet);
+    World w = testing::MakeWorld(Embedded(), ExampleFleet(c.fleet));
+    int64_t kept = 0, waited = 0;
+    for (const char* p : kProfiles) {
+      Compared r = Compare(t, w, p);
+      kept += r.kept;
+      waited += r.waited;
+    }
+    std::printf("%-26s waited %6lld kept %8lld\n", c.fleet, static_cast<long long>(waited),
+                static_cast<long long>(kept));
+  }
+}
+
+}  // namespace
+}  // namespace meridian::sim
