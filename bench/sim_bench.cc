@@ -8,6 +8,25 @@
 //                        workload generate --like helios --seed 1, read back
 //                        through the JSONL reader) on the catalog's elastic
 //                        capacity under default, run once
+//   BM_Congested/<policy>/openb-2x8   openb's 6,203 GPU pods (a fractional
+//                        pod as one GPU) pinned to A100-80GB with their
+//                        recorded durations, on 2 nodes x 8 A100-80GB: 149
+//                        days of queue, thousands waiting
+//   BM_Congested/<policy>/philly-20k  20,000 generated Philly-like jobs
+//                        (workload generate --like philly --gpu-model
+//                        H100-80GB --seed 3) on 32 nodes x 8 H100-80GB
+//   BM_Congested/default/1m  1,000,000 generated Philly-like jobs pinned to
+//                        H100-80GB on 32 x 8, arriving 3x faster: over 90%
+//                        busy with thousands waiting (run with
+//                        --benchmark_filter=1m; skipped otherwise)
+//   .../every-decision   the same replay deciding every waiting job at every
+//                        cycle (EngineOptions::keep_waits false, what the
+//                        scheduler did before it kept verdicts)
+//   BM_FifoLoop/<trace>  the baseline of the congested rows, in the same run:
+//                        a plain greedy FIFO loop over the same jobs and nodes
+//                        (start, in submission order, every waiting job that
+//                        fits the first node with room; no scheduler); `x
+//                        loop` is a replay's time over it
 //   BM_EventQueue        the baseline, measured in the same run: the same
 //                        trace's arrivals and ends through a bare priority
 //                        queue, every job started at submission (no
@@ -122,6 +141,129 @@ const Loaded& Generated() {
   return *l;
 }
 
+FleetSpec Nodes(int count, const char* model) {
+  FleetSpec f;
+  ClusterSpec c;
+  c.name = "onprem";
+  c.region = "gcp:us-central1";
+  c.gpu_hour = Money::FromDollars(1.00);
+  c.nodes.push_back({count, model, 8, 128, 1024.0, {}, "", {}});
+  f.clusters = {c};
+  f.elastic = false;
+  return f;
+}
+
+std::unique_ptr<Loaded> FromJsonl(const std::string& text, const FleetSpec& fleet) {
+  const auto path = std::filesystem::temp_directory_path() / "meridian-sim-bench-congested.jsonl";
+  std::ofstream(path) << text;
+  auto t = ReadTrace(path.string(), TraceFormat::kJsonl, *Catalog());
+  std::filesystem::remove(path);
+  if (!t.ok()) return nullptr;
+  auto l = std::make_unique<Loaded>();
+  l->trace = std::move(t).value();
+  l->world = WorldFor(fleet);
+  l->shapes = std::make_unique<JobShapes>(JobShapes::Make(l->trace, *Catalog()));
+  return l;
+}
+
+const Loaded* OpenbTwoByEight() {
+  static std::unique_ptr<Loaded> l = []() -> std::unique_ptr<Loaded> {
+    const Loaded* openb = Openb();
+    if (!openb) return nullptr;
+    std::ostringstream jsonl;
+    for (const TraceJob& j : openb->trace.jobs) {
+      const int gpus = openb->trace.specs[j.spec]->resources.gpus.value_or(0);
+      if (gpus == 0) continue;
+      jsonl << "{\"name\":\"" << j.name << "\",\"submit_s\":" << j.submit_s
+            << ",\"duration_s\":" << j.duration_s << ",\"gpus\":" << gpus
+            << ",\"gpu_model\":\"A100-80GB\",\"kind\":\"training\"}\n";
+    }
+    return FromJsonl(jsonl.str(), Nodes(2, "A100-80GB"));
+  }();
+  return l.get();
+}
+
+const Loaded* Philly(int64_t jobs, double rate_scale) {
+  static std::map<int64_t, std::unique_ptr<Loaded>> cache;
+  auto& l = cache[jobs];
+  if (!l) {
+    WorkloadOptions o;
+    o.jobs = jobs;
+    o.seed = 3;
+    o.like = WorkloadLike::kPhilly;
+    o.gpu_model = "H100-80GB";
+    o.rate_scale = rate_scale;
+    std::ostringstream out;
+    (void)GenerateWorkload(o, out);
+    l = FromJsonl(out.str(), Nodes(32, "H100-80GB"));
+  }
+  return l.get();
+}
+
+// The congested rows' baseline: greedy FIFO over the trace's jobs on its
+// fleet's whole nodes (all of one size), first node with room, in
+// submission order; returns the mean JCT so the work is not optimized away.
+double FifoLoop(const Loaded& l) {
+  const Trace& t = l.trace;
+  std::vector<int> free;
+  for (const sched::Node& n : l.world.fleet->nodes()) free.push_back(n.gpus);
+  struct End {
+    int64_t at;
+    int node, gpus;
+    bool operator>(const End& o) const { return at > o.at; }
+  };
+  std::priority_queue<End, std::vector<End>, std::greater<End>> ends;
+  std::vector<size_t> waiting;
+  double jct = 0;
+  size_t next = 0;
+  while (next < t.jobs.size() || !ends.empty()) {
+    const int64_t now = ends.empty() ? t.jobs[next].submit_s
+                        : next < t.jobs.size() ? std::min(ends.top().at, t.jobs[next].submit_s)
+                                               : ends.top().at;
+    while (!ends.empty() && ends.top().at == now) {
+      free[static_cast<size_t>(ends.top().node)] += ends.top().gpus;
+      ends.pop();
+    }
+    while (next < t.jobs.size() && t.jobs[next].submit_s == now) waiting.push_back(next++);
+    std::vector<size_t> still;
+    for (size_t j : waiting) {
+      const int gpus = std::max(1, t.specs[t.jobs[j].spec]->resources.gpus.value_or(1));
+      size_t n = 0;
+      while (n < free.size() && free[n] < gpus) ++n;
+      if (n == free.size()) {
+        still.push_back(j);
+        continue;
+      }
+      free[n] -= gpus;
+      const int64_t d = std::max<int64_t>(1, t.jobs[j].duration_s);
+      ends.push({now + d, static_cast<int>(n), gpus});
+      jct += static_cast<double>(now + d - t.jobs[j].submit_s);
+    }
+    waiting.swap(still);
+  }
+  return jct / static_cast<double>(std::max<size_t>(1, t.jobs.size()));
+}
+
+std::map<const Trace*, double>& LoopSeconds() {
+  static std::map<const Trace*, double> s;
+  return s;
+}
+
+void BM_FifoLoop(benchmark::State& state, const Loaded* (*load)()) {
+  const Loaded* l = load();
+  if (!l) {
+    state.SkipWithError("trace not found");
+    return;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  double jct = 0;
+  for (auto _ : state) jct = FifoLoop(*l);
+  LoopSeconds()[&l->trace] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                             static_cast<double>(state.iterations());
+  state.counters["jobs"] = static_cast<double>(l->trace.jobs.size());
+  state.counters["avg JCT h"] = jct / 3600;
+}
+
 // Seconds of one baseline replay, by trace.
 std::map<const Trace*, double>& QueueSeconds() {
   static std::map<const Trace*, double> s;
@@ -166,22 +308,30 @@ void BM_EventQueue(benchmark::State& state, const Trace* (*trace)()) {
   state.counters["jobs"] = static_cast<double>(t->jobs.size());
 }
 
-void Replay(benchmark::State& state, const Loaded& l, const std::string& policy, bool memory) {
+void Replay(benchmark::State& state, const Loaded& l, const std::string& policy, bool memory,
+            bool keep_waits = true) {
   auto profile = sched::EmbeddedProfile(policy);
-  int64_t events = 0, decisions = 0;
-  double peak = 0;
+  int64_t events = 0, decisions = 0, kept = 0;
+  double peak = 0, jct = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) {
     malloc_trim(0);
     const int64_t base = StatusKib("VmRSS:");
     if (memory) std::ofstream("/proc/self/clear_refs") << "5";
-    auto run = Simulate(l.trace, *l.shapes, l.world, *profile, policy);
+    EngineOptions o;
+    o.keep_waits = keep_waits;
+    auto run = Simulate(l.trace, *l.shapes, l.world, *profile, policy, o);
     if (!run.ok()) {
       state.SkipWithError(run.status().ToString().c_str());
       return;
     }
     events += run->events;
     decisions += run->decisions;
+    kept += run->kept_verdicts;
+    jct = 0;
+    for (size_t i = 0; i < run->jobs.size(); ++i) {
+      jct += static_cast<double>(run->jobs[i].JctS(l.trace.jobs[i].submit_s));
+    }
     peak = std::max(peak, static_cast<double>(StatusKib("VmHWM:") - base) * 1024.0);
     benchmark::DoNotOptimize(run->jobs.data());
   }
@@ -191,8 +341,13 @@ void Replay(benchmark::State& state, const Loaded& l, const std::string& policy,
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["jobs"] = jobs;
   state.counters["decisions"] = static_cast<double>(decisions) / static_cast<double>(state.iterations());
+  state.counters["kept"] = static_cast<double>(kept) / static_cast<double>(state.iterations());
+  state.counters["avg JCT h"] = jct / jobs / 3600;
   if (auto q = QueueSeconds().find(&l.trace); q != QueueSeconds().end() && q->second > 0) {
     state.counters["x queue"] = secs / q->second;
+  }
+  if (auto q = LoopSeconds().find(&l.trace); q != LoopSeconds().end() && q->second > 0) {
+    state.counters["x loop"] = secs / q->second;
   }
   if (memory) {
     state.counters["trace B/job"] = l.trace_bytes_per_job;
@@ -211,6 +366,18 @@ void BM_Openb(benchmark::State& state, std::string policy) {
 
 void BM_Generated(benchmark::State& state) { Replay(state, Generated(), "default", true); }
 
+void BM_Congested(benchmark::State& state, const Loaded* (*load)(), std::string policy, bool keep_waits) {
+  const Loaded* l = load();
+  if (!l) {
+    state.SkipWithError("trace not found (-DMERIDIAN_DATA_DIR)");
+    return;
+  }
+  Replay(state, *l, policy, policy == "default" && l->trace.jobs.size() > 100000, keep_waits);
+}
+
+const Loaded* Philly20k() { return Philly(20000, 1); }
+const Loaded* Philly1m() { return Philly(1000000, 3); }
+
 const Trace* OpenbTrace() { return Openb() ? &Openb()->trace : nullptr; }
 const Trace* GeneratedTrace() { return &Generated().trace; }
 
@@ -219,12 +386,37 @@ const Trace* GeneratedTrace() { return &Generated().trace; }
 
 int main(int argc, char** argv) {
   using namespace meridian::sim;
+  bool million = false;  // only when the filter asks for it: generating it takes a while
+  for (int i = 1; i < argc; ++i) million = million || std::string(argv[i]).find("1m") != std::string::npos;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RegisterBenchmark("BM_EventQueue/openb", BM_EventQueue, OpenbTrace)->Unit(benchmark::kMillisecond);
   for (const char* p : kProfiles) {
     benchmark::RegisterBenchmark((std::string("BM_Openb/") + p).c_str(), BM_Openb, std::string(p))
         ->Unit(benchmark::kMillisecond);
+  }
+  struct Congested {
+    const char* name;
+    const Loaded* (*load)();
+  } congested[] = {{"openb-2x8", OpenbTwoByEight}, {"philly-20k", Philly20k}};
+  for (const Congested& c : congested) {
+    benchmark::RegisterBenchmark((std::string("BM_FifoLoop/") + c.name).c_str(), BM_FifoLoop, c.load)
+        ->Unit(benchmark::kMillisecond);
+    for (const char* p : kProfiles) {
+      benchmark::RegisterBenchmark((std::string("BM_Congested/") + p + "/" + c.name).c_str(),
+                                   BM_Congested, c.load, std::string(p), true)
+          ->Unit(benchmark::kMillisecond);
+    }
+    benchmark::RegisterBenchmark((std::string("BM_Congested/fifo-greedy/") + c.name + "/every-decision").c_str(),
+                                 BM_Congested, c.load, std::string("fifo-greedy"), false)
+        ->Iterations(1)
+        ->Unit(benchmark::kSecond);
+  }
+  if (million) {
+    benchmark::RegisterBenchmark("BM_FifoLoop/1m", BM_FifoLoop, Philly1m)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("BM_Congested/default/1m", BM_Congested, Philly1m, std::string("default"), true)
+        ->Iterations(1)
+        ->Unit(benchmark::kSecond);
   }
   benchmark::RegisterBenchmark("BM_EventQueue/generated-1m", BM_EventQueue, GeneratedTrace)
       ->Unit(benchmark::kMillisecond);
