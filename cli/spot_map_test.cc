@@ -112,7 +112,9 @@ TEST_F(SpotMapTest, OtherSpotCatalogKeepsTheShippedAssignment) {
   mo.other_spot = map->other_spot;
   mo.mapped = map->mapped;
   sim::ReplayMarket mapped(Embedded(), sim::EmbeddedSpotTraces(), mo);
-  sim::ReplayMarket shipped(Embedded(), sim::EmbeddedSpotTraces(), {kStart, 1, -1});
+  sim::ReplayMarketOptions shipped_options;
+  shipped_options.start = kStart;
+  sim::ReplayMarket shipped(Embedded(), sim::EmbeddedSpotTraces(), shipped_options);
   const auto& offers = Embedded()->offerings();
   const OfferingId a = Find("use2-az1", "p3.2xlarge");
   for (size_t i = 0; i < offers.size(); ++i) {
