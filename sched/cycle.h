@@ -15,6 +15,7 @@
 #include "sched/plugin.h"
 #include "sched/profile.h"
 #include "sched/scheduler.h"
+#include "sched/tenant_usage.h"
 
 namespace meridian::sched {
 
@@ -123,6 +124,10 @@ struct Scheduler::Impl {
   };
   std::unordered_map<JobId, KeptWait> kept;
   int64_t kept_verdicts = 0, full_decisions = 0;
+  // SortQueue's scratch, reused from sort to sort.
+  TenantUsage usage;
+  std::vector<double> sort_keys;
+  std::vector<uint32_t> sort_order;
 };
 
 // Generates the built-in candidates of the decision in `ctx` into ws.batch in

@@ -279,6 +279,13 @@ class QueueSortPlugin {
   // submission time, trace sequence and job id.
   virtual std::weak_ordering Compare(const Snapshot& snap, const QueuedJob& a,
                                      const QueuedJob& b) const = 0;
+  // A plugin whose Compare is the order of one number per job (smaller
+  // first) says so here and gives it in SortKey: SortQueue then computes it
+  // once per job instead of twice per comparison. Default: no key.
+  virtual bool HasSortKey() const { return false; }
+  virtual double SortKey(const Snapshot&, const QueuedJob&) const { return 0; }
+  // Whether Compare reads Snapshot::tenants (SortQueue builds it if so).
+  virtual bool ReadsTenantUsage() const { return false; }
 };
 
 struct PreFilterResult {

@@ -580,18 +580,40 @@ void Scheduler::Release(JobId job, const Snapshot& snap, Ledger* ledger) {
 
 std::vector<const QueuedJob*> Scheduler::SortQueue(const Snapshot& snap,
                                                    std::span<const QueuedJob* const> jobs) const {
-  std::vector<const QueuedJob*> out(jobs.begin(), jobs.end());
   const auto& sorts = impl_->sorts;
   // Fair-share plugins read per-tenant usage; build it once for this sort.
   Snapshot with_usage = snap;
-  TenantUsage usage;
-  if (!snap.tenants && snap.ledger && !sorts.empty()) {
-    usage = TenantUsage::Build(*impl_->fleet, *snap.ledger, jobs);
-    with_usage.tenants = &usage;
+  const bool usage_read = std::any_of(sorts.begin(), sorts.end(),
+                                      [](const PluginSlot* p) { return p->sort->ReadsTenantUsage(); });
+  if (!snap.tenants && snap.ledger && usage_read) {
+    impl_->usage.Rebuild(*impl_->fleet, *snap.ledger, jobs);
+    with_usage.tenants = &impl_->usage;
   }
-  auto before = [&](const QueuedJob* a, const QueuedJob* b) {
-    for (const PluginSlot* p : sorts) {
-      std::weak_ordering o = p->sort->Compare(with_usage, *a, *b);
+  // Plugins with a sort key have it computed once per job (keys[job x plugin]).
+  const size_t n = jobs.size(), k = sorts.size();
+  std::vector<double>& keys = impl_->sort_keys;
+  std::vector<char> keyed(k);
+  if (k > 0) {
+    keys.resize(n * k);
+    for (size_t p = 0; p < k; ++p) {
+      keyed[p] = sorts[p]->sort->HasSortKey();
+      if (!keyed[p]) continue;
+      for (size_t i = 0; i < n; ++i) keys[i * k + p] = sorts[p]->sort->SortKey(with_usage, *jobs[i]);
+    }
+  }
+  std::vector<uint32_t>& order = impl_->sort_order;
+  order.resize(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  auto before = [&](uint32_t x, uint32_t y) {
+    const QueuedJob* a = jobs[x];
+    const QueuedJob* b = jobs[y];
+    for (size_t p = 0; p < k; ++p) {
+      if (keyed[p]) {
+        const double ka = keys[x * k + p], kb = keys[y * k + p];
+        if (ka != kb) return ka < kb;
+        continue;
+      }
+      std::weak_ordering o = sorts[p]->sort->Compare(with_usage, *a, *b);
       if (o != 0) return o < 0;
     }
     if (a->submitted != b->submitted) return a->submitted < b->submitted;
@@ -599,7 +621,11 @@ std::vector<const QueuedJob*> Scheduler::SortQueue(const Snapshot& snap,
     return a->id < b->id;
   };
   // A queue kept in order between cycles is checked in one pass, not sorted again.
-  if (!std::is_sorted(out.begin(), out.end(), before)) std::stable_sort(out.begin(), out.end(), before);
+  if (!std::is_sorted(order.begin(), order.end(), before)) {
+    std::stable_sort(order.begin(), order.end(), before);
+  }
+  std::vector<const QueuedJob*> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = jobs[order[i]];
   return out;
 }
 

@@ -36,6 +36,15 @@ ResourceAmounts TenantUsage::Demand(const QueuedJob& job) {
 TenantUsage TenantUsage::Build(const Fleet& fleet, const Ledger& ledger,
                                std::span<const QueuedJob* const> queue) {
   TenantUsage u;
+  u.Rebuild(fleet, ledger, queue);
+  return u;
+}
+
+void TenantUsage::Rebuild(const Fleet& fleet, const Ledger& ledger,
+                          std::span<const QueuedJob* const> queue) {
+  TenantUsage& u = *this;
+  u.capacity_ = {};
+  for (ResourceAmounts& h : u.held_) h = {};
   for (const Node& n : fleet.nodes()) {
     u.capacity_.v[ResourceAmounts::kGpus] += static_cast<int64_t>(n.gpus) * kMigMemorySlices;
     u.capacity_.v[ResourceAmounts::kVcpus] += n.vcpus;
@@ -49,22 +58,30 @@ TenantUsage TenantUsage::Build(const Fleet& fleet, const Ledger& ledger,
   }
   // Progressive filling: each tenant's queued jobs in the order they would be
   // granted (tier, submission, sequence, id), with running sums.
-  std::vector<const QueuedJob*> order(queue.begin(), queue.end());
-  std::sort(order.begin(), order.end(), [](const QueuedJob* a, const QueuedJob* b) {
+  std::vector<const QueuedJob*>& order = u.order_;
+  order.assign(queue.begin(), queue.end());
+  auto granted_first = [](const QueuedJob* a, const QueuedJob* b) {
     if (a->tenant != b->tenant) return a->tenant < b->tenant;
     if (a->tier != b->tier) return a->tier < b->tier;
     if (a->submitted != b->submitted) return a->submitted < b->submitted;
     if (a->sequence != b->sequence) return a->sequence < b->sequence;
     return a->id < b->id;
-  });
+  };
+  if (!std::is_sorted(order.begin(), order.end(), granted_first)) {
+    std::sort(order.begin(), order.end(), granted_first);
+  }
+  u.before_.clear();
   u.before_.reserve(order.size());
   ResourceAmounts running;
   for (size_t i = 0; i < order.size(); ++i) {
     if (i == 0 || order[i]->tenant != order[i - 1]->tenant) running = u.Held(order[i]->tenant);
-    u.before_.emplace(order[i]->id, running);
+    u.before_.emplace_back(order[i]->id, running);
     running += Demand(*order[i]);
   }
-  return u;
+  auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(u.before_.begin(), u.before_.end(), by_id)) {
+    std::sort(u.before_.begin(), u.before_.end(), by_id);
+  }
 }
 
 ResourceAmounts TenantUsage::Held(TenantId t) const {
@@ -72,8 +89,9 @@ ResourceAmounts TenantUsage::Held(TenantId t) const {
 }
 
 ResourceAmounts TenantUsage::Before(const QueuedJob& job) const {
-  auto it = before_.find(job.id);
-  return it == before_.end() ? Held(job.tenant) : it->second;
+  auto it = std::lower_bound(before_.begin(), before_.end(), job.id,
+                             [](const auto& e, JobId id) { return e.first < id; });
+  return it == before_.end() || it->first != job.id ? Held(job.tenant) : it->second;
 }
 
 }  // namespace meridian::sched

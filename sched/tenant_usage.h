@@ -18,7 +18,7 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/ids.h"
@@ -45,6 +45,9 @@ class TenantUsage {
  public:
   static TenantUsage Build(const Fleet& fleet, const Ledger& ledger,
                            std::span<const QueuedJob* const> queue);
+  // Build into this object, reusing its memory (a caller that builds one per
+  // cycle allocates nothing once warm).
+  void Rebuild(const Fleet& fleet, const Ledger& ledger, std::span<const QueuedJob* const> queue);
 
   const ResourceAmounts& capacity() const { return capacity_; }
   // What `t` holds now (zero for a tenant without allocations).
@@ -60,7 +63,8 @@ class TenantUsage {
  private:
   ResourceAmounts capacity_;
   std::vector<ResourceAmounts> held_;                    // by TenantId index
-  std::unordered_map<JobId, ResourceAmounts> before_;    // queued jobs
+  std::vector<std::pair<JobId, ResourceAmounts>> before_;  // queued jobs, by id
+  std::vector<const QueuedJob*> order_;                    // Rebuild's scratch
 };
 
 }  // namespace meridian::sched

@@ -1,5 +1,7 @@
 #include "sched/plugins/deadline_urgency.h"
 
+#include <limits>
+
 #include <algorithm>
 #include <cmath>
 
@@ -20,6 +22,14 @@ std::optional<UnixSeconds> DeadlineUrgency::LatestStart(const QueuedJob& job) {
     hours = i == 0 ? h : std::min(hours, h);
   }
   return *job.deadline - static_cast<UnixSeconds>(std::llround(hours * 3600.0));
+}
+
+double DeadlineUrgency::SortKey(const Snapshot&, const QueuedJob& job) const {
+  std::optional<UnixSeconds> l = LatestStart(job);
+  if (!l) return std::numeric_limits<double>::infinity();
+  UnixSeconds k = *l;
+  if (step_s_ > 0) k = k >= 0 ? k / step_s_ : (k - step_s_ + 1) / step_s_;
+  return static_cast<double>(k);  // exact: |k| < 2^53
 }
 
 std::weak_ordering DeadlineUrgency::Compare(const Snapshot&, const QueuedJob& a,

@@ -26,6 +26,10 @@ class DeadlineUrgency final : public Plugin, public QueueSortPlugin {
   std::weak_ordering Compare(const Snapshot& snap, const QueuedJob& a,
                              const QueuedJob& b) const override;
 
+  // The stepped latest start; a job without a deadline after every one.
+  bool HasSortKey() const override { return true; }
+  double SortKey(const Snapshot& snap, const QueuedJob& job) const override;
+
   // deadline - fastest run; nullopt without a deadline.
   static std::optional<UnixSeconds> LatestStart(const QueuedJob& job);
 

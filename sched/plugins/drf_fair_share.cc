@@ -97,15 +97,17 @@ double DrfFairShare::WeightedShare(const Snapshot& snap, const QueuedJob& job) c
   return DominantShare(u.Before(job), u.capacity(), options_.counted) / w;
 }
 
+double DrfFairShare::SortKey(const Snapshot& snap, const QueuedJob& job) const {
+  if (!snap.tenants) return 0;
+  const double share = WeightedShare(snap, job);
+  // A hair over the step's multiple, so 0.02 / 0.01 lands in step 2, not 1.
+  return options_.share_step > 0 ? std::floor(share / options_.share_step + 1e-9) : share;
+}
+
 std::weak_ordering DrfFairShare::Compare(const Snapshot& snap, const QueuedJob& a,
                                          const QueuedJob& b) const {
   if (!snap.tenants) return std::weak_ordering::equivalent;
-  double sa = WeightedShare(snap, a), sb = WeightedShare(snap, b);
-  if (options_.share_step > 0) {
-    // A hair over the step's multiple, so 0.02 / 0.01 lands in step 2, not 1.
-    sa = std::floor(sa / options_.share_step + 1e-9);
-    sb = std::floor(sb / options_.share_step + 1e-9);
-  }
+  const double sa = SortKey(snap, a), sb = SortKey(snap, b);
   if (sa < sb) return std::weak_ordering::less;
   if (sa > sb) return std::weak_ordering::greater;
   return std::weak_ordering::equivalent;

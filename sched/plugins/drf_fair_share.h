@@ -54,6 +54,10 @@ class DrfFairShare : public Plugin, public QueueSortPlugin {
   std::string_view name() const override { return kName; }
   std::weak_ordering Compare(const Snapshot& snap, const QueuedJob& a,
                              const QueuedJob& b) const override;
+  // The weighted dominant share, in whole steps of share_step.
+  bool HasSortKey() const override { return true; }
+  double SortKey(const Snapshot& snap, const QueuedJob& job) const override;
+  bool ReadsTenantUsage() const override { return true; }
 
   // max over the counted resources of used / capacity (resources without
   // capacity skipped).

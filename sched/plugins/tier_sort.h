@@ -16,6 +16,10 @@ class TierSort final : public Plugin, public QueueSortPlugin {
   std::string_view name() const override { return kName; }
   std::weak_ordering Compare(const Snapshot& snap, const QueuedJob& a,
                              const QueuedJob& b) const override;
+  bool HasSortKey() const override { return true; }
+  double SortKey(const Snapshot&, const QueuedJob& job) const override {
+    return static_cast<double>(job.tier);
+  }
 };
 
 }  // namespace meridian::sched
