@@ -81,7 +81,12 @@ Allocation AllocationFor(const CycleContext& ctx, const Candidate& c, const Ledg
           }
         }
       }
+      // Never fewer GPUs than the candidate asks: where the node lacks free
+      // ones, the share names held GPUs too, so the ledger refuses it (a
+      // job never runs on part of what it asked for).
       sh.gpus = LowestBits(free, c.gpus_per_node);
+      const int short_by = c.gpus_per_node - std::popcount(sh.gpus);
+      if (short_by > 0) sh.gpus |= LowestBits(~free & ~sh.gpus, short_by);
     }
     a.nodes.push_back(sh);
   }

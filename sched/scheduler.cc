@@ -380,9 +380,25 @@ Decision Scheduler::Decide(const QueuedJob& job, const Snapshot& snap) {
   uint32_t examined = GenerateAndFilter(s, ever, ever_scope);
   d.candidates += examined;
   CollectFilters(s, ctx, &d);
+  // A Permit plugin that calls a candidate Unresolvable refuses it on any
+  // ledger: such candidates do not count as able to run either.
+  std::string permit_never;
+  std::erase_if(ws.feasible, [&](const Candidate& c) {
+    for (PluginSlot* p : s.permits) {
+      Status st = p->permit->Permit(ever, c);
+      if (st.code() == StatusCode::kUnresolvable) {
+        if (permit_never.empty()) permit_never = std::string(p->plugin->name()) + ": " + st.message();
+        return true;
+      }
+    }
+    return false;
+  });
   if (ws.feasible.empty()) {
     d.kind = DecisionKind::kReject;
-    d.status = Status::Unresolvable(NeverRuns(*s.fleet, job, examined, d.filters));
+    d.status = Status::Unresolvable(
+        permit_never.empty() ? NeverRuns(*s.fleet, job, examined, d.filters)
+                             : "every candidate is refused by a permit plugin, even on an empty fleet (" +
+                                   permit_never + ")");
     return d;
   }
   d.kind = DecisionKind::kWait;

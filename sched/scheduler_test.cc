@@ -1,3 +1,4 @@
+#include "sched/cycle.h"
 #include "sched/scheduler.h"
 
 #include <bit>
@@ -259,6 +260,34 @@ TEST(SchedulerTest, KeptWaitIsDecidedAgainOnlyWhenCapacityItFitsFrees) {
   EXPECT_FALSE((*every)->DecideInCycle(job, w.At()).kept);
   EXPECT_FALSE((*every)->DecideInCycle(job, w.At()).kept);
   EXPECT_EQ((*every)->full_decisions(), 2);
+}
+
+// Node 0 has 8 GPUs, 2 of them held (GPUs 0-1). An 8-GPU candidate there
+// must not become a 6-GPU allocation: the share names 8 GPUs, and the ledger
+// refuses it because GPUs 0 and 1 are taken.
+TEST(SchedulerTest, AllocationNeverTakesFewerGpusThanTheCandidateAsks) {
+  testing::World w = MakeWorld(testing::SmallFleetSpec(), /*elastic=*/false);
+  Allocation held;
+  held.job = JobId(9);
+  held.nodes.push_back({NodeId(0), 0x3, std::nullopt, 0, 0});
+  ASSERT_TRUE(w.ledger.Reserve(held).ok());
+  JobSpec spec = TwoHourJob("eight", 8, 40);
+  QueuedJob job = Queue(w, spec, 1);
+  testing::Cycle cy(w, job);
+  Candidate c;
+  c.kind = CandidateKind::kNode;
+  c.node = NodeId(0);
+  c.gpus_per_node = 8;
+  c.start = kNow;
+  Allocation a = AllocationFor(cy.ctx, c, w.ledger);
+  ASSERT_EQ(a.nodes.size(), 1u);
+  EXPECT_EQ(std::popcount(a.nodes[0].gpus), 8);
+  EXPECT_FALSE(w.ledger.CanReserve(a).ok());
+  // With 6 asked, the 6 free GPUs (2-7) are taken and the ledger agrees.
+  c.gpus_per_node = 6;
+  Allocation six = AllocationFor(cy.ctx, c, w.ledger);
+  EXPECT_EQ(six.nodes[0].gpus, 0xfcu);
+  EXPECT_TRUE(w.ledger.CanReserve(six).ok());
 }
 
 TEST(SchedulerTest, HeadOfLineBlockingStopsTheCycle) {

@@ -147,6 +147,36 @@ TEST(GangPermitTest, CyclePlacesGangsWholeOrNotAtAll) {
   EXPECT_EQ(w.ledger.free_gpu_count(NodeId(3)) + w.ledger.free_gpu_count(NodeId(6)), 0);
 }
 
+// A 24-GPU job on onprem-b's 8-GPU A100 nodes is a gang of 3: gpu_fit
+// (up to 8 nodes) passes it, but gang_permit's max_gang_size 2 refuses it
+// as Unresolvable on any ledger. It can never run, so it is rejected rather
+// than left waiting for capacity that cannot help.
+TEST(GangPermitTest, AGangAPermitNeverAllowsIsRejectedNotLeftWaiting) {
+  testing::World w = MakeWorld(testing::SmallFleetSpec(), /*elastic=*/false);
+  auto profile = ParseProfile(R"(name: t
+plugins:
+  - name: gpu_fit
+    args: {max_gang_nodes: 8}
+  - name: gang_permit
+    args: {max_gang_size: 2}
+  - name: first_fit
+)", "t.yaml");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  auto s = Scheduler::Create(*profile, w.fleet);
+  ASSERT_TRUE(s.ok());
+  JobSpec spec = TwoHourJob("twenty-four", 24, 40);
+  spec.resources.gpu_models = {"A100-80GB"};
+  QueuedJob job = Queue(w, spec, 1);
+  Decision d = (*s)->Decide(job, w.At());
+  EXPECT_EQ(d.kind, DecisionKind::kReject) << FormatDecision(d);
+  EXPECT_EQ(d.status.code(), StatusCode::kUnresolvable);
+  EXPECT_NE(d.status.message().find("gang_permit"), std::string::npos) << d.status.message();
+  // 16 GPUs on 2 nodes is within the cap: placed.
+  JobSpec two = TwoHourJob("sixteen", 16, 40);
+  two.resources.gpu_models = {"A100-80GB"};
+  EXPECT_EQ((*s)->Decide(Queue(w, two, 2), w.At()).kind, DecisionKind::kPlace);
+}
+
 TEST(GangPermitTest, ArgumentsAreValidated) {
   auto args = PluginArgs::FromYaml("{max_gang_size: 65, topology: rack}", "p.yaml",
                                    "plugins[2].args");
