@@ -55,15 +55,6 @@ struct Workspace {
   std::vector<int64_t> norm;
   std::vector<int64_t> total;
   std::vector<Rejections> rejections;  // per filter plugin, then the ledger check
-  struct Release {
-    UnixSeconds end;
-    JobId job;
-    int gpus;
-    int vcpus;
-    int64_t ram_mib;
-    int mig_span;
-  };
-  std::vector<Release> releases;     // earliest start scratch
   // A whole-GPU candidate's class: nodes of one group with the same free
   // capacity score alike (ScorePlugin::DistinguishesEquivalentNodes), and so
   // do gangs of as many such nodes.

@@ -1,14 +1,16 @@
 // Earliest start: when a node the job could use (a feasible candidate of the
-// ever pass) has room, from the live ledger's allocations and expected ends.
+// ever pass) has room, from the live ledger's allocations and expected ends,
+// over every node of the candidate's node group.
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <unordered_map>
 
 #include "sched/cycle.h"
 
 namespace meridian::sched {
 
 namespace {
-
-constexpr uint32_t kNodesPerGroup = 16;  // nodes of a group examined, from its first
 
 struct Need {
   int gpus = 0;
@@ -17,38 +19,80 @@ struct Need {
   int mig_span = 0;  // > 0: a MIG instance of at least this span instead of GPUs
 };
 
+// A node's capacity as releases add to it.
+struct Room {
+  int gpus = 0, vcpus = 0, mig = 0;
+  int64_t ram_mib = 0;
+  bool Fits(const Need& need) const {
+    const bool dev = need.mig_span > 0 ? mig >= need.mig_span : gpus >= need.gpus;
+    return dev && vcpus >= need.vcpus && ram_mib >= need.ram_mib;
+  }
+};
+
+Room FreeNow(const Ledger& live, NodeId n) {
+  return {live.free_gpu_count(n), live.free_vcpus(n), live.largest_free_mig_span(n),
+          live.free_ram_mib(n)};
+}
+
 struct NodeTime {
   UnixSeconds at;
+  NodeId node;
   JobId after;  // the release that makes room; invalid: room now
 };
 
-// When `n` has room for `need`, releasing its holders in order of expected end.
-std::optional<NodeTime> RoomAt(Workspace& ws, const Ledger& live, NodeId n, const Need& need,
-                               UnixSeconds now) {
-  int gpus = live.free_gpu_count(n), vcpus = live.free_vcpus(n), mig = live.largest_free_mig_span(n);
-  int64_t ram = live.free_ram_mib(n);
-  auto fits = [&] {
-    bool dev = need.mig_span > 0 ? mig >= need.mig_span : gpus >= need.gpus;
-    return dev && vcpus >= need.vcpus && ram >= need.ram_mib;
-  };
-  if (fits()) return NodeTime{now, JobId()};
-  ws.releases.clear();
-  for (const Ledger::Holder& h : live.holders(n)) {
-    ws.releases.push_back({std::max(h.end, now), h.job, h.gpus, h.vcpus, h.ram_mib, h.mig_span});
+// The first `needed` nodes of [first, first + count) to have room for
+// `need`, by (time, node): those with room now, then as the live ledger's
+// allocations end in order of expected end (an overdue one: now). Every node
+// of the group is considered.
+std::vector<NodeTime> EarliestRoom(const Ledger& live, uint32_t first, uint32_t count,
+                                   const Need& need, int needed, UnixSeconds now) {
+  std::vector<NodeTime> out;
+  for (uint32_t k = 0; k < count && static_cast<int>(out.size()) < needed; ++k) {
+    const NodeId n(first + k);
+    if (FreeNow(live, n).Fits(need)) out.push_back({now, n, JobId()});
   }
-  std::sort(ws.releases.begin(), ws.releases.end(), [](const auto& a, const auto& b) {
-    return a.end != b.end ? a.end < b.end : a.job < b.job;
+  if (static_cast<int>(out.size()) >= needed) return out;
+  std::unordered_map<uint32_t, Room> gained;  // nodes of the group a release touched
+  std::vector<char> done(count, 0);
+  for (const NodeTime& t : out) done[t.node.value() - first] = 1;
+  UnixSeconds last = 0;  // the time of the needed-th node, once found
+  size_t walked = 0;
+  for (size_t batch = 64;; batch *= 2) {
+    const std::vector<std::pair<UnixSeconds, JobId>> ends = live.EarliestEnds(batch);
+    for (size_t i = walked; i < ends.size(); ++i) {
+      const UnixSeconds at = std::max(ends[i].first, now);
+      if (static_cast<int>(out.size()) >= needed && at > last) {
+        walked = SIZE_MAX;
+        break;
+      }
+      const Allocation* a = live.Find(ends[i].second);
+      if (!a) continue;
+      for (const NodeShare& sh : a->nodes) {
+        const uint32_t v = sh.node.value();
+        if (v < first || v >= first + count || done[v - first]) continue;
+        auto [it, fresh] = gained.try_emplace(v);
+        if (fresh) it->second = FreeNow(live, sh.node);
+        Room& r = it->second;
+        r.gpus += std::popcount(sh.gpus);
+        r.vcpus += sh.vcpus;
+        r.ram_mib += sh.ram_mib;
+        // A freed instance of a fixed layout is free again whole; good enough
+        // for "some instance of this span": the released one.
+        if (sh.mig) r.mig = std::max<int>(r.mig, sh.mig->shape.span);
+        if (!r.Fits(need)) continue;
+        done[v - first] = 1;
+        out.push_back({at, sh.node, ends[i].second});
+        if (static_cast<int>(out.size()) == needed) last = at;
+      }
+    }
+    if (walked == SIZE_MAX || ends.size() < batch) break;
+    walked = ends.size();
+  }
+  std::sort(out.begin(), out.end(), [](const NodeTime& a, const NodeTime& b) {
+    return a.at != b.at ? a.at < b.at : a.node < b.node;
   });
-  for (const auto& r : ws.releases) {
-    gpus += r.gpus;
-    vcpus += r.vcpus;
-    ram += r.ram_mib;
-    // A freed instance of a fixed layout is free again whole; good enough for
-    // "some instance of this span": the released one.
-    mig = std::max(mig, r.mig_span);
-    if (fits()) return NodeTime{r.end, r.job};
-  }
-  return std::nullopt;
+  if (static_cast<int>(out.size()) > needed) out.resize(static_cast<size_t>(needed));
+  return out;
 }
 
 const NodeGroupInfo* GroupOf(const Fleet& fleet, NodeId n) {
@@ -84,23 +128,15 @@ std::optional<EarliestStart> FindEarliestStart(Scheduler::Impl& s, const CycleCo
     need.vcpus = (job.vcpus + nodes_needed - 1) / nodes_needed;
     need.ram_mib = (job.ram_mib + nodes_needed - 1) / nodes_needed;
     // The nodes_needed-th earliest node of the group (a gang needs that many).
-    std::vector<std::pair<NodeTime, NodeId>> times;
-    uint32_t scan = std::min(g->count, kNodesPerGroup);
-    for (uint32_t k = 0; k < scan; ++k) {
-      NodeId n(g->first.value() + k);
-      if (auto t = RoomAt(s.ws, live, n, need, ctx.now())) times.push_back({*t, n});
-    }
+    std::vector<NodeTime> times =
+        EarliestRoom(live, g->first.value(), g->count, need, nodes_needed, ctx.now());
     if (static_cast<int>(times.size()) < nodes_needed) continue;
-    std::nth_element(times.begin(), times.begin() + (nodes_needed - 1), times.end(),
-                     [](const auto& a, const auto& b) {
-                       return a.first.at != b.first.at ? a.first.at < b.first.at : a.second < b.second;
-                     });
-    const auto& t = times[static_cast<size_t>(nodes_needed - 1)];
-    if (!best || t.first.at < best->at) {
-      best = t.first;
-      best_node = t.second;
+    const NodeTime& t = times.back();
+    if (!best || t.at < best->at) {
+      best = t;
+      best_node = t.node;
       best_nodes.clear();
-      for (int k = 0; k < nodes_needed; ++k) best_nodes.push_back(times[static_cast<size_t>(k)].second);
+      for (const NodeTime& m : times) best_nodes.push_back(m.node);
     }
   }
   if (!best) return std::nullopt;

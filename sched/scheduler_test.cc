@@ -290,6 +290,39 @@ TEST(SchedulerTest, AllocationNeverTakesFewerGpusThanTheCandidateAsks) {
   EXPECT_TRUE(w.ledger.CanReserve(six).ok());
 }
 
+// One group of 20 full 8-GPU H100 nodes; node k's job ends at +(20 - k) h,
+// so node 19 frees first, at +1 h, and nodes 18 and 19 hold a 16-GPU gang
+// from +2 h. Every node of the group counts, not only the first few.
+TEST(SchedulerTest, EarliestStartLooksAtEveryNodeOfTheGroup) {
+  FleetSpec f;
+  ClusterSpec c;
+  c.name = "big";
+  c.region = "gcp:us-central1";
+  c.gpu_hour = Money::FromDollars(1.10);
+  c.nodes.push_back({20, "H100-80GB", 8, 64, 512, {}, "", {}});
+  f.clusters = {c};
+  testing::World w = MakeWorld(f, /*elastic=*/false);
+  for (uint32_t k = 0; k < 20; ++k) {
+    Allocation a;
+    a.job = JobId(100 + k);
+    a.nodes.push_back({NodeId(k), 0xff, std::nullopt, 0, 0});
+    a.start = kNow;
+    a.end = kNow + (20 - k) * 3600;
+    ASSERT_TRUE(w.ledger.Reserve(a).ok());
+  }
+  auto s = Make(w);
+  JobSpec eight = TwoHourJob("eight", 8, 40);
+  Decision d = s->Decide(Queue(w, eight, 1), w.At());
+  ASSERT_EQ(d.kind, DecisionKind::kWait) << FormatDecision(d);
+  EXPECT_EQ(d.start, kNow + 3600);
+  EXPECT_EQ(d.start_nodes, std::vector<NodeId>{NodeId(19)});
+  JobSpec sixteen = TwoHourJob("sixteen", 16, 40);
+  Decision g = s->Decide(Queue(w, sixteen, 2), w.At());
+  ASSERT_EQ(g.kind, DecisionKind::kWait) << FormatDecision(g);
+  EXPECT_EQ(g.start, kNow + 2 * 3600);
+  EXPECT_EQ(g.start_nodes, (std::vector<NodeId>{NodeId(19), NodeId(18)}));
+}
+
 TEST(SchedulerTest, HeadOfLineBlockingStopsTheCycle) {
   testing::World w = MakeWorld(testing::SmallFleetSpec(), /*elastic=*/false);
   auto p = EmbeddedProfile("fifo-strict");
