@@ -1,5 +1,7 @@
 #include "sched/plugins/gang_permit.h"
 
+#include "sched/gang.h"
+
 #include <string>
 
 #include "sched/cycle.h"
@@ -32,28 +34,23 @@ Status GangPermit::Permit(const CycleContext& ctx, const Candidate& c) const {
                                 " nodes exceeds max_gang_size " + max);
   }
   const Fleet& fleet = ctx.fleet();
-  const Node& first = fleet.node(nodes[0]);
   // A real-time service's replica set (every member holds the whole demand,
   // realtime_replicas) spans clusters on purpose: they are its failure domains.
   const bool replica_set = ctx.job().kind == WorkloadKind::kRealtimeInference &&
                            c.gpus_per_node >= ctx.demand(c).gpus;
-  for (size_t i = 1; i < nodes.size(); ++i) {
-    const Node& m = fleet.node(nodes[i]);
-    if (replica_set) {
-      // Placement rules do not apply; distinct nodes and capacity still do.
-    } else if (m.cluster != first.cluster) {
-      return Status::Unresolvable("gang members " + first.name + " and " + m.name +
-                                  " are in different clusters");
-    } else if (options_.topology == Topology::kGroup && m.group != first.group) {
-      return Status::Unresolvable("gang members " + first.name + " and " + m.name +
+  const GangRule rule =
+      CheckGangMembers(fleet, nodes, replica_set, options_.topology == Topology::kGroup);
+  const std::string a = fleet.node(nodes[rule.first]).name, b = fleet.node(nodes[rule.second]).name;
+  switch (rule.broken) {
+    case GangRule::kClusters:
+      return Status::Unresolvable("gang members " + a + " and " + b + " are in different clusters");
+    case GangRule::kGroups:
+      return Status::Unresolvable("gang members " + a + " and " + b +
                                   " are in different node groups (topology: group)");
-    }
-    for (size_t k = 0; k < i; ++k) {
-      if (nodes[k] == nodes[i]) return Status::Invalid("node " + m.name + " listed twice in the gang");
-    }
+    case GangRule::kListedTwice: return Status::Invalid("node " + b + " listed twice in the gang");
+    case GangRule::kOk: break;
   }
-  // AllocationFor takes the lowest free GPUs it finds, fewer when a node lacks
-  // them: count each member's share before asking the ledger.
+  // Each member's free GPUs first, for a reason that names the node.
   const Ledger& ledger = ctx.ledger();
   for (NodeId id : nodes) {
     if (ledger.free_gpu_count(id) < c.gpus_per_node) {

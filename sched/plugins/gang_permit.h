@@ -14,10 +14,11 @@
 // Elastic choices are one offering in one location, so they are one zone.
 //
 // Arguments:
-//   max_gang_size: 64        most nodes (or instances) of one gang, 1..64
+//   max_gang_size: 8         most nodes (or instances) of one gang, 1..64 (kDefaultMaxGangNodes, as gpu_fit's max_gang_nodes)
 //   topology: cluster        cluster | group
 #pragma once
 
+#include "sched/gang.h"
 #include "sched/plugin.h"
 #include "sched/plugin_args.h"
 
@@ -27,7 +28,7 @@ class GangPermit final : public Plugin, public PermitPlugin {
  public:
   enum class Topology { kCluster, kGroup };
   struct Options {
-    int max_gang_size = 64;
+    int max_gang_size = kDefaultMaxGangNodes;
     Topology topology = Topology::kCluster;
   };
   static constexpr std::string_view kName = "gang_permit";

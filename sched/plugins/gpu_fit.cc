@@ -1,6 +1,7 @@
 #include "sched/plugins/gpu_fit.h"
 
 #include "estimate/defaults.h"
+#include "sched/gang.h"
 #include "sched/registry.h"
 
 namespace meridian::sched {
@@ -125,21 +126,14 @@ std::string_view GpuFit::Reject(const CycleContext& ctx, const Candidate& c,
     if (static_cast<int>(members.size()) > options_.max_gang_nodes) {
       return "spans more nodes than max_gang_nodes";
     }
-    // Members in ascending order (as the generator lists them) cannot repeat;
-    // only another order needs the quadratic check.
-    bool ascending = true;
+    const GangRule::Broken broken = CheckGangMembers(ctx.fleet(), members, replica_set, false).broken;
+    if (broken == GangRule::kClusters) return "gang members in different clusters";
     for (size_t i = 1; i < members.size(); ++i) {
       const Node& mn = ctx.fleet().node(members[i]);
-      if (mn.cluster != first.cluster && !replica_set) return "gang members in different clusters";
       if (mn.gpu_model != first.gpu_model) return "gang members of different GPU models";
       if (mn.gpus < c.gpus_per_node) return "a gang member has too few GPUs";
-      ascending = ascending && members[i - 1] < members[i];
     }
-    for (size_t i = 1; !ascending && i < members.size(); ++i) {
-      for (size_t k = 0; k < i; ++k) {
-        if (members[k] == members[i]) return "a node listed twice in the gang";
-      }
-    }
+    if (broken == GangRule::kListedTwice) return "a node listed twice in the gang";
   }
   return "";
 }

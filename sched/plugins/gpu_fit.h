@@ -23,6 +23,7 @@
 //   max_gang_nodes: 8        most nodes (or instances) one job may span, 1..64
 #pragma once
 
+#include "sched/gang.h"
 #include "sched/plugin.h"
 #include "sched/plugin_args.h"
 
@@ -32,7 +33,7 @@ class GpuFit final : public Plugin, public PreFilterPlugin, public FilterPlugin 
  public:
   struct Options {
     bool allow_gangs = true;
-    int max_gang_nodes = 8;
+    int max_gang_nodes = kDefaultMaxGangNodes;
   };
   static constexpr std::string_view kName = "gpu_fit";
   static Result<std::unique_ptr<Plugin>> Create(PluginArgs& args);

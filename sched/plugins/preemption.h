@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/gang.h"
 #include "sched/plugin.h"
 #include "sched/plugin_args.h"
 
@@ -57,7 +58,7 @@ class Preemption final : public Plugin, public PostFilterPlugin {
     double deadline_factor = 2;
     int64_t urgent_slack_s = 3600;
     int max_nodes = 64;
-    int max_gang_nodes = 8;
+    int max_gang_nodes = kDefaultMaxGangNodes;
   };
   static constexpr std::string_view kName = "preemption";
   static Result<std::unique_ptr<Plugin>> Create(PluginArgs& args);
