@@ -27,6 +27,16 @@
 // --benchmark_format=json), equal before and after a change that must not
 // alter decisions.
 //
+// BM_Cycle/<profile>/<nodes>: whole cycles as the simulator and the daemon
+// run them (Scheduler::RunCycle: sort, decide in order, commit, head-of-line
+// blocking, backfill reservations, kept verdicts) over a queue of the
+// 100,000 jobs, all waiting at the start. Between cycles the clock advances
+// 30 minutes and the placements whose expected end has come are released;
+// placed and rejected jobs leave the queue, preempted ones rejoin it. One
+// iteration = 12 cycles (6 hours). Counters: decided (full decisions) and
+// kept per cycle, placed, waiting at the end, p50/max ms per cycle, digest
+// (as BM_Schedule's, over the full decisions).
+//
 // BM_LedgerScan/<nodes> is the baseline measured in the same run: a plain
 // linear scan, from node 0, for the first node with the job's GPUs free, over
 // the same fleet half full (20,000 scans an iteration; 2,000 at 50,000 nodes).
@@ -344,6 +354,88 @@ class LiveRun {
   uint64_t digest_ = 0xcbf29ce484222325ull;
 };
 
+void BM_Cycle(benchmark::State& state, std::string profile_name) {
+  const int nodes = static_cast<int>(state.range(0));
+  const World& w = WorldOf(nodes);
+  auto profile = EmbeddedProfile(profile_name);
+  if (!profile.ok()) {
+    state.SkipWithError(profile.status().ToString().c_str());
+    return;
+  }
+  constexpr int kCycles = 12;
+  constexpr int64_t kStep = 1800;
+  int64_t decided = 0, kept = 0, placed = 0, cycles = 0;
+  size_t waiting = 0;
+  std::vector<double> ms;
+  uint64_t digest = 0xcbf29ce484222325ull;
+  auto mix = [&](uint64_t v) {
+    for (int i = 0; i < 8; ++i, v >>= 8) digest = (digest ^ (v & 0xff)) * 0x100000001b3ull;
+  };
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto made = Scheduler::Create(*profile, w.fleet, {1, ExplainLevel::kCounts});
+    if (!made.ok()) {
+      state.SkipWithError(made.status().ToString().c_str());
+      return;
+    }
+    Scheduler& s = **made;
+    Ledger ledger = std::move(w.fleet->NewLedger()).value();
+    std::vector<const QueuedJob*> queue;
+    for (const QueuedJob& j : w.jobs) queue.push_back(&j);
+    std::vector<const QueuedJob*> by_id(w.jobs.size() + 1);
+    for (const QueuedJob& j : w.jobs) by_id[j.id.value()] = &j;
+    Snapshot snap;
+    snap.fleet = w.fleet.get();
+    snap.market = w.market.get();
+    snap.elastic = w.elastic.get();
+    state.ResumeTiming();
+    for (int c = 0; c < kCycles; ++c) {
+      snap.now = kAt + c * kStep;
+      for (auto ends = ledger.EarliestEnds(256); !ends.empty() && ends.front().first <= snap.now;
+           ends = ledger.EarliestEnds(256)) {
+        for (const auto& [end, job] : ends) {
+          if (end > snap.now) break;
+          s.Release(job, snap, &ledger);
+        }
+      }
+      std::vector<char> leaves(w.jobs.size() + 1, 0);
+      std::vector<const QueuedJob*> back;
+      const auto t0 = std::chrono::steady_clock::now();
+      s.RunCycle(snap, queue, &ledger, [&](Decision& d) {
+        if (d.kept) {
+          ++kept;
+          return;
+        }
+        ++decided;
+        mix(static_cast<uint64_t>(d.kind));
+        mix(d.feasible);
+        if (d.allocation) {
+          ++placed;
+          leaves[d.job.value()] = 1;
+          for (const NodeShare& sh : d.allocation->nodes) mix(sh.node.value());
+          for (JobId v : d.victims) back.push_back(by_id[v.value()]);
+        } else if (d.kind == DecisionKind::kReject) {
+          leaves[d.job.value()] = 1;
+        }
+      });
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      std::erase_if(queue, [&](const QueuedJob* j) { return leaves[j->id.value()] != 0; });
+      queue.insert(queue.end(), back.begin(), back.end());
+      ++cycles;
+    }
+    waiting = queue.size();
+  }
+  std::sort(ms.begin(), ms.end());
+  state.counters["decided_per_cycle"] = static_cast<double>(decided) / static_cast<double>(cycles);
+  state.counters["kept_per_cycle"] = static_cast<double>(kept) / static_cast<double>(cycles);
+  state.counters["placed"] = static_cast<double>(placed) / static_cast<double>(state.iterations());
+  state.counters["waiting_end"] = static_cast<double>(waiting);
+  state.counters["p50_ms"] = ms.empty() ? 0 : ms[ms.size() / 2];
+  state.counters["max_ms"] = ms.empty() ? 0 : ms.back();
+  state.counters["digest"] = static_cast<double>(static_cast<uint32_t>(digest ^ (digest >> 32)));
+  state.counters["nodes"] = nodes;
+}
+
 void BM_Schedule(benchmark::State& state, std::string profile_name) {
   const int nodes = static_cast<int>(state.range(0));
   const World& w = WorldOf(nodes);
@@ -382,6 +474,7 @@ const int kSizes[] = {1000, 10000, 50000};
 
 int RegisterAll() {
   using meridian::sched::BM_LedgerScan;
+  using meridian::sched::BM_Cycle;
   using meridian::sched::BM_Schedule;
   for (int n : kSizes) {
     benchmark::RegisterBenchmark("BM_LedgerScan", BM_LedgerScan)->Arg(n)->Unit(benchmark::kMillisecond);
@@ -390,6 +483,14 @@ int RegisterAll() {
     for (int n : kSizes) {
       benchmark::RegisterBenchmark(("BM_Schedule/" + p).c_str(), BM_Schedule, p)
           ->Arg(n)
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  for (const std::string& p : meridian::sched::EmbeddedProfileNames()) {
+    for (int n : {1000, 10000}) {
+      benchmark::RegisterBenchmark(("BM_Cycle/" + p).c_str(), BM_Cycle, p)
+          ->Arg(n)
+          ->Iterations(1)
           ->Unit(benchmark::kMillisecond);
     }
   }

@@ -348,7 +348,10 @@ std::optional<Allocation> Ledger::Take(JobId job) {
     freed_base_ += drop;
   }
   for (const NodeShare& sh : held.alloc.nodes) freed_.push_back(static_cast<uint32_t>(sh.node.index()));
-  if (held.alloc.elastic) freed_.push_back(kElasticFreed);
+  // Elastic capacity is counted only for spot (instances a market shares).
+  if (held.alloc.elastic && held.alloc.elastic->pricing == PricingModel::kSpot) {
+    freed_.push_back(kElasticFreed);
+  }
   if (held.alloc.preemptible && !held.alloc.nodes.empty()) {
     --preemptible_held_[static_cast<size_t>(held.alloc.priority)];
   }

@@ -134,7 +134,8 @@ class Ledger {
 
   // What was freed, for a reader that keeps a verdict until capacity it could
   // use is freed (the scheduler's kept waits): every Take (and Unreserve)
-  // appends the nodes it frees, or kElasticFreed for an elastic lease, to a
+  // appends the nodes it frees, or kElasticFreed for a spot lease (the one
+  // elastic capacity a market counts and leases share), to a
   // log numbered from 0; freed_count() is the number appended so far.
   // FreedSince(k): the entries from number k on, or nullopt when some of
   // them are no longer kept (the log keeps at least its last kFreedKept).

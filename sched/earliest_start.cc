@@ -2,9 +2,7 @@
 // ever pass) has room, from the live ledger's allocations and expected ends,
 // over every node of the candidate's node group.
 #include <algorithm>
-#include <bit>
 #include <cstdint>
-#include <unordered_map>
 
 #include "sched/cycle.h"
 
@@ -40,58 +38,50 @@ struct NodeTime {
   JobId after;  // the release that makes room; invalid: room now
 };
 
+// When node `n` has room for `need`: now, or as its holders end in order of
+// expected end (an overdue one: now).
+std::optional<NodeTime> RoomAt(std::vector<Ledger::Holder>& scratch, const Ledger& live, NodeId n,
+                               const Need& need, UnixSeconds now) {
+  Room r = FreeNow(live, n);
+  if (r.Fits(need)) return NodeTime{now, n, JobId()};
+  scratch.assign(live.holders(n).begin(), live.holders(n).end());
+  for (Ledger::Holder& h : scratch) h.end = std::max(h.end, now);
+  std::sort(scratch.begin(), scratch.end(), [](const auto& a, const auto& b) {
+    return a.end != b.end ? a.end < b.end : a.job < b.job;
+  });
+  for (const Ledger::Holder& h : scratch) {
+    r.gpus += h.gpus;
+    r.vcpus += h.vcpus;
+    r.ram_mib += h.ram_mib;
+    // A freed instance of a fixed layout is free again whole; good enough for
+    // "some instance of this span": the released one.
+    r.mig = std::max(r.mig, h.mig_span);
+    if (r.Fits(need)) return NodeTime{h.end, n, h.job};
+  }
+  return std::nullopt;
+}
+
 // The first `needed` nodes of [first, first + count) to have room for
-// `need`, by (time, node): those with room now, then as the live ledger's
-// allocations end in order of expected end (an overdue one: now). Every node
-// of the group is considered.
+// `need`, by (time, node). Every node of the group is considered; the work
+// is the group's holders, whatever else the ledger holds.
 std::vector<NodeTime> EarliestRoom(const Ledger& live, uint32_t first, uint32_t count,
                                    const Need& need, int needed, UnixSeconds now) {
   std::vector<NodeTime> out;
-  for (uint32_t k = 0; k < count && static_cast<int>(out.size()) < needed; ++k) {
-    const NodeId n(first + k);
-    if (FreeNow(live, n).Fits(need)) out.push_back({now, n, JobId()});
+  std::vector<Ledger::Holder> scratch;
+  for (uint32_t k = 0; k < count; ++k) {
+    if (auto t = RoomAt(scratch, live, NodeId(first + k), need, now)) out.push_back(*t);
   }
-  if (static_cast<int>(out.size()) >= needed) return out;
-  std::unordered_map<uint32_t, Room> gained;  // nodes of the group a release touched
-  std::vector<char> done(count, 0);
-  for (const NodeTime& t : out) done[t.node.value() - first] = 1;
-  UnixSeconds last = 0;  // the time of the needed-th node, once found
-  size_t walked = 0;
-  for (size_t batch = 64;; batch *= 2) {
-    const std::vector<std::pair<UnixSeconds, JobId>> ends = live.EarliestEnds(batch);
-    for (size_t i = walked; i < ends.size(); ++i) {
-      const UnixSeconds at = std::max(ends[i].first, now);
-      if (static_cast<int>(out.size()) >= needed && at > last) {
-        walked = SIZE_MAX;
-        break;
-      }
-      const Allocation* a = live.Find(ends[i].second);
-      if (!a) continue;
-      for (const NodeShare& sh : a->nodes) {
-        const uint32_t v = sh.node.value();
-        if (v < first || v >= first + count || done[v - first]) continue;
-        auto [it, fresh] = gained.try_emplace(v);
-        if (fresh) it->second = FreeNow(live, sh.node);
-        Room& r = it->second;
-        r.gpus += std::popcount(sh.gpus);
-        r.vcpus += sh.vcpus;
-        r.ram_mib += sh.ram_mib;
-        // A freed instance of a fixed layout is free again whole; good enough
-        // for "some instance of this span": the released one.
-        if (sh.mig) r.mig = std::max<int>(r.mig, sh.mig->shape.span);
-        if (!r.Fits(need)) continue;
-        done[v - first] = 1;
-        out.push_back({at, sh.node, ends[i].second});
-        if (static_cast<int>(out.size()) == needed) last = at;
-      }
-    }
-    if (walked == SIZE_MAX || ends.size() < batch) break;
-    walked = ends.size();
+  if (static_cast<int>(out.size()) > needed) {
+    std::partial_sort(out.begin(), out.begin() + needed, out.end(),
+                      [](const NodeTime& a, const NodeTime& b) {
+                        return a.at != b.at ? a.at < b.at : a.node < b.node;
+                      });
+    out.resize(static_cast<size_t>(needed));
+  } else {
+    std::sort(out.begin(), out.end(), [](const NodeTime& a, const NodeTime& b) {
+      return a.at != b.at ? a.at < b.at : a.node < b.node;
+    });
   }
-  std::sort(out.begin(), out.end(), [](const NodeTime& a, const NodeTime& b) {
-    return a.at != b.at ? a.at < b.at : a.node < b.node;
-  });
-  if (static_cast<int>(out.size()) > needed) out.resize(static_cast<size_t>(needed));
   return out;
 }
 

@@ -241,7 +241,7 @@ enum WaitInput : uint32_t {
   kWaitStatic = 0,
   // Capacity on a node the job could use was freed (a node of one of its GPU
   // models left with at least the GPUs it needs there; any CPU node; any
-  // elastic lease where the fleet has elastic capacity).
+  // spot lease where the fleet has elastic capacity).
   kWaitFreedFit = 1u << 0,
   // Any capacity anywhere was freed (quotas, fair shares: a tenant's usage).
   kWaitAnyFreed = 1u << 1,

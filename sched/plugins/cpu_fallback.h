@@ -72,8 +72,9 @@ class CpuFallback final : public Plugin, public AddCandidatesPlugin {
   // clock, asked every time; a CPU-only job fits by free capacity; others
   // get no candidate from it.
   uint32_t WaitInputs(const QueuedJob& job) const override {
-    if (job.cpu_fallback_slowdown > 0) return kWaitAnything;
-    return job.cpu_only ? kWaitFreedFit : kWaitStatic;
+    if (job.cpu_only) return kWaitFreedFit;
+    if (job.cpu_fallback_slowdown > 0 && options_.jobs == Options::Jobs::kFallback) return kWaitAnything;
+    return kWaitStatic;
   }
   void AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,
                      CandidateSink& sink) const override;
