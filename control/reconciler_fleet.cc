@@ -294,7 +294,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
     // explanation (Scheduler::DecideInCycle); the others are decided in full.
     sched::Decision d;
     const bool kept = fs.scheduler->KeepWait(*q, snap, &d);
-    if (!kept) d = fs.scheduler->DecideInCycle(*q, snap);
+    if (!kept) d = fs.scheduler->DecideAndKeep(*q, snap);
     fs.scheduler->Decided(snap, *q, &d);
     cycle_ended = fs.scheduler->EndsCycle(d);
     if (kept) {

@@ -112,8 +112,11 @@ struct Scheduler::Impl {
     UnixSeconds at = 0;               // when decided
     std::optional<UnixSeconds> retry_at;
     uint32_t inputs = 0;              // WaitInput bits
+    uint64_t cycle = 0;               // the last cycle that decided or kept it
   };
   std::unordered_map<JobId, KeptWait> kept;
+  uint64_t cycle = 0;    // BeginCycle's count
+  size_t touched = 0;    // verdicts kept or stored since BeginCycle
   int64_t kept_verdicts = 0, full_decisions = 0;
   // SortQueue's scratch, reused from sort to sort.
   TenantUsage usage;

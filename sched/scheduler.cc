@@ -510,6 +510,8 @@ bool Scheduler::KeepWait(const QueuedJob& job, const Snapshot& snap, Decision* d
     return false;
   }
   ++s.kept_verdicts;
+  it->second.cycle = s.cycle;
+  ++s.touched;
   d->job = job.id;
   d->kind = DecisionKind::kWait;
   if (d->status.code() != StatusCode::kUnschedulable) d->status = Status::Unschedulable("no room (kept)");
@@ -519,8 +521,12 @@ bool Scheduler::KeepWait(const QueuedJob& job, const Snapshot& snap, Decision* d
 }
 
 Decision Scheduler::DecideInCycle(const QueuedJob& job, const Snapshot& snap) {
-  Impl& s = *impl_;
   if (Decision d; KeepWait(job, snap, &d)) return d;
+  return DecideAndKeep(job, snap);
+}
+
+Decision Scheduler::DecideAndKeep(const QueuedJob& job, const Snapshot& snap) {
+  Impl& s = *impl_;
   ++s.full_decisions;
   Decision d = Decide(job, snap);
   if (!s.options.keep_waits || d.kind != DecisionKind::kWait || d.feasible != 0 || !snap.ledger) {
@@ -537,7 +543,9 @@ Decision Scheduler::DecideInCycle(const QueuedJob& job, const Snapshot& snap) {
   k.at = snap.now;
   k.retry_at = d.retry_at;
   k.inputs = inputs;
+  k.cycle = s.cycle;
   s.kept[job.id] = k;
+  ++s.touched;
   return d;
 }
 
@@ -667,7 +675,7 @@ void Scheduler::RunCycle(const Snapshot& snap, std::span<const QueuedJob* const>
       if (EndsCycle(kept)) break;
       continue;
     }
-    Decision d = DecideInCycle(*j, live);
+    Decision d = DecideAndKeep(*j, live);
     if (d.allocation) {
       Status st = Commit(d, live, ledger);
       if (!st.ok()) {
@@ -685,6 +693,8 @@ void Scheduler::RunCycle(const Snapshot& snap, std::span<const QueuedJob* const>
 }
 
 void Scheduler::BeginCycle(const Snapshot& snap) {
+  ++impl_->cycle;
+  impl_->touched = 0;
   for (PluginSlot* p : impl_->cycles) p->cycle->BeginCycle(snap);
 }
 
@@ -699,6 +709,13 @@ bool Scheduler::EndsCycle(const Decision& d) const {
 
 void Scheduler::EndCycle() {
   for (PluginSlot* p : impl_->cycles) p->cycle->EndCycle();
+  // Verdicts of jobs no cycle asks about any more (cancelled, failed, gone
+  // from the queue without a commit): dropped once they outnumber those of
+  // this cycle, so the kept verdicts never outgrow the queue by much.
+  Impl& s = *impl_;
+  if (s.kept.size() > 2 * s.touched + 4096) {
+    std::erase_if(s.kept, [&](const auto& e) { return e.second.cycle != s.cycle; });
+  }
 }
 
 }  // namespace meridian::sched

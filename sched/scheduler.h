@@ -76,6 +76,9 @@ class Scheduler {
   // DecideInCycle's kept verdict alone, written into `d` (a Decision reused
   // across jobs: nothing is allocated); false: `job` needs a full decision.
   bool KeepWait(const QueuedJob& job, const Snapshot& snap, Decision* d);
+  // Decide in full, keeping the verdict when it is a wait DecideInCycle may
+  // hand back later: for a caller whose KeepWait just said false.
+  Decision DecideAndKeep(const QueuedJob& job, const Snapshot& snap);
   void Forget(JobId job);
   // How many verdicts DecideInCycle kept, and decided in full, so far.
   int64_t kept_verdicts() const;

@@ -323,6 +323,38 @@ TEST(SchedulerTest, EarliestStartLooksAtEveryNodeOfTheGroup) {
   EXPECT_EQ(g.start_nodes, (std::vector<NodeId>{NodeId(19), NodeId(18)}));
 }
 
+// Verdicts of jobs that leave the queue without a commit (cancelled) are
+// dropped once they outnumber the cycle's by more than 4,096: 5,000 waits
+// kept in one cycle, then a cycle that asks about job 1 alone; job 2 is then
+// decided in full again, job 1 still kept.
+TEST(SchedulerTest, KeptVerdictsOfJobsGoneFromTheQueueAreDropped) {
+  testing::World w = MakeWorld(testing::SmallFleetSpec(), /*elastic=*/false);
+  auto s = Make(w);
+  JobSpec huge = TwoHourJob("h", 16, 40);  // both 8-GPU H100 nodes; node 0 is held
+  huge.resources.gpu_models = {"H100-80GB"};
+  Allocation all;
+  all.job = JobId(99999);
+  all.nodes.push_back({NodeId(0), 0xff, std::nullopt, 0, 0});
+  ASSERT_TRUE(w.ledger.Reserve(all).ok());
+  std::vector<QueuedJob> jobs;
+  for (uint32_t i = 1; i <= 5000; ++i) jobs.push_back(Queue(w, huge, i));
+  s->BeginCycle(w.At());
+  for (const QueuedJob& j : jobs) {
+    Decision d = s->DecideInCycle(j, w.At());
+    ASSERT_EQ(d.kind, DecisionKind::kWait) << FormatDecision(d);
+  }
+  s->EndCycle();
+  ASSERT_EQ(s->full_decisions(), 5000);
+  s->BeginCycle(w.At());
+  EXPECT_TRUE(s->DecideInCycle(jobs[0], w.At()).kept);
+  s->EndCycle();
+  s->BeginCycle(w.At());
+  EXPECT_TRUE(s->DecideInCycle(jobs[0], w.At()).kept);
+  EXPECT_FALSE(s->DecideInCycle(jobs[1], w.At()).kept);
+  s->EndCycle();
+  EXPECT_EQ(s->full_decisions(), 5001);
+}
+
 TEST(SchedulerTest, HeadOfLineBlockingStopsTheCycle) {
   testing::World w = MakeWorld(testing::SmallFleetSpec(), /*elastic=*/false);
   auto p = EmbeddedProfile("fifo-strict");
