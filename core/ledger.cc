@@ -1,6 +1,7 @@
 #include "core/ledger.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <string>
 
@@ -79,7 +80,7 @@ Result<Ledger> Ledger::Create(std::vector<NodeCapacity> nodes, size_t pool_count
 
 Ledger::Ledger(const Ledger& o)
     : nodes_(o.nodes_), free_(o.free_), pools_(o.pools_), allocations_(o.allocations_),
-      ends_(o.ends_), freed_(o.freed_), freed_base_(o.freed_base_),
+      ends_(o.ends_), freed_(o.freed_), freed_base_(o.freed_base_), stamp_(o.stamp_),
       preemptible_held_(o.preemptible_held_), preemptible_placed_(o.preemptible_placed_) {
   RelinkEnds();
 }
@@ -93,6 +94,7 @@ Ledger& Ledger::operator=(const Ledger& o) {
     ends_ = o.ends_;
     freed_ = o.freed_;
     freed_base_ = o.freed_base_;
+    stamp_ = o.stamp_;
     preemptible_held_ = o.preemptible_held_;
     preemptible_placed_ = o.preemptible_placed_;
     RelinkEnds();
@@ -316,6 +318,11 @@ void Ledger::Apply(const Allocation& a, const NodeShare& sh, int sign) {
   Reindex(sh.node);
 }
 
+uint64_t Ledger::NextStamp() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 Status Ledger::Reserve(const Allocation& a) {
   auto it = allocations_.find(a.job);
   if (it != allocations_.end()) {
@@ -324,6 +331,7 @@ Status Ledger::Reserve(const Allocation& a) {
   }
   MERIDIAN_RETURN_IF_ERROR(Check(a));  // all shares, before any is applied
   for (const NodeShare& sh : a.nodes) Apply(a, sh, +1);
+  stamp_ = NextStamp();
   Held& held = allocations_.emplace(a.job, Held{a, 0}).first->second;
   ends_.push_back({a.end, a.job, &held});
   EndUp(ends_.size() - 1);
@@ -341,6 +349,7 @@ std::optional<Allocation> Ledger::Take(JobId job) {
   if (it == allocations_.end()) return std::nullopt;
   Held& held = it->second;
   for (const NodeShare& sh : held.alloc.nodes) Apply(held.alloc, sh, -1);
+  stamp_ = NextStamp();
   RemoveEnd(held.end_pos);
   if (freed_.size() >= 2 * kFreedKept) {
     const size_t drop = freed_.size() - kFreedKept;

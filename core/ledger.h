@@ -142,6 +142,10 @@ class Ledger {
   static constexpr uint32_t kElasticFreed = UINT32_MAX;
   static constexpr size_t kFreedKept = 1 << 16;
   uint64_t freed_count() const { return freed_base_ + freed_.size(); }
+  // Changes whenever any free capacity does (each Reserve and Take draws a
+  // new one from a process-wide count); equal stamps, of this ledger or a
+  // copy of it, mean equal free capacity.
+  uint64_t stamp() const { return stamp_; }
   std::optional<std::span<const uint32_t>> FreedSince(uint64_t k) const {
     if (k < freed_base_ || k > freed_count()) return std::nullopt;
     return std::span<const uint32_t>(freed_).subspan(static_cast<size_t>(k - freed_base_));
@@ -278,6 +282,8 @@ class Ledger {
   std::vector<End> ends_;  // binary min-heap over the allocations' ends
   std::vector<uint32_t> freed_;  // the freed log's kept entries (node indexes)
   uint64_t freed_base_ = 0;      // the number of its first kept entry
+  uint64_t stamp_ = NextStamp();
+  static uint64_t NextStamp();
   std::array<int, 4> preemptible_held_{};        // by Priority
   std::array<int64_t, 4> preemptible_placed_{};  // by Priority
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sched/elastic.h"
+#include "sched/kept_waits.h"
 #include "sched/plugin.h"
 #include "sched/profile.h"
 #include "sched/scheduler.h"
@@ -104,17 +105,19 @@ struct Scheduler::Impl {
   Workspace ws;
   // DecideInCycle's kept verdicts: jobs that waited with no feasible
   // candidate, and what would change that (Plugin::WaitInputs).
-  struct KeptWait {
-    const Ledger* ledger = nullptr;   // the ledger it was decided on
-    const QueuedJob* job = nullptr;   // the object decided (another: decided afresh)
-    uint64_t freed = 0;               // ledger freed_count() when last found unchanged
-    int64_t victims_placed = 0;       // preemptible placements below its priority
-    UnixSeconds at = 0;               // when decided
-    std::optional<UnixSeconds> retry_at;
-    uint32_t inputs = 0;              // WaitInput bits
-    uint64_t cycle = 0;               // the last cycle that decided or kept it
+  KeptWaits kept;
+  // What a kept wait's freed capacity is checked against (MayFitOn): its
+  // demands. Waiting jobs of one shape share the check of the same frees on
+  // the same free capacity (a queue of 1-GPU jobs walks a release once).
+  struct WaitShape {
+    std::vector<uint32_t> key;  // cpu_only, then (model, GPUs, MIG profile) per demand
+    uint64_t from = ~uint64_t{0};  // the frees [from, to) checked ...
+    uint64_t to = 0;
+    uint64_t stamp = 0;            // ... on this free capacity (Ledger::stamp)
+    bool may_fit = false;          // and whether one of them may give it a candidate
   };
-  std::unordered_map<JobId, KeptWait> kept;
+  std::vector<WaitShape> shapes;
+  std::unordered_map<std::string, uint32_t> shape_index;  // key bytes -> shapes
   uint64_t cycle = 0;    // BeginCycle's count
   size_t touched = 0;    // verdicts kept or stored since BeginCycle
   int64_t kept_verdicts = 0, full_decisions = 0;

@@ -284,6 +284,12 @@ class QueueSortPlugin {
   // once per job instead of twice per comparison. Default: no key.
   virtual bool HasSortKey() const { return false; }
   virtual double SortKey(const Snapshot&, const QueuedJob&) const { return 0; }
+  // SortKey of every job of `jobs` into `keys` (same length): a plugin that
+  // computes them faster together overrides it.
+  virtual void SortKeys(const Snapshot& snap, std::span<const QueuedJob* const> jobs,
+                        std::span<double> keys) const {
+    for (size_t i = 0; i < jobs.size(); ++i) keys[i] = SortKey(snap, *jobs[i]);
+  }
   // Whether Compare reads Snapshot::tenants (SortQueue builds it if so).
   virtual bool ReadsTenantUsage() const { return false; }
 };

@@ -473,9 +473,9 @@ bool MayFitOn(const Fleet& fleet, const Ledger& ledger, const QueuedJob& job, No
 }
 
 // Whether a kept wait still holds at snap (and, when it does, notes the
-// frees it has looked at).
-bool StillWaits(const Scheduler::Impl& s, Scheduler::Impl::KeptWait& k, const QueuedJob& job,
-                const Snapshot& snap) {
+// frees it has looked at). The frees since the verdict are checked once per
+// wait shape, free capacity and range of frees (Impl::WaitShape).
+bool StillWaits(Scheduler::Impl& s, KeptWait& k, const QueuedJob& job, const Snapshot& snap) {
   const Ledger& l = *snap.ledger;
   if (k.ledger != &l || k.job != &job) return false;
   if (k.retry_at && snap.now >= *k.retry_at) return false;
@@ -484,38 +484,61 @@ bool StillWaits(const Scheduler::Impl& s, Scheduler::Impl::KeptWait& k, const Qu
   const uint64_t freed = l.freed_count();
   if (freed == k.freed) return true;
   if (k.inputs & kWaitAnyFreed) return false;
-  std::optional<std::span<const uint32_t>> since = l.FreedSince(k.freed);
-  if (!since) return false;
-  for (uint32_t n : *since) {
-    if (n == Ledger::kElasticFreed) {
-      if (s.fleet->elastic()) return false;
-      continue;
+  Scheduler::Impl::WaitShape& w = s.shapes[k.shape];
+  if (w.from != k.freed || w.to != freed || w.stamp != l.stamp()) {
+    std::optional<std::span<const uint32_t>> since = l.FreedSince(k.freed);
+    if (!since) return false;
+    bool may_fit = false;
+    for (uint32_t n : *since) {
+      may_fit = n == Ledger::kElasticFreed ? s.fleet->elastic()
+                                           : MayFitOn(*s.fleet, l, job, NodeId(n));
+      if (may_fit) break;
     }
-    if (MayFitOn(*s.fleet, l, job, NodeId(n))) return false;
+    w.from = k.freed;
+    w.to = freed;
+    w.stamp = l.stamp();
+    w.may_fit = may_fit;
   }
+  if (w.may_fit) return false;
   k.freed = freed;
   return true;
+}
+
+// The index of job's WaitShape (see MayFitOn: what it reads of the job).
+uint32_t WaitShapeOf(Scheduler::Impl& s, const QueuedJob& job) {
+  std::vector<uint32_t> key;
+  key.reserve(1 + 3 * job.demands.size());
+  key.push_back(job.cpu_only ? 1 : 0);
+  for (const ModelDemand& d : job.demands) {
+    key.push_back(d.model.value());
+    key.push_back(d.gpus);
+    key.push_back(static_cast<uint32_t>(static_cast<int32_t>(d.mig_profile)));
+  }
+  std::string bytes(reinterpret_cast<const char*>(key.data()), key.size() * sizeof(uint32_t));
+  auto [it, added] = s.shape_index.try_emplace(std::move(bytes), static_cast<uint32_t>(s.shapes.size()));
+  if (added) s.shapes.push_back({std::move(key)});
+  return it->second;
 }
 
 }  // namespace
 
 bool Scheduler::KeepWait(const QueuedJob& job, const Snapshot& snap, Decision* d) {
   Impl& s = *impl_;
-  auto it = s.kept.find(job.id);
-  if (it == s.kept.end()) return false;
+  KeptWait* k = s.kept.Find(job.id);
+  if (!k) return false;
   bool wanted = false;
   for (const PluginSlot* p : s.cycles) wanted = wanted || p->cycle->WantsDecision(job);
-  if (wanted || !StillWaits(s, it->second, job, snap)) {
-    s.kept.erase(it);
+  if (wanted || !StillWaits(s, *k, job, snap)) {
+    s.kept.Erase(job.id);
     return false;
   }
   ++s.kept_verdicts;
-  it->second.cycle = s.cycle;
+  k->cycle = s.cycle;
   ++s.touched;
   d->job = job.id;
   d->kind = DecisionKind::kWait;
   if (d->status.code() != StatusCode::kUnschedulable) d->status = Status::Unschedulable("no room (kept)");
-  d->retry_at = it->second.retry_at;
+  d->retry_at = k->retry_at;
   d->kept = true;
   return true;
 }
@@ -535,7 +558,8 @@ Decision Scheduler::DecideAndKeep(const QueuedJob& job, const Snapshot& snap) {
   const uint32_t inputs = WaitInputsOf(s, job, snap);
   if ((inputs & ~kKnownWaitInputs) != 0) return d;
   if ((inputs & kWaitVictims) && HeldBelow(*snap.ledger, job.tier) > 0) return d;
-  Impl::KeptWait k;
+  const uint32_t shape = WaitShapeOf(s, job);
+  KeptWait& k = s.kept.Put(job.id);
   k.ledger = snap.ledger;
   k.job = &job;
   k.freed = snap.ledger->freed_count();
@@ -543,20 +567,20 @@ Decision Scheduler::DecideAndKeep(const QueuedJob& job, const Snapshot& snap) {
   k.at = snap.now;
   k.retry_at = d.retry_at;
   k.inputs = inputs;
+  k.shape = shape;
   k.cycle = s.cycle;
-  s.kept[job.id] = k;
   ++s.touched;
   return d;
 }
 
-void Scheduler::Forget(JobId job) { impl_->kept.erase(job); }
+void Scheduler::Forget(JobId job) { impl_->kept.Erase(job); }
 int64_t Scheduler::kept_verdicts() const { return impl_->kept_verdicts; }
 int64_t Scheduler::full_decisions() const { return impl_->full_decisions; }
 
 Status Scheduler::Commit(const Decision& d, const Snapshot& snap, Ledger* ledger) {
   if (!d.allocation) return Status::Ok();
   Impl& s = *impl_;
-  s.kept.erase(d.job);
+  s.kept.Erase(d.job);
   std::vector<Allocation> evicted;
   for (JobId v : d.victims) {
     if (const Allocation* a = ledger->Find(v)) evicted.push_back(*a);
@@ -593,7 +617,7 @@ Status Scheduler::Commit(const Decision& d, const Snapshot& snap, Ledger* ledger
 }
 
 void Scheduler::Release(JobId job, const Snapshot& snap, Ledger* ledger) {
-  impl_->kept.erase(job);
+  impl_->kept.Erase(job);
   std::optional<Allocation> a = ledger->Take(job);
   if (!a) return;
   Decision none;
@@ -613,7 +637,7 @@ std::vector<const QueuedJob*> Scheduler::SortQueue(const Snapshot& snap,
     impl_->usage.Rebuild(*impl_->fleet, *snap.ledger, jobs);
     with_usage.tenants = &impl_->usage;
   }
-  // Plugins with a sort key have it computed once per job (keys[job x plugin]).
+  // Plugins with a sort key have it computed once per job (keys[plugin x job]).
   const size_t n = jobs.size(), k = sorts.size();
   std::vector<double>& keys = impl_->sort_keys;
   std::vector<char> keyed(k);
@@ -621,8 +645,7 @@ std::vector<const QueuedJob*> Scheduler::SortQueue(const Snapshot& snap,
     keys.resize(n * k);
     for (size_t p = 0; p < k; ++p) {
       keyed[p] = sorts[p]->sort->HasSortKey();
-      if (!keyed[p]) continue;
-      for (size_t i = 0; i < n; ++i) keys[i * k + p] = sorts[p]->sort->SortKey(with_usage, *jobs[i]);
+      if (keyed[p]) sorts[p]->sort->SortKeys(with_usage, jobs, std::span<double>(keys).subspan(p * n, n));
     }
   }
   std::vector<uint32_t>& order = impl_->sort_order;
@@ -633,7 +656,7 @@ std::vector<const QueuedJob*> Scheduler::SortQueue(const Snapshot& snap,
     const QueuedJob* b = jobs[y];
     for (size_t p = 0; p < k; ++p) {
       if (keyed[p]) {
-        const double ka = keys[x * k + p], kb = keys[y * k + p];
+        const double ka = keys[p * n + x], kb = keys[p * n + y];
         if (ka != kb) return ka < kb;
         continue;
       }
@@ -661,7 +684,8 @@ std::vector<Decision> Scheduler::RunCycle(const Snapshot& snap,
 }
 
 void Scheduler::RunCycle(const Snapshot& snap, std::span<const QueuedJob* const> jobs,
-                         Ledger* ledger, const std::function<void(Decision&)>& decided) {
+                         Ledger* ledger, const std::function<void(Decision&)>& decided,
+                         bool report_kept) {
   std::vector<const QueuedJob*> order = SortQueue(snap, jobs);
   Snapshot live = snap;
   live.ledger = ledger;
@@ -671,7 +695,7 @@ void Scheduler::RunCycle(const Snapshot& snap, std::span<const QueuedJob* const>
   for (const QueuedJob* j : order) {
     if (KeepWait(*j, live, &kept)) {
       Decided(live, *j, &kept);
-      decided(kept);
+      if (report_kept) decided(kept);
       if (EndsCycle(kept)) break;
       continue;
     }
@@ -714,7 +738,7 @@ void Scheduler::EndCycle() {
   // this cycle, so the kept verdicts never outgrow the queue by much.
   Impl& s = *impl_;
   if (s.kept.size() > 2 * s.touched + 4096) {
-    std::erase_if(s.kept, [&](const auto& e) { return e.second.cycle != s.cycle; });
+    s.kept.EraseIf([&](const KeptWait& k) { return k.cycle != s.cycle; });
   }
 }
 

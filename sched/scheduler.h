@@ -104,9 +104,12 @@ class Scheduler {
                                  Ledger* ledger);
   // The same cycle, handing each decision to `decided` as it is made (after
   // its commit) instead of collecting them: a kept verdict costs no
-  // allocation. `decided` must not change the ledger or the queue.
+  // allocation. `decided` must not change the ledger or the queue. With
+  // `report_kept` false, kept verdicts are not handed over (a caller for whom
+  // a kept wait changes nothing: its retry_at is the one it was given with
+  // the full decision); kept_verdicts() counts them.
   void RunCycle(const Snapshot& snap, std::span<const QueuedJob* const> jobs, Ledger* ledger,
-                const std::function<void(Decision&)>& decided);
+                const std::function<void(Decision&)>& decided, bool report_kept = true);
 
   // The same cycle for a caller that commits decisions itself (the daemon
   // commits placements at once but a preemption only once its victims have

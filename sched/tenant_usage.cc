@@ -57,10 +57,16 @@ void TenantUsage::Rebuild(const Fleet& fleet, const Ledger& ledger,
     u.held_[a.tenant.index()] += Of(fleet, a);
   }
   // Progressive filling: each tenant's queued jobs in the order they would be
-  // granted (tier, submission, sequence, id), with running sums.
-  std::vector<const QueuedJob*>& order = u.order_;
-  order.assign(queue.begin(), queue.end());
-  auto granted_first = [](const QueuedJob* a, const QueuedJob* b) {
+  // granted (tier, submission, sequence, id), with running sums. A queue
+  // already in that order within each tenant (one tenant, FIFO) is checked in
+  // one pass, not sorted.
+  const size_t n = queue.size();
+  std::vector<uint32_t>& order = u.order_;
+  order.resize(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  auto granted_first = [&](uint32_t x, uint32_t y) {
+    const QueuedJob* a = queue[x];
+    const QueuedJob* b = queue[y];
     if (a->tenant != b->tenant) return a->tenant < b->tenant;
     if (a->tier != b->tier) return a->tier < b->tier;
     if (a->submitted != b->submitted) return a->submitted < b->submitted;
@@ -70,18 +76,17 @@ void TenantUsage::Rebuild(const Fleet& fleet, const Ledger& ledger,
   if (!std::is_sorted(order.begin(), order.end(), granted_first)) {
     std::sort(order.begin(), order.end(), granted_first);
   }
-  u.before_.clear();
-  u.before_.reserve(order.size());
+  u.before_at_.resize(n);
   ResourceAmounts running;
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (i == 0 || order[i]->tenant != order[i - 1]->tenant) running = u.Held(order[i]->tenant);
-    u.before_.emplace_back(order[i]->id, running);
-    running += Demand(*order[i]);
+  for (size_t i = 0; i < n; ++i) {
+    const QueuedJob* job = queue[order[i]];
+    if (i == 0 || job->tenant != queue[order[i - 1]]->tenant) running = u.Held(job->tenant);
+    u.before_at_[order[i]] = running;
+    running += Demand(*job);
   }
-  auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
-  if (!std::is_sorted(u.before_.begin(), u.before_.end(), by_id)) {
-    std::sort(u.before_.begin(), u.before_.end(), by_id);
-  }
+  u.queue_data_ = queue.data();
+  u.queue_.assign(queue.begin(), queue.end());
+  u.by_id_built_ = false;
 }
 
 ResourceAmounts TenantUsage::Held(TenantId t) const {
@@ -89,9 +94,15 @@ ResourceAmounts TenantUsage::Held(TenantId t) const {
 }
 
 ResourceAmounts TenantUsage::Before(const QueuedJob& job) const {
-  auto it = std::lower_bound(before_.begin(), before_.end(), job.id,
+  if (!by_id_built_) {
+    by_id_.resize(queue_.size());
+    for (size_t i = 0; i < queue_.size(); ++i) by_id_[i] = {queue_[i]->id, static_cast<uint32_t>(i)};
+    std::sort(by_id_.begin(), by_id_.end());
+    by_id_built_ = true;
+  }
+  auto it = std::lower_bound(by_id_.begin(), by_id_.end(), job.id,
                              [](const auto& e, JobId id) { return e.first < id; });
-  return it == before_.end() || it->first != job.id ? Held(job.tenant) : it->second;
+  return it == by_id_.end() || it->first != job.id ? Held(job.tenant) : before_at_[it->second];
 }
 
 }  // namespace meridian::sched

@@ -52,8 +52,16 @@ class TenantUsage {
   const ResourceAmounts& capacity() const { return capacity_; }
   // What `t` holds now (zero for a tenant without allocations).
   ResourceAmounts Held(TenantId t) const;
-  // Held by the job's tenant plus its jobs queued ahead of `job`.
+  // Held by the job's tenant plus its jobs queued ahead of `job`. The first
+  // call after a Rebuild indexes the queue by job id (not thread-safe: one
+  // reader at a time, as a sort is).
   ResourceAmounts Before(const QueuedJob& job) const;
+  // The same for the pos-th job of the queue Rebuild was given, in O(1);
+  // Covers says whether `queue` is that queue.
+  const ResourceAmounts& BeforeAt(size_t pos) const { return before_at_[pos]; }
+  bool Covers(std::span<const QueuedJob* const> queue) const {
+    return queue.data() == queue_data_ && queue.size() == before_at_.size();
+  }
 
   // What one allocation holds, in these units.
   static ResourceAmounts Of(const Fleet& fleet, const Allocation& a);
@@ -63,8 +71,12 @@ class TenantUsage {
  private:
   ResourceAmounts capacity_;
   std::vector<ResourceAmounts> held_;                    // by TenantId index
-  std::vector<std::pair<JobId, ResourceAmounts>> before_;  // queued jobs, by id
-  std::vector<const QueuedJob*> order_;                    // Rebuild's scratch
+  std::vector<ResourceAmounts> before_at_;  // by position in the queue
+  const QueuedJob* const* queue_data_ = nullptr;
+  std::vector<const QueuedJob*> queue_;     // the queue's jobs, for Before's index
+  mutable std::vector<std::pair<JobId, uint32_t>> by_id_;  // (job, position), built by Before
+  mutable bool by_id_built_ = false;
+  std::vector<uint32_t> order_;             // Rebuild's scratch: positions in grant order
 };
 
 }  // namespace meridian::sched

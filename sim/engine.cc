@@ -222,13 +222,7 @@ class Engine {
   std::vector<std::unique_ptr<LiveJob>> live_;
   std::vector<uint32_t> free_;
   std::vector<uint32_t> waiting_;                 // jobs in the queue, in queue order
-  // A cycle's decisions, in order: full ones in decided_, kept waits by job.
-  struct Pending {
-    uint32_t job;
-    int32_t decision;  // index into decided_; -1: a kept wait
-    std::optional<UnixSeconds> retry_at;
-  };
-  std::vector<Pending> pending_;
+  // A cycle's full decisions, in order.
   std::vector<sched::Decision> decided_;
   bool dirty_ = false;
   int64_t fleet_milli_ = 0, cloud_milli_ = 0, ended_ = 0;
@@ -648,26 +642,15 @@ void Engine::Cycle(UnixSeconds t) {
     Apply(d, t);
   } else {
     // Applied once the cycle is over, in decision order (placements start
-    // leases and events only then); a kept wait is remembered as its job and
-    // retry time alone.
+    // leases and events only then). A kept wait changes nothing here: its
+    // retry event is the one its full decision set.
     decided_.clear();
-    pending_.clear();
-    sched_->RunCycle(snap, queue, &ledger_, [&](sched::Decision& d) {
-      if (d.kept) {
-        pending_.push_back({d.job.value(), -1, d.retry_at});
-      } else {
-        pending_.push_back({d.job.value(), static_cast<int32_t>(decided_.size()), {}});
-        decided_.push_back(std::move(d));
-      }
-    });
-    for (const Pending& p : pending_) {
-      if (p.decision >= 0) {
-        Apply(decided_[static_cast<size_t>(p.decision)], t);
-      } else {
-        ++out_.kept_verdicts;
-        Retry(p.job, p.retry_at, t);
-      }
-    }
+    const int64_t kept_before = sched_->kept_verdicts();
+    sched_->RunCycle(
+        snap, queue, &ledger_, [&](sched::Decision& d) { decided_.push_back(std::move(d)); },
+        /*report_kept=*/false);
+    out_.kept_verdicts += sched_->kept_verdicts() - kept_before;
+    for (const sched::Decision& d : decided_) Apply(d, t);
   }
   // Jobs still waiting keep their place ahead of those requeued just now.
   std::vector<uint32_t> still;

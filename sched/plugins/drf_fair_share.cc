@@ -97,11 +97,27 @@ double DrfFairShare::WeightedShare(const Snapshot& snap, const QueuedJob& job) c
   return DominantShare(u.Before(job), u.capacity(), options_.counted) / w;
 }
 
-double DrfFairShare::SortKey(const Snapshot& snap, const QueuedJob& job) const {
-  if (!snap.tenants) return 0;
-  const double share = WeightedShare(snap, job);
+double DrfFairShare::Step(double share) const {
   // A hair over the step's multiple, so 0.02 / 0.01 lands in step 2, not 1.
   return options_.share_step > 0 ? std::floor(share / options_.share_step + 1e-9) : share;
+}
+
+double DrfFairShare::SortKey(const Snapshot& snap, const QueuedJob& job) const {
+  if (!snap.tenants) return 0;
+  return Step(WeightedShare(snap, job));
+}
+
+void DrfFairShare::SortKeys(const Snapshot& snap, std::span<const QueuedJob* const> jobs,
+                            std::span<double> keys) const {
+  if (!snap.tenants || !snap.tenants->Covers(jobs)) {
+    QueueSortPlugin::SortKeys(snap, jobs, keys);
+    return;
+  }
+  const TenantUsage& u = *snap.tenants;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const double share = DominantShare(u.BeforeAt(i), u.capacity(), options_.counted);
+    keys[i] = Step(share / WeightOf(*jobs[i], snap.now));
+  }
 }
 
 std::weak_ordering DrfFairShare::Compare(const Snapshot& snap, const QueuedJob& a,

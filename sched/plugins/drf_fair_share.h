@@ -57,6 +57,8 @@ class DrfFairShare : public Plugin, public QueueSortPlugin {
   // The weighted dominant share, in whole steps of share_step.
   bool HasSortKey() const override { return true; }
   double SortKey(const Snapshot& snap, const QueuedJob& job) const override;
+  void SortKeys(const Snapshot& snap, std::span<const QueuedJob* const> jobs,
+                std::span<double> keys) const override;
   bool ReadsTenantUsage() const override { return true; }
 
   // max over the counted resources of used / capacity (resources without
@@ -76,6 +78,7 @@ class DrfFairShare : public Plugin, public QueueSortPlugin {
 
  private:
   int TenantIndex(const QueuedJob& job) const;  // -1: not listed
+  double Step(double share) const;              // share_step's rounding
   void Refresh(UnixSeconds now) const;
 
   Options options_;

@@ -111,6 +111,39 @@ TEST(DrfFairShareTest, ProgressiveFillingInterleavesTenants) {
   EXPECT_EQ(order, (std::vector<uint32_t>{1, 3, 2}));
 }
 
+// SortKeys (one pass over the queue Rebuild was given) gives every job the
+// key SortKey gives it alone, and both the shares worked out by hand: with
+// research holding 8 H100 (0.16 of 50 GPUs) and nothing else held,
+//   r1 0.16, r2 0.16 + 1/50 = 0.18 (r1 granted first), p1 0, p2 2/50 = 0.04
+// (p1's 2 GPUs ahead of it), in GPUs only.
+TEST(DrfFairShareTest, SortKeysOfAQueueEqualEachJobsOwnKey) {
+  testing::World w = MakeWorld();
+  Hold(w, 100, 0, 0, 8);
+  // Queue order (not grant order): p2, r2, p1, r1.
+  std::vector<QueuedJob> jobs = {TenantJob(w, "product", 1, 1, 4, kNow + 3),
+                                 TenantJob(w, "research", 0, 1, 2, kNow + 1),
+                                 TenantJob(w, "product", 1, 2, 3, kNow + 2),
+                                 TenantJob(w, "research", 0, 1, 1, kNow)};
+  std::vector<const QueuedJob*> q = {&jobs[0], &jobs[1], &jobs[2], &jobs[3]};
+  TenantUsage usage = TenantUsage::Build(*w.fleet, w.ledger, q);
+  Snapshot snap = w.At();
+  snap.tenants = &usage;
+  auto plugin = Make("{resources: [gpus], share_step: 0}");  // the shares themselves, not steps
+  auto* drf = dynamic_cast<DrfFairShare*>(plugin.get());
+  std::vector<double> keys(q.size());
+  drf->SortKeys(snap, q, keys);
+  const double want[] = {0.04, 0.18, 0.0, 0.16};
+  for (size_t i = 0; i < q.size(); ++i) {
+    EXPECT_NEAR(keys[i], want[i], 1e-12) << "job " << q[i]->id.value();
+    EXPECT_EQ(keys[i], drf->SortKey(snap, *q[i])) << "job " << q[i]->id.value();
+  }
+  // Another queue than the one built from: the per-job path, same keys.
+  std::vector<const QueuedJob*> copy = q;
+  std::vector<double> again(q.size());
+  drf->SortKeys(snap, copy, again);
+  EXPECT_EQ(again, keys);
+}
+
 TEST(DrfFairShareTest, ArgumentsAreValidated) {
   auto args = PluginArgs::FromYaml(
       "{share_step: 2, resources: [gpus, disks], tenants: {research: {weight: 0, color: red}}, x: 1}",
