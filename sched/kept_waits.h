@@ -1,10 +1,11 @@
 // Internal to sched/: the scheduler's kept verdicts (Scheduler::KeepWait), a
 // table looked up once per waiting job per cycle. Open addressing with linear
 // probing over job ids, so a lookup is one cache line, not a node of a hash
-// map's chain; erasing shifts the run back (no tombstones), so a queue that
-// turns over for months does not slow it down.
+// map's chain; an erased entry leaves a mark that the next rehash drops.
 #pragma once
 
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -43,73 +44,82 @@ class KeptWaits {
       if (slots_[i].key == kEmpty) return nullptr;
     }
   }
-  // The entry of `job`, made empty when new.
+  // The entry of `job`, made empty when new. Ids from 2^32 - 2 up are not
+  // job ids (JobId::Invalid and the table's own mark).
   KeptWait& Put(JobId job) {
-    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    if ((used_ + 1) * 2 > slots_.size()) Rehash();
+    size_t free = SIZE_MAX;
     size_t i = Home(job.value());
     for (; slots_[i].key != kEmpty; i = (i + 1) & mask_) {
       if (slots_[i].key == job.value()) return slots_[i].wait = {};
+      if (slots_[i].key == kErased && free == SIZE_MAX) free = i;
     }
-    slots_[i].key = job.value();
+    if (free == SIZE_MAX) {
+      free = i;
+      ++used_;
+    }
+    slots_[free].key = job.value();
     ++size_;
-    return slots_[i].wait = {};
+    return slots_[free].wait = {};
   }
+  // Marks the slot erased (probes pass it, Put reuses it): O(1) however long
+  // the run of ids around it, which a queue of consecutive ids makes long.
   void Erase(JobId job) {
     if (slots_.empty()) return;
-    size_t i = Home(job.value());
-    for (;; i = (i + 1) & mask_) {
+    for (size_t i = Home(job.value());; i = (i + 1) & mask_) {
       if (slots_[i].key == kEmpty) return;
-      if (slots_[i].key == job.value()) break;
+      if (slots_[i].key == job.value()) {
+        slots_[i].key = kErased;
+        --size_;
+        return;
+      }
     }
-    // Backward shift: later entries of the run whose home is not between the
-    // hole and themselves move into the hole.
-    for (size_t j = (i + 1) & mask_;; j = (j + 1) & mask_) {
-      if (slots_[j].key == kEmpty) break;
-      const size_t home = Home(slots_[j].key);
-      const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-      if (stays) continue;
-      slots_[i] = slots_[j];
-      i = j;
-    }
-    slots_[i].key = kEmpty;
-    --size_;
   }
   // Drops every entry `drop(wait)` says to.
   template <typename F>
   void EraseIf(F drop) {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(old.size(), Slot{});
-    size_ = 0;
-    for (Slot& s : old) {
-      if (s.key != kEmpty && !drop(s.wait)) Put(JobId(s.key)) = s.wait;
+    for (Slot& s : slots_) {
+      if (s.key != kEmpty && s.key != kErased && drop(s.wait)) {
+        s.key = kErased;
+        --size_;
+      }
     }
   }
   size_t size() const { return size_; }
 
  private:
   static constexpr uint32_t kEmpty = JobId::kInvalidValue;
+  static constexpr uint32_t kErased = JobId::kInvalidValue - 1;
   struct Slot {
     uint32_t key = kEmpty;
     KeptWait wait;
   };
-  // The id itself: ids are handed out in order (a trace's, a database's), so
-  // a queue walked in submission order walks the table in order too, and
-  // the ids waiting at once rarely collide.
-  size_t Home(uint32_t key) const { return static_cast<size_t>(key) & mask_; }
-  void Grow() {
+  // Fibonacci hashing: consecutive ids (a trace's, a database's) land far
+  // apart, so a probe for an id not in the table ends at the next empty slot
+  // instead of walking a run of neighbours.
+  size_t Home(uint32_t key) const {
+    return static_cast<size_t>((uint64_t{key} * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  // Into a table twice the entries' number (at least 64), without the
+  // erased marks.
+  void Rehash() {
     std::vector<Slot> old;
     old.swap(slots_);
-    slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
-    mask_ = slots_.size() - 1;
-    size_ = 0;
+    size_t n = 64;
+    while (n < 4 * (size_ + 1)) n *= 2;
+    slots_.assign(n, Slot{});
+    mask_ = n - 1;
+    shift_ = 64 - std::countr_zero(n);
+    size_ = used_ = 0;
     for (Slot& s : old) {
-      if (s.key != kEmpty) Put(JobId(s.key)) = s.wait;
+      if (s.key != kEmpty && s.key != kErased) Put(JobId(s.key)) = s.wait;
     }
   }
   std::vector<Slot> slots_;
   size_t mask_ = 0;
-  size_t size_ = 0;
+  int shift_ = 64;
+  size_t size_ = 0;  // entries
+  size_t used_ = 0;  // entries and erased marks: what probes walk through
 };
 
 }  // namespace meridian::sched

@@ -17,7 +17,9 @@ void ExpectSame(KeptWaits& t, const std::unordered_map<uint32_t, int64_t>& ref, 
     KeptWait* k = t.Find(JobId(id));
     auto it = ref.find(id);
     ASSERT_EQ(k != nullptr, it != ref.end()) << "job " << id;
-    if (k) EXPECT_EQ(k->victims_placed, it->second) << "job " << id;
+    if (k) {
+      EXPECT_EQ(k->victims_placed, it->second) << "job " << id;
+    }
   }
 }
 
