@@ -131,6 +131,14 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
       }
     }
   }
+  // Running jobs go back into the new ledger through the scheduler's commit,
+  // the path a fresh placement takes, so what Reserve plugins keep (quota's
+  // per-tenant usage) is rebuilt with it, after a restart as after a change.
+  sched::Snapshot snap;
+  snap.now = now;
+  snap.fleet = fs->fleet.get();
+  snap.ledger = &fs->ledger;
+  snap.market = fs->market.get();
   for (auto& [id, a] : active_) {
     if (!a->holds || !fs->fleet) continue;
     auto alloc = AllocationFromJson(a->row.allocation_json, JobId(static_cast<uint32_t>(a->row.seq)),
@@ -138,7 +146,12 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
                                                  .first->second),
                                     *fs);
     if (!alloc) continue;  // its node left the fleet; it still runs, outside the ledger
-    if (Status st = fs->ledger.Reserve(*alloc); !st.ok()) {
+    sched::Decision held;
+    held.job = alloc->job;
+    held.kind = sched::DecisionKind::kPlace;
+    held.start = alloc->start;
+    held.allocation = std::move(alloc);
+    if (Status st = fs->scheduler->Commit(held, snap, &fs->ledger); !st.ok()) {
       std::cerr << "meridian serve: " << id << ": " << st.message() << "\n";
     }
   }

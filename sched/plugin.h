@@ -108,6 +108,17 @@ class CycleContext {
   // "can it ever run" pass an empty one (every node wholly free).
   const Ledger& ledger() const { return *ledger_; }
   bool ever_pass() const { return ever_pass_; }
+  // In the framework's check of a preemption (after a PostFilter plugin
+  // nominates, Scheduler::Decide): the jobs the nomination evicts first.
+  // ledger() may still show them as holders (the filters' empty ledger does
+  // not); a plugin that keeps its own record of what jobs hold (quota)
+  // counts them as released. Empty and false in every other decision step.
+  bool preemption() const { return preemption_; }
+  std::span<const JobId> victims() const { return victims_; }
+  // For a PostFilter plugin: victims may only be allocations of the job's
+  // own tenant (the framework asks again so when a nomination with others'
+  // victims is refused; see sched/plugins/preemption.h).
+  bool own_tenant_victims() const { return own_tenant_victims_; }
   const CycleState& state() const { return *state_; }
   Rng& rng() const { return *rng_; }
   ExplainLevel explain() const { return explain_; }
@@ -165,6 +176,13 @@ class CycleContext {
   explicit CycleContext(const Parts& p)
       : job_(p.job), snapshot_(p.snapshot), ledger_(p.ledger), state_(p.state), rng_(p.rng),
         members_(p.members), explain_(p.explain), ever_pass_(p.ever_pass) {}
+  // Set by the framework: a preemption's check (see preemption()), and the
+  // own-tenant restriction on victims.
+  void SetPreemption(std::span<const JobId> victims) {
+    preemption_ = true;
+    victims_ = victims;
+  }
+  void SetOwnTenantVictims() { own_tenant_victims_ = true; }
 
  private:
   double CpuRunHours() const;               // RunHours of a kCpuNode candidate
@@ -178,6 +196,9 @@ class CycleContext {
   const std::vector<NodeId>* members_;
   ExplainLevel explain_;
   bool ever_pass_;
+  bool preemption_ = false;
+  bool own_tenant_victims_ = false;
+  std::span<const JobId> victims_;
 };
 
 // A filter's record of what it turned away: a count, and the first few

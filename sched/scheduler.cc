@@ -271,31 +271,73 @@ bool Choose(Scheduler::Impl& s, const CycleContext& ctx, const Ledger& live, Dec
 // Whether a nominated candidate passes every filter of the profile. The
 // filters run against the empty ledger: the nominating plugin has checked
 // that evicting its victims frees the capacity, and the other rules (model,
-// residency, driver, replicas, latency) do not depend on who holds what.
-bool PassesFilters(Scheduler::Impl& s, const CycleContext& ctx, const Candidate& c) {
+// residency, driver, replicas, latency) do not depend on who holds what;
+// plugins that keep their own record of what jobs hold (quota) see the
+// victims as released (CycleContext::preemption).
+bool PassesFilters(Scheduler::Impl& s, const CycleContext& ctx, const Candidate& c,
+                   std::span<const JobId> victims) {
   Workspace& ws = s.ws;
   const size_t from = ws.batch.size();
   ws.batch.push_back(c);
   CycleContext check({&ctx.job(), &ctx.snapshot(), &s.empty, &ws.state, &ctx.rng(), &ws.members,
                       ctx.explain(), true});
+  check.SetPreemption(victims);
   const bool ok = RunFilters(s, check, from) == 1;
   ws.batch.resize(from);
   return ok;
 }
 
+// Whether a nomination passes what a placement passes (Choose): the filters,
+// then on the ledger as the eviction leaves it, CanReserve and every Permit
+// plugin. Sets `c` (a gang's members appended to ws.members) and `a`.
+bool Admits(Scheduler::Impl& s, const CycleContext& ctx, const Ledger& live,
+            const Nomination& nom, Candidate* c, Allocation* a) {
+  *c = nom.candidate;
+  if (c->kind == CandidateKind::kGang) {
+    c->gang_offset = static_cast<uint32_t>(s.ws.members.size());
+    c->gang_size = static_cast<uint16_t>(nom.members.size());
+    s.ws.members.insert(s.ws.members.end(), nom.members.begin(), nom.members.end());
+  }
+  if (!PassesFilters(s, ctx, *c, nom.victims)) return false;
+  // A copy of the ledger, made only for a nomination that passed the filters.
+  Ledger after = live;
+  for (JobId v : nom.victims) after.Unreserve(v);
+  CycleContext freed({&ctx.job(), &ctx.snapshot(), &after, &s.ws.state, &ctx.rng(), &s.ws.members,
+                      ctx.explain(), false});
+  freed.SetPreemption(nom.victims);
+  *a = AllocationFor(freed, *c, after);
+  Status st = after.CanReserve(*a);
+  for (size_t k = 0; st.ok() && k < s.permits.size(); ++k) st = s.permits[k]->permit->Permit(freed, *c);
+  return st.ok();
+}
+
+// A nomination from `p` that Admits; when one with victims of other tenants
+// is refused, `p` is asked once more for victims of the job's own tenant only
+// (their release gives the tenant's quota back; see preemption.h).
+std::optional<Nomination> Nominate(Scheduler::Impl& s, const CycleContext& ctx, const Ledger& live,
+                                   const PostFilterPlugin& p, Candidate* c, Allocation* a) {
+  std::optional<Nomination> nom = p.PostFilter(ctx);
+  if (!nom || Admits(s, ctx, live, *nom, c, a)) return nom;
+  const bool others = std::any_of(nom->victims.begin(), nom->victims.end(), [&](JobId v) {
+    const Allocation* va = live.Find(v);
+    return va && va->tenant != ctx.job().tenant;
+  });
+  if (!others) return std::nullopt;
+  CycleContext own = ctx;
+  own.SetOwnTenantVictims();
+  nom = p.PostFilter(own);
+  if (nom && Admits(s, ctx, live, *nom, c, a)) return nom;
+  return std::nullopt;
+}
+
 bool Preempt(Scheduler::Impl& s, const CycleContext& ctx, const Ledger& live, Decision* d) {
   for (PluginSlot* p : s.post_filters) {
-    std::optional<Nomination> nom = p->post_filter->PostFilter(ctx);
+    Candidate c;
+    Allocation a;
+    std::optional<Nomination> nom = Nominate(s, ctx, live, *p->post_filter, &c, &a);
     if (!nom) continue;
-    Candidate c = nom->candidate;
-    if (c.kind == CandidateKind::kGang) {
-      c.gang_offset = static_cast<uint32_t>(s.ws.members.size());
-      c.gang_size = static_cast<uint16_t>(nom->members.size());
-      s.ws.members.insert(s.ws.members.end(), nom->members.begin(), nom->members.end());
-    }
-    if (!PassesFilters(s, ctx, c)) continue;
     d->kind = DecisionKind::kPreempt;
-    d->allocation = AllocationFor(ctx, c, live, nom->victims);
+    d->allocation = std::move(a);
     d->victims = nom->victims;
     d->start = c.start;
     d->start_reason = "after preemption by " + std::string(p->plugin->name()) + ": " + nom->reason;

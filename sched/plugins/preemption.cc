@@ -77,7 +77,7 @@ Preemption::NodeChoice Preemption::CheapestOn(const CycleContext& ctx, NodeId n,
   for (const Ledger::Holder& h : l.holders(n)) {
     if (!h.preemptible || h.priority <= job.tier || h.mig_span > 0) continue;
     const Allocation* a = l.Find(h.job);
-    if (!a) continue;
+    if (!a || (ctx.own_tenant_victims() && a->tenant != job.tenant)) continue;
     eligible_.push_back({h.job, VictimCost(*a, ctx.now()), h.gpus, h.vcpus, h.ram_mib});
     can_gpus += h.gpus;
     can_vcpus += h.vcpus;

@@ -26,9 +26,21 @@
 // (exact over subsets up to 8 eligible holders, else greedy by cost). A job
 // wider than one node: a gang of ShapeFor(gpus, node GPUs) nodes in one
 // cluster, the cheapest nodes' victim sets together. The cheapest option that
-// passes the rule is nominated. The framework then runs every filter of the
-// profile on the nomination (on the empty ledger: the freed capacity is this
-// plugin's check) and drops it if one turns it away.
+// passes the rule is nominated. The framework then checks the nomination as
+// it checks a placement: every filter of the profile (on the empty ledger:
+// the freed capacity is this plugin's check; quota counts the victims of the
+// job's own tenant as released), then, on the ledger as the eviction leaves
+// it, Ledger::CanReserve and every Permit plugin (gang_permit, backfill's
+// reservations). If one refuses, nobody is evicted for it.
+//
+// Quotas: evicting another tenant's jobs gives the preemptor's tenant no
+// quota back, so a tenant at its quota cannot preempt to exceed it. When a
+// nomination with victims of other tenants is refused, the framework asks
+// once more for victims of the job's own tenant only
+// (CycleContext::own_tenant_victims): a tenant may preempt its own lower-tier
+// preemptible jobs to run a more urgent one within its quota. A mix (own
+// victims for the quota, others' for the room) is not searched: where only a
+// mix would do, the job waits.
 //
 // Arguments:
 //   weight_critical: 8, weight_high: 4, weight_normal: 2, weight_low: 1   tier weights (> 0)

@@ -154,6 +154,184 @@ TEST(PreemptionTest, RecentlyCheckpointedVictimFirst) {
   EXPECT_EQ(d.victims, (std::vector<JobId>{JobId(11)}));
 }
 
+// Quotas and permits: the framework checks a nomination as it checks a
+// placement (sched/plugins/preemption.h).
+
+constexpr const char* kQuotaProfile = R"(name: t
+options: {elastic: false}
+plugins:
+  - name: tier_sort
+  - name: gpu_fit
+  - name: cheapest_price
+  - name: quota
+    args: {tenants: {research: 8}}
+  - name: preemption
+)";
+
+std::unique_ptr<Scheduler> MakeWith(const testing::World& w, const char* profile) {
+  auto p = ParseProfile(profile, "t.yaml");
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  auto s = Scheduler::Create(*p, w.fleet);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return std::move(s).value();
+}
+
+// Places `r` (8 GPUs of its node) for `tenant` through the scheduler's
+// commit, as a fresh placement is, so Reserve plugins (quota) count it.
+void Place(Scheduler& s, testing::World& w, const Running& r, uint32_t tenant) {
+  Allocation a;
+  a.job = JobId(r.job);
+  a.priority = r.tier;
+  a.preemptible = r.preemptible;
+  a.tenant = TenantId(tenant);
+  a.start = kNow - r.started_ago_s;
+  a.end = kNow + 10 * 3600;
+  a.nodes.push_back({NodeId(r.node), 0xff, std::nullopt, 0, 0});
+  Decision d;
+  d.job = a.job;
+  d.kind = DecisionKind::kPlace;
+  d.allocation = a;
+  ASSERT_TRUE(s.Commit(d, w.At(), &w.ledger).ok());
+}
+
+QueuedJob TenantJob(const testing::World& w, const char* tenant, uint32_t tenant_id, Priority tier,
+                    int gpus, uint32_t id) {
+  JobSpec spec = TwoHourJob("p", gpus, 40, tier);
+  spec.resources.gpu_models = {"H100-80GB"};  // nodes 0 and 1 (node 2 is MIG)
+  spec.tenant = tenant;
+  QueuedJob q = Queue(w, spec, id);
+  q.tenant = TenantId(tenant_id);
+  return q;
+}
+
+TEST(PreemptionTest, ATenantAtItsQuotaCannotPreemptOthersToExceedIt) {
+  testing::World w = MakeWorld(testing::SmallFleetSpec(), false);
+  auto s = MakeWith(w, kQuotaProfile);
+  Place(*s, w, {10, 0, Priority::kNormal, false, 600, 0}, 0);  // research: 8 GPUs = its quota
+  Place(*s, w, {11, 1, Priority::kLow, true, 600, 0}, 1);      // prod: low, preemptible
+  // research, critical, 8 GPUs: evicting prod's job 11 frees node 1, but
+  // research would hold 64 + 64 = 128 eighths > its 64; its own job 10 is
+  // not preemptible, so no nomination is left.
+  Decision d = s->Decide(TenantJob(w, "research", 0, Priority::kCritical, 8, 1), w.At());
+  EXPECT_EQ(d.kind, DecisionKind::kWait) << d.start_reason;
+  EXPECT_TRUE(d.victims.empty());
+  // The same job of a tenant without a quota (unlimited): value 8 x 8 x 2 h
+  // = 128 > cost 1 x 8 x (10 + 5) min = 2, so it preempts job 11.
+  Decision other = s->Decide(TenantJob(w, "other", 2, Priority::kCritical, 8, 2), w.At());
+  ASSERT_EQ(other.kind, DecisionKind::kPreempt) << other.status.ToString();
+  EXPECT_EQ(other.victims, (std::vector<JobId>{JobId(11)}));
+}
+
+TEST(PreemptionTest, ATenantMayPreemptItsOwnLowerTierJobWithinItsQuota) {
+  testing::World w = MakeWorld(testing::SmallFleetSpec(), false);
+  auto s = MakeWith(w, kQuotaProfile);
+  // research's job 10: 25 min since its checkpoint: 1 x 8 x (25 + 5) min = 4.
+  Place(*s, w, {10, 0, Priority::kLow, true, 1500, 0}, 0);
+  // prod's job 11: 1 min since its checkpoint: 1 x 8 x (1 + 5) min = 0.8, the
+  // cheaper victim, but evicting it leaves research at 64 + 64 > 64.
+  Place(*s, w, {11, 1, Priority::kLow, true, 1860, 0}, 1);
+  QueuedJob crit = TenantJob(w, "research", 0, Priority::kCritical, 8, 1);
+  Decision d = s->Decide(crit, w.At());
+  // Asked again for research's own victims: job 10, 64 - 64 + 64 = 64 <= 64.
+  ASSERT_EQ(d.kind, DecisionKind::kPreempt) << d.status.ToString();
+  EXPECT_EQ(d.victims, (std::vector<JobId>{JobId(10)}));
+  ASSERT_TRUE(d.allocation);
+  EXPECT_EQ(d.allocation->nodes[0].node, NodeId(0));
+  ASSERT_TRUE(s->Commit(d, w.At(), &w.ledger).ok());
+  EXPECT_EQ(w.ledger.Find(JobId(10)), nullptr);
+  EXPECT_NE(w.ledger.Find(JobId(11)), nullptr);
+  // research now holds job 1's 64 eighths: one more GPU (64 + 8 > 64) waits,
+  // though the A100 nodes are free.
+  JobSpec one = TwoHourJob("one", 1, 40, Priority::kNormal);
+  one.tenant = "research";
+  QueuedJob more = Queue(w, one, 3);
+  Decision d2 = s->Decide(more, w.At());
+  EXPECT_EQ(d2.kind, DecisionKind::kWait);
+  bool quota_named = false;
+  for (const FilterLine& f : d2.filters) quota_named = quota_named || f.plugin == "quota";
+  EXPECT_TRUE(quota_named);
+}
+
+// A gang that gang_permit refuses (wider than max_gang_size) is not
+// nominated into an eviction: before the permit ran, both nodes' jobs went.
+TEST(PreemptionTest, APreemptionGangThatGangPermitRefusesEvictsNobody) {
+  const char* with_permit = R"(name: t
+options: {elastic: false}
+plugins:
+  - name: tier_sort
+  - name: gpu_fit
+  - name: cheapest_price
+  - name: gang_permit
+    args: {max_gang_size: 1}
+  - name: preemption
+)";
+  testing::World w = MakeWorld(testing::SmallFleetSpec(), false);
+  Hold(w, {10, 0, Priority::kLow, true, 600, 0});
+  Hold(w, {11, 1, Priority::kLow, true, 600, 0});
+  // 16 H100 GPUs: a gang of nodes 0 and 1, value 8 x 16 x 2 h x span > cost 4.
+  QueuedJob wide = Preemptor(w, Priority::kCritical, 16);
+  Decision d = MakeWith(w, with_permit)->Decide(wide, w.At());
+  EXPECT_NE(d.kind, DecisionKind::kPreempt);
+  EXPECT_TRUE(d.victims.empty());
+  // Without gang_permit the same gang is nominated.
+  Decision free = Make(w)->Decide(wide, w.At());
+  ASSERT_EQ(free.kind, DecisionKind::kPreempt) << free.status.ToString();
+  EXPECT_EQ(free.victims.size(), 2u);
+}
+
+// The queue's head (low, nothing to preempt) reserves node 0 from job 10's
+// end in 1 h (backfill); a critical job whose only victim is on node 0 would
+// run 2 h there, past that start, so backfill refuses it and nobody is evicted.
+TEST(PreemptionTest, APreemptionThatWouldDelayTheBackfillHeadEvictsNobody) {
+  const char* profile = R"(name: t
+options: {elastic: false, head_of_line_blocking: false}
+plugins:
+  - name: gpu_fit
+  - name: cheapest_price
+  - name: preemption
+  - name: backfill
+)";
+  const char* no_backfill = R"(name: t
+options: {elastic: false, head_of_line_blocking: false}
+plugins:
+  - name: gpu_fit
+  - name: cheapest_price
+  - name: preemption
+)";
+  for (const char* p : {profile, no_backfill}) {
+    testing::World w = MakeWorld(testing::SmallFleetSpec(), false);
+    Allocation x;  // node 0: low, preemptible, ends in 1 h
+    x.job = JobId(10);
+    x.priority = Priority::kLow;
+    x.preemptible = true;
+    x.start = kNow - 600;
+    x.end = kNow + 3600;
+    x.nodes.push_back({NodeId(0), 0xff, std::nullopt, 0, 0});
+    ASSERT_TRUE(w.ledger.Reserve(x).ok());
+    Hold(w, {11, 1, Priority::kNormal, false, 600, 0});  // node 1: not preemptible, 10 h
+    JobSpec head_spec = TwoHourJob("head", 8, 40, Priority::kLow);
+    head_spec.resources.gpu_models = {"H100-80GB"};
+    QueuedJob head = Queue(w, head_spec, 1, kNow - 100);  // submitted first: no tier_sort
+    QueuedJob crit = Preemptor(w, Priority::kCritical, 8, 2);
+    std::vector<const QueuedJob*> queue = {&head, &crit};
+    auto s = MakeWith(w, p);
+    std::vector<Decision> ds = s->RunCycle(w.At(), queue, &w.ledger);
+    ASSERT_EQ(ds.size(), 2u);
+    EXPECT_EQ(ds[0].kind, DecisionKind::kWait);
+    if (p == profile) {
+      EXPECT_TRUE(ds[0].reserved);
+      EXPECT_EQ(ds[0].start, kNow + 3600);
+      EXPECT_EQ(ds[1].kind, DecisionKind::kWait) << ds[1].start_reason;
+      EXPECT_TRUE(ds[1].victims.empty());
+      EXPECT_NE(w.ledger.Find(JobId(10)), nullptr);
+    } else {
+      // value 8 x 8 x 2 h = 128 > cost 1 x 8 x (10 + 5) min = 2
+      ASSERT_EQ(ds[1].kind, DecisionKind::kPreempt) << ds[1].status.ToString();
+      EXPECT_EQ(ds[1].victims, (std::vector<JobId>{JobId(10)}));
+    }
+  }
+}
+
 TEST(PreemptionTest, ArgumentsAreValidated) {
   auto args = PluginArgs::FromYaml("{min_gain_ratio: 0.5, weight_low: 0, max_nodes: 0}", "p.yaml",
                                    "plugins[4].args");

@@ -13,6 +13,18 @@ constexpr int64_t kEighths = 8;
 
 int64_t ToEighths(double gpus) { return static_cast<int64_t>(std::floor(gpus * kEighths)); }
 
+// Eighths as GPUs: 16 -> "2", 20 -> "2.5", 1 -> "0.125".
+std::string Gpus(int64_t eighths) {
+  std::string s = std::to_string(eighths / kEighths);
+  if (int64_t frac = eighths % kEighths * 125; frac != 0) {  // thousandths
+    std::string digits = std::to_string(frac);
+    digits.insert(0, 3 - digits.size(), '0');
+    while (digits.back() == '0') digits.pop_back();
+    s += "." + digits;
+  }
+  return s;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Plugin>> Quota::Create(PluginArgs& args) {
@@ -35,6 +47,15 @@ int64_t Quota::QuotaOf(const std::string& name) const {
 
 int64_t Quota::Held(TenantId t) const {
   return t.valid() && t.index() < held_.size() ? held_[t.index()] : 0;
+}
+
+int64_t Quota::HeldWithout(TenantId t, std::span<const JobId> released) const {
+  int64_t n = Held(t);
+  for (JobId j : released) {
+    auto it = jobs_.find(j);
+    if (it != jobs_.end() && it->second.first == t) n -= it->second.second;
+  }
+  return n;
 }
 
 int64_t Quota::EighthsOf(const CycleContext& ctx, const Candidate& c) {
@@ -67,11 +88,21 @@ size_t Quota::Filter(const CycleContext& ctx, std::span<Candidate> cands,
   const QueuedJob& job = ctx.job();
   const int64_t quota = job.spec ? QuotaOf(job.spec->tenant) : options_.default_eighths;
   if (quota == kUnlimited) return cands.size();
-  const int64_t held = ctx.ever_pass() ? 0 : Held(job.tenant);
+  // A preemption's check runs on the empty ledger (ever_pass() too) but
+  // judges the tenant's holding as the eviction leaves it.
+  const bool whole = ctx.ever_pass() && !ctx.preemption();
+  const int64_t held = whole              ? 0
+                       : ctx.preemption() ? HeldWithout(job.tenant, ctx.victims())
+                                          : Held(job.tenant);
+  std::string why;
   return KeepIf(cands, rejected, [&](const Candidate& c) -> std::string_view {
-    if (held + EighthsOf(ctx, c) <= quota) return "";
-    return ctx.ever_pass() ? "more GPUs than the tenant's whole quota"
-                           : "the tenant's GPU quota would be exceeded";
+    const int64_t n = EighthsOf(ctx, c);
+    if (held + n <= quota) return "";
+    if (whole) return "more GPUs than the tenant's whole quota";
+    if (!rejected.wants_example()) return "the tenant's GPU quota would be exceeded";
+    why = "the tenant's GPU quota would be exceeded: holds " + Gpus(held) + " + " + Gpus(n) +
+          " > " + Gpus(quota) + " GPUs" + (ctx.preemption() ? " (after preemption)" : "");
+    return why;
   });
 }
 

@@ -7,14 +7,23 @@
 // instances x the offering's GPUs x 8 (every GPU bought counts), a CPU node 0.
 // What a tenant holds is this plugin's own record, kept by Reserve and
 // Unreserve as this scheduler commits and releases jobs (Scheduler::Commit,
-// Scheduler::Release); in the "can it ever run" pass it is zero, so a job
-// larger than its tenant's whole quota is Unresolvable.
+// Scheduler::Release; the daemon puts running jobs back through Commit when
+// it rebuilds its ledger, so the record survives restarts and fleet
+// changes); in the "can it ever run" pass it is zero, so a job larger than
+// its tenant's whole quota is Unresolvable.
+//
+// Preemption: the framework checks a nomination with this filter too
+// (CycleContext::preemption), counting what the tenant holds less what its
+// own victims hold: a tenant at its quota cannot preempt others' jobs to go
+// over it, but may preempt its own lower-tier preemptible jobs, whose GPUs
+// come back to its quota (Kueue's withinClusterQueue: LowerPriority).
 //
 // Arguments:
 //   tenants: {}           tenant name: GPUs, >= 0 ({research: 16, prod: 2.5})
 //   default_gpus: (none)  quota of tenants not listed; absent: unlimited
 #pragma once
 
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -48,6 +57,8 @@ class Quota final : public Plugin, public FilterPlugin, public ReservePlugin {
   int64_t QuotaOf(const std::string& name) const;
   // Eighths of a GPU tenant `t` holds, by this plugin's record.
   int64_t Held(TenantId t) const;
+  // Held(t) less what the jobs in `released` that belong to `t` hold.
+  int64_t HeldWithout(TenantId t, std::span<const JobId> released) const;
   // Eighths of a GPU candidate `c` holds.
   static int64_t EighthsOf(const CycleContext& ctx, const Candidate& c);
   static int64_t EighthsOf(const catalog::Catalog& cat, const Allocation& a);

@@ -75,19 +75,21 @@ TEST(QuotaTest, RejectsWhatWouldExceedTheTenantsQuota) {
   QueuedJob prod = JobOf(w, "prod", 2, 1, 1);
   QueuedJob other = JobOf(w, "other", 3, 1, 2);
   testing::Cycle r(w, research), p(w, prod), o(w, other);
-  const std::string_view over = "the tenant's GPU quota would be exceeded";
+  const std::string over = "the tenant's GPU quota would be exceeded: holds ";
   const struct {
     const char* name;
     testing::Cycle* cy;
     Candidate c;
-    std::string_view want;
+    std::string want;
   } cases[] = {
       {"research 48 + 16 = 64 <= 64", &r, Gpus(2), ""},
-      {"research 48 + 24 = 72 > 64", &r, Gpus(3), over},
+      // 48 eighths = 6 GPUs, 24 = 3, 64 = 8
+      {"research 48 + 24 = 72 > 64", &r, Gpus(3), over + "6 + 3 > 8 GPUs"},
       {"prod 0 + 16 <= floor(2.5 x 8) = 20", &p, Gpus(2), ""},
-      {"prod 0 + 24 > 20", &p, Gpus(3), over},
+      // 20 eighths = 2.5 GPUs
+      {"prod 0 + 24 > 20", &p, Gpus(3), over + "0 + 3 > 2.5 GPUs"},
       {"other: default 1 GPU, 8 <= 8", &o, Gpus(1), ""},
-      {"other: 16 > 8", &o, Gpus(2), over},
+      {"other: 16 > 8", &o, Gpus(2), over + "0 + 2 > 1 GPUs"},
   };
   for (const auto& c : cases) {
     std::vector<Candidate> one = {c.c};
@@ -124,6 +126,71 @@ TEST(QuotaTest, TheEverPassJudgesTheWholeQuota) {
   testing::Cycle cy(w, free);
   std::vector<Candidate> big = {Gpus(8)};
   EXPECT_EQ(quota->Filter(cy.ctx, big, rej), 1u);
+}
+
+// A preemption's check (CycleContext::preemption, on the empty ledger as
+// the framework runs it) counts what the tenant holds less its own victims;
+// others' victims give it nothing back.
+TEST(QuotaTest, APreemptionCountsOnlyTheTenantsOwnVictimsAsReleased) {
+  testing::World w = MakeWorld();
+  auto quota = Make("{tenants: {research: 8}}");
+  Decision none;
+  Snapshot snap = w.At();
+  CommitContext cc{snap, none};
+  auto hold = [&](uint32_t job, uint32_t tenant, uint32_t node, uint64_t gpus) {
+    Allocation a;
+    a.job = JobId(job);
+    a.tenant = TenantId(tenant);
+    a.nodes.push_back({NodeId(node), gpus, std::nullopt, 0, 0});
+    ASSERT_TRUE(quota->Reserve(cc, a).ok());
+  };
+  hold(10, 0, 0, 0x0f);  // research: 4 GPUs = 32 eighths
+  hold(11, 0, 0, 0x30);  // research: 2 GPUs = 16
+  hold(12, 1, 1, 0xff);  // prod: 8 GPUs (no quota)
+  EXPECT_EQ(quota->Held(TenantId(0)), 48);
+  const std::vector<JobId> own = {JobId(10)}, others = {JobId(12)}, both = {JobId(11), JobId(12)};
+  EXPECT_EQ(quota->HeldWithout(TenantId(0), own), 16);     // 48 - 32
+  EXPECT_EQ(quota->HeldWithout(TenantId(0), others), 48);  // prod's job is not research's
+  EXPECT_EQ(quota->HeldWithout(TenantId(0), both), 32);    // 48 - 16
+
+  QueuedJob job = JobOf(w, "research", 1, 4, 0);
+  CycleState state;
+  Rng rng(1);
+  std::vector<NodeId> members;
+  const Ledger& empty = w.ledger;  // nothing reserved in it: the check's empty ledger
+  const struct {
+    const char* name;
+    std::vector<JobId> victims;
+    uint16_t gpus;
+    std::string want;  // "" kept
+  } cases[] = {
+      // 48 - 32 + 32 = 48 <= 64
+      {"own 4-GPU victim, 4 GPUs", own, 4, ""},
+      // 16 + 48 = 64 <= 64
+      {"own 4-GPU victim, 6 GPUs", own, 6, ""},
+      // 16 + 56 = 72 > 64: 2 + 7 > 8
+      {"own 4-GPU victim, 7 GPUs", own, 7,
+       "the tenant's GPU quota would be exceeded: holds 2 + 7 > 8 GPUs (after preemption)"},
+      // 48 + 24 = 72 > 64: others' victim gives nothing back
+      {"prod's victim, 3 GPUs", others, 3,
+       "the tenant's GPU quota would be exceeded: holds 6 + 3 > 8 GPUs (after preemption)"},
+      // 48 + 16 = 64 <= 64: within the quota anyway
+      {"prod's victim, 2 GPUs", others, 2, ""},
+      // 48 - 16 + 32 = 64 <= 64
+      {"both, 4 GPUs", both, 4, ""},
+  };
+  for (const auto& c : cases) {
+    CycleContext check({&job, &snap, &empty, &state, &rng, &members, ExplainLevel::kFull, true});
+    check.SetPreemption(c.victims);
+    std::vector<Candidate> one = {Gpus(c.gpus)};
+    Rejections rej;
+    rej.Reset("quota", true);
+    EXPECT_EQ(quota->Filter(check, one, rej), c.want.empty() ? 1u : 0u) << c.name;
+    if (!c.want.empty()) {
+      ASSERT_EQ(rej.examples().size(), 1u) << c.name;
+      EXPECT_EQ(rej.examples()[0].second, c.want) << c.name;
+    }
+  }
 }
 
 TEST(QuotaTest, ArgumentsAreValidated) {
