@@ -3,7 +3,10 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <thread>
 #include <unordered_map>
@@ -13,6 +16,7 @@
 #include "control/job_json.h"
 #include "control/submission.h"
 #include "control/token.h"
+#include "control/utf8.h"
 #include "control/utilization_json.h"
 #include "spec/spec.h"
 #include "spec/suggest.h"
@@ -26,11 +30,14 @@ using nlohmann::json;
 struct Caller {
   std::string tenant;
   bool admin = false;
+  std::string node;  // a node token's node: it may only heartbeat that node
 };
 
+// Text that is not UTF-8 (a request's bytes echoed in a message) is written
+// with U+FFFD in its place, so an answer can always be serialized.
 void SendJson(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 void SendError(httplib::Response& res, int status, const std::string& message,
@@ -39,6 +46,7 @@ void SendError(httplib::Response& res, int status, const std::string& message,
   switch (status) {
     case 400: code = "invalid_argument"; break;
     case 401: code = "unauthenticated"; break;
+    case 403: code = "forbidden"; break;
     case 404: code = "not_found"; break;
     case 409: code = "conflict"; break;
     case 413: code = "too_large"; break;
@@ -49,13 +57,35 @@ void SendError(httplib::Response& res, int status, const std::string& message,
   SendJson(res, status, {{"error", e}});
 }
 
+// A 500: the answer says "internal error" and an id; the details (SQL text,
+// an exception's message) go only to the daemon's log, under the same id.
+void SendInternal(httplib::Response& res, const std::string& detail) {
+  auto random = GenerateToken();
+  const std::string id = "e-" + (random.ok() ? random->substr(4, 12) : std::string("000000000000"));
+  std::fprintf(stderr, "meridian serve: internal error %s: %s\n", id.c_str(), detail.c_str());
+  std::fflush(stderr);
+  json e = {{"code", "internal"},
+            {"message", "internal error " + id + " (the daemon's log has the details under this id)"},
+            {"field", nullptr},
+            {"id", id}};
+  SendJson(res, 500, {{"error", e}});
+}
+
+// A tenant's token names another tenant in a body (submit or plan): refused.
+void RefuseTenant(httplib::Response& res, const std::string& named, const Caller& c) {
+  SendError(res, 403,
+            "request: tenant: \"" + named + "\" is not this token's tenant \"" + c.tenant +
+                "\"; leave tenant out or use an admin token",
+            "tenant");
+}
+
 void SendStatus(httplib::Response& res, const Status& st) {
   switch (st.code()) {
     case StatusCode::kInvalidArgument:
       SendError(res, 400, st.message(), FieldOfMessage(st.message()));
       return;
     case StatusCode::kNotFound: SendError(res, 404, st.message()); return;
-    default: SendError(res, 500, st.message()); return;
+    default: SendInternal(res, st.ToString()); return;
   }
 }
 
@@ -68,7 +98,7 @@ struct ApiServer::Impl {
   std::shared_ptr<const catalog::Catalog> catalog;
   ApiOptions options;
   std::vector<TenantHome> homes;  // read before any thread starts (aggregates.h)
-  httplib::Server server;
+  std::unique_ptr<GuardedServer> server;
   int port = 0;
   // httplib's stop() only stops a server already listening, so a Stop that
   // comes before Serve has started listening must keep trying (see Stop).
@@ -113,7 +143,7 @@ struct ApiServer::Impl {
     if (!row) {
       auto r = store->LookupToken(hash);
       if (!r.ok()) {
-        SendError(res, 500, r.status().message());
+        SendInternal(res, r.status().ToString());
         return std::nullopt;
       }
       row = *r;
@@ -136,7 +166,7 @@ struct ApiServer::Impl {
                 "Authorization");
       return std::nullopt;
     }
-    return Caller{row->tenant, row->admin};
+    return Caller{row->tenant, row->admin, row->node};
   }
 
   // The job if the caller may see it; otherwise answers 404 and returns nullopt.
@@ -146,7 +176,7 @@ struct ApiServer::Impl {
       if (j.status().code() == StatusCode::kNotFound) {
         SendError(res, 404, "job " + id + " not found");
       } else {
-        SendError(res, 500, j.status().message());
+        SendInternal(res, j.status().ToString());
       }
       return std::nullopt;
     }
@@ -167,12 +197,7 @@ struct ApiServer::Impl {
     }
     auto sub = ParseSubmission(req.body, *format, c.tenant);
     if (!sub.ok()) return SendStatus(res, sub.status());
-    if (!c.admin && sub->spec.tenant != c.tenant) {
-      return SendError(res, 400,
-                       "request: tenant: \"" + sub->spec.tenant + "\" is not this token's tenant \"" +
-                           c.tenant + "\"; leave tenant out or use an admin token",
-                       "tenant");
-    }
+    if (!c.admin && sub->spec.tenant != c.tenant) return RefuseTenant(res, sub->spec.tenant, c);
     const UnixSeconds now = Now();
     if (Status v = spec::ValidateAgainstCatalog(sub->spec, *catalog, now); !v.ok()) {
       return SendStatus(res, v);
@@ -187,7 +212,7 @@ struct ApiServer::Impl {
     nj.body_hash = key.empty() ? "" : Sha256Hex(req.body);
     nj.submitted_at = now;
     auto r = store->Submit(nj);
-    if (!r.ok()) return SendError(res, 500, r.status().message());
+    if (!r.ok()) return SendInternal(res, r.status().ToString());
     if (r->outcome == SubmitOutcome::kConflict) {
       return SendError(res, 409,
                        "Idempotency-Key \"" + key + "\" was used for job " + r->job_id +
@@ -212,7 +237,7 @@ struct ApiServer::Impl {
     }
     metrics->submissions_replayed++;
     auto j = store->GetJob(r->job_id);
-    if (!j.ok()) return SendError(res, 500, j.status().message());
+    if (!j.ok()) return SendInternal(res, j.status().ToString());
     SendJson(res, 200, JobToJson(*j));
   }
 
@@ -274,7 +299,7 @@ struct ApiServer::Impl {
       f.after_seq = *seq;
     }
     auto rows = store->ListJobs(f);
-    if (!rows.ok()) return SendError(res, 500, rows.status().message());
+    if (!rows.ok()) return SendInternal(res, rows.status().ToString());
     json jobs = json::array();
     for (const JobRow& r : *rows) jobs.push_back(JobToJson(r));
     json next = rows->size() == static_cast<size_t>(f.limit) ? json(rows->back().id) : json(nullptr);
@@ -291,7 +316,7 @@ struct ApiServer::Impl {
       u.message = "cancel requested";
       u.at = Now();
       auto r = store->Apply({u});
-      if (!r.ok()) return SendError(res, 500, r.status().message());
+      if (!r.ok()) return SendInternal(res, r.status().ToString());
     }
     reconciler->RequestCancel(id);
     // Queued jobs are cancelled in the next cycle; wait briefly for it.
@@ -346,7 +371,7 @@ struct ApiServer::Impl {
     auto nodes = store->Nodes();
     auto active = store->ActiveJobs();
     if (!nodes.ok() || !active.ok()) {
-      return SendError(res, 500, (!nodes.ok() ? nodes.status() : active.status()).message());
+      return SendInternal(res, (!nodes.ok() ? nodes.status() : active.status()).ToString());
     }
     json arr = json::array();
     for (const NodeRow& n : *nodes) {
@@ -410,17 +435,19 @@ struct ApiServer::Impl {
   void Aggregate(httplib::Response& res, const Caller& c,
                  nlohmann::json (*render)(const AggregateInput&)) {
     auto in = Gather(c);
-    if (!in.ok()) return SendError(res, 500, in.status().message());
+    if (!in.ok()) return SendInternal(res, in.status().ToString());
     SendJson(res, 200, render(*in));
   }
 
   void RegisterNode(const httplib::Request& req, httplib::Response& res);
+  void Heartbeat(const std::string& node, httplib::Response& res, const Caller& c);
   void Plan(const httplib::Request& req, httplib::Response& res, const Caller& c);
-  void ServeMetrics(httplib::Response& res);
+  void ServeMetrics(const httplib::Request& req, httplib::Response& res);
   void Routes();
 };
 
 void ApiServer::Impl::RegisterNode(const httplib::Request& req, httplib::Response& res) {
+  if (Status u = CheckUtf8Body(req.body, true); !u.ok()) return SendStatus(res, u);
   json b = json::parse(req.body, nullptr, false);
   if (b.is_discarded() || !b.is_object()) {
     return SendError(res, 400, "request: the body must be a JSON object with name, gpu_model, gpus, vcpus, ram_gib");
@@ -464,11 +491,37 @@ void ApiServer::Impl::RegisterNode(const httplib::Request& req, httplib::Respons
   n.state = "ready";
   n.last_heartbeat = Now();
   n.registered = true;
-  if (Status st = store->UpsertNode(n); !st.ok()) return SendError(res, 500, st.message());
+  if (Status st = store->UpsertNode(n); !st.ok()) return SendInternal(res, st.ToString());
   reconciler->Notify();
+  // The node's own token, shown only in this answer: it may heartbeat this
+  // node and nothing else (docs/api.md, "Rights").
+  auto secret = GenerateToken();
+  if (!secret.ok()) return SendInternal(res, secret.status().ToString());
+  NewToken nt;
+  nt.hash = Sha256Hex(*secret);
+  nt.tenant = kNodeTokenTenant;
+  nt.node = n.name;
+  nt.created_at = Now();
+  auto token_id = store->CreateToken(nt);
+  if (!token_id.ok()) return SendInternal(res, token_id.status().ToString());
   SendJson(res, 201, {{"name", n.name}, {"gpu_model", n.gpu_model}, {"gpus", n.gpus},
                       {"vcpus", n.vcpus}, {"ram_gib", n.ram_gib}, {"state", n.state},
-                      {"jobs", json::array()}});
+                      {"jobs", json::array()}, {"token", *secret}, {"token_id", *token_id}});
+}
+
+// A heartbeat brings a node back from down to ready, so only the node itself
+// (its node token) or an admin may send one.
+void ApiServer::Impl::Heartbeat(const std::string& node, httplib::Response& res, const Caller& c) {
+  if (!c.admin && c.node != node) {
+    return SendError(res, 403,
+                     "Authorization: a heartbeat for node " + node +
+                         " needs an admin token or that node's token (POST /v1/nodes answers it; "
+                         "meridian token create --node " + node + ")",
+                     "Authorization");
+  }
+  if (Status st = store->Heartbeat(node, Now()); !st.ok()) return SendStatus(res, st);
+  reconciler->Notify();
+  SendJson(res, 200, {{"name", node}, {"ok", true}});
 }
 
 void ApiServer::Impl::Plan(const httplib::Request& req, httplib::Response& res, const Caller& c) {
@@ -476,6 +529,7 @@ void ApiServer::Impl::Plan(const httplib::Request& req, httplib::Response& res, 
   if (!format.ok()) return SendError(res, 400, format.status().message(), "Content-Type");
   auto sub = ParseSubmission(req.body, *format, c.tenant);
   if (!sub.ok()) return SendStatus(res, sub.status());
+  if (!c.admin && sub->spec.tenant != c.tenant) return RefuseTenant(res, sub->spec.tenant, c);
   if (Status v = spec::ValidateAgainstCatalog(sub->spec, *catalog, Now()); !v.ok()) {
     return SendStatus(res, v);
   }
@@ -489,7 +543,16 @@ void ApiServer::Impl::Plan(const httplib::Request& req, httplib::Response& res, 
   SendJson(res, 200, *plan);
 }
 
-void ApiServer::Impl::ServeMetrics(httplib::Response& res) {
+// Aggregate series are public; per-job series (a `job` label: one tenant's
+// CPU, I/O, GPU use) need an admin token, unless the daemon was started with
+// http.public_job_metrics (docs/api.md, "/metrics").
+void ApiServer::Impl::ServeMetrics(const httplib::Request& req, httplib::Response& res) {
+  bool per_job = options.public_job_metrics;
+  if (req.has_header("Authorization")) {
+    auto c = Authenticate(req, res);
+    if (!c) return;
+    per_job = per_job || c->admin;
+  }
   std::vector<GaugeFamily> g;
   GaugeFamily states{"meridian_jobs", "Jobs by state.", {}};
   std::map<std::string, int64_t> counts;
@@ -510,20 +573,19 @@ void ApiServer::Impl::ServeMetrics(httplib::Response& res) {
   for (const auto& [t, n] : tiers) queue.lines.push_back({"tier=\"" + t + "\"", static_cast<double>(n)});
   g.push_back(queue);
   if (options.telemetry) {
-    for (GaugeFamily& f : options.telemetry->Gauges()) g.push_back(std::move(f));
+    for (GaugeFamily& f : options.telemetry->Gauges()) {
+      if (!per_job) std::erase_if(f.lines, IsPerJobLine);
+      g.push_back(std::move(f));
+    }
   }
   res.status = 200;
   res.set_content(RenderMetrics(*metrics, g), "text/plain; version=0.0.4");
 }
 
 void ApiServer::Impl::Routes() {
-  auto& s = server;
+  auto& s = *server;
   s.set_payload_max_length(options.max_body_bytes);
-  s.set_keep_alive_max_count(100000);
-  s.set_read_timeout(30, 0);
   s.set_tcp_nodelay(true);
-  const int threads = options.threads;
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   s.set_error_handler(httplib::Server::HandlerWithResponse(
       [](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
@@ -541,21 +603,28 @@ void ApiServer::Impl::Routes() {
     return httplib::Server::HandlerResponse::Handled;
   }));
   s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "internal error";
+    std::string what = "an exception of unknown type";
     try {
       if (ep) std::rethrow_exception(ep);
     } catch (const std::exception& e) {
       what = e.what();
     } catch (...) {
     }
-    SendError(res, 500, what);
+    SendInternal(res, what);
   });
   using Req = const httplib::Request&;
   using Res = httplib::Response&;
+  // Routes for tenant and admin tokens; a node token may only heartbeat.
   auto authed = [this](auto fn) {
     return [this, fn](Req req, Res res) {
       auto c = Authenticate(req, res);
-      if (c) fn(req, res, *c);
+      if (!c) return;
+      if (!c->node.empty()) {
+        return SendError(res, 403, "this is node " + c->node +
+                                       "'s token; it may only POST /v1/nodes/" + c->node + "/heartbeat",
+                         "Authorization");
+      }
+      fn(req, res, *c);
     };
   };
   s.Get("/healthz", [](Req, Res res) { SendJson(res, 200, {{"ok", true}}); });
@@ -576,7 +645,7 @@ void ApiServer::Impl::Routes() {
   };
   s.Get("/", dashboard);
   s.Get(R"(/assets/[A-Za-z0-9._-]+)", dashboard);
-  s.Get("/metrics", [this](Req, Res res) { ServeMetrics(res); });
+  s.Get("/metrics", [this](Req req, Res res) { ServeMetrics(req, res); });
   s.Post("/v1/jobs", authed([this](Req req, Res res, const Caller& c) { Submit(req, res, c); }));
   s.Get("/v1/jobs", authed([this](Req req, Res res, const Caller& c) { List(req, res, c); }));
   s.Get(R"(/v1/jobs/([^/]+))", authed([this](Req req, Res res, const Caller& c) {
@@ -593,7 +662,7 @@ void ApiServer::Impl::Routes() {
           if (!j) return;
           const int rows = options.telemetry ? options.telemetry->config().store_rows_per_job : 0;
           auto series = store->Utilization(j->id, std::max(rows, 1));
-          if (!series.ok()) return SendError(res, 500, series.status().message());
+          if (!series.ok()) return SendInternal(res, series.status().ToString());
           std::optional<JobTelemetry> live;
           telemetry::TelemetryConfig config;
           std::string gpu = "telemetry is off";
@@ -608,12 +677,12 @@ void ApiServer::Impl::Routes() {
           auto j = VisibleJob(c, req.matches[1], res);
           if (!j) return;
           auto ev = store->Events(j->id);
-          if (!ev.ok()) return SendError(res, 500, ev.status().message());
+          if (!ev.ok()) return SendInternal(res, ev.status().ToString());
           SendJson(res, 200, EventsToJson(*ev));
         }));
   s.Get("/v1/tenants", authed([this](Req, Res res, const Caller& c) {
           auto t = store->Tenants();
-          if (!t.ok()) return SendError(res, 500, t.status().message());
+          if (!t.ok()) return SendInternal(res, t.status().ToString());
           json arr = json::array();
           for (const std::string& name : *t) {
             if (c.admin || name == c.tenant) arr.push_back({{"name", name}});
@@ -622,7 +691,7 @@ void ApiServer::Impl::Routes() {
         }));
   s.Get("/v1/queues", authed([this](Req, Res res, const Caller& c) {
           auto q = store->QueueDepth();
-          if (!q.ok()) return SendError(res, 500, q.status().message());
+          if (!q.ok()) return SendInternal(res, q.status().ToString());
           json arr = json::array();
           for (const auto& e : *q) {
             if (c.admin || e.tenant == c.tenant) {
@@ -640,11 +709,10 @@ void ApiServer::Impl::Routes() {
            if (!c.admin) return SendError(res, 404, "no such route for this token (admin only)");
            RegisterNode(req, res);
          }));
-  s.Post(R"(/v1/nodes/([^/]+)/heartbeat)", authed([this](Req req, Res res, const Caller&) {
-           if (Status st = store->Heartbeat(req.matches[1], Now()); !st.ok()) return SendStatus(res, st);
-           reconciler->Notify();
-           SendJson(res, 200, {{"name", std::string(req.matches[1])}, {"ok", true}});
-         }));
+  s.Post(R"(/v1/nodes/([^/]+)/heartbeat)", [this](Req req, Res res) {
+    auto c = Authenticate(req, res);
+    if (c) Heartbeat(req.matches[1], res, *c);
+  });
   s.Post(R"(/v1/nodes/([^/]+)/drain)", authed([this](Req req, Res res, const Caller& c) {
            if (!c.admin) return SendError(res, 404, "no such route for this token (admin only)");
            if (Status st = store->SetNodeState(req.matches[1], "drained"); !st.ok()) {
@@ -664,6 +732,7 @@ ApiServer::ApiServer(Store* store, Reconciler* reconciler, Metrics* metrics,
   impl_->metrics = metrics;
   impl_->catalog = std::move(catalog);
   impl_->options = std::move(options);
+  impl_->server = std::make_unique<GuardedServer>(impl_->options.limits);
   impl_->homes = TenantHomes(reconciler->options().profile);
   impl_->Routes();
 }
@@ -671,7 +740,7 @@ ApiServer::ApiServer(Store* store, Reconciler* reconciler, Metrics* metrics,
 ApiServer::~ApiServer() { Stop(); }
 
 Status ApiServer::Bind() {
-  auto& s = impl_->server;
+  auto& s = *impl_->server;
   if (impl_->options.port == 0) {
     impl_->port = s.bind_to_any_port(impl_->options.host);
     if (impl_->port < 0) return Status::Invalid("--listen: cannot bind " + impl_->options.host);
@@ -682,13 +751,16 @@ Status ApiServer::Bind() {
     }
     impl_->port = impl_->options.port;
   }
+  if (!s.WidenBacklog(1024)) {
+    return Status::Internal("--listen: cannot set the listen backlog: " + std::string(std::strerror(errno)));
+  }
   return Status::Ok();
 }
 
 int ApiServer::port() const { return impl_->port; }
 void ApiServer::Serve() {
   impl_->serving = true;
-  if (!impl_->stopping) impl_->server.listen_after_bind();
+  if (!impl_->stopping) impl_->server->listen_after_bind();
   impl_->serving = false;
 }
 
@@ -697,10 +769,12 @@ void ApiServer::Stop() {
   // A signal right after start can arrive while Serve is between its check
   // and listening; stop() is a no-op until it listens, so repeat it.
   while (impl_->serving) {
-    impl_->server.stop();
+    impl_->server->stop();
+    impl_->server->CloseAll();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  impl_->server.stop();
+  impl_->server->stop();
+  impl_->server->CloseAll();
 }
 
 }  // namespace meridian::control
