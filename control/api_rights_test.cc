@@ -250,6 +250,44 @@ TEST_F(ApiRightsTest, TokenListAndRevokeByIdThroughTheCli) {
   }
 }
 
+// A database made before tokens had ids gets the columns and one id per token
+// when it is opened, and keeps them: list and revoke --id work on old tokens.
+TEST(TokenIdsTest, ADatabaseFromBeforeTokenIdsGetsThemOnOpen) {
+  const std::string dir = testing::MakeTempDir("oldtokens");
+  const std::string db_path = dir + "/old.db";
+  {
+    auto db = Db::Open(db_path, DbOptions{});
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    // The tables as they were (control/schema.h before ids and node tokens).
+    ASSERT_TRUE((*db)
+                    ->Exec("CREATE TABLE tenants (name TEXT PRIMARY KEY, created_at INTEGER NOT NULL);"
+                           "CREATE TABLE tokens (hash TEXT PRIMARY KEY, tenant TEXT NOT NULL "
+                           "REFERENCES tenants(name), admin INTEGER NOT NULL DEFAULT 0, created_at "
+                           "INTEGER NOT NULL, expires_at INTEGER, revoked_at INTEGER);"
+                           "INSERT INTO tenants VALUES('alice', 1);"
+                           "INSERT INTO tokens(hash,tenant,admin,created_at) VALUES"
+                           "('h1','alice',0,1),('h2','alice',1,2);")
+                    .ok());
+  }
+  int rc = 0;
+  const std::vector<std::string> list = {MERIDIAN_BINARY, "token", "list", "--json", "--db", db_path};
+  const json first = json::parse(RunCommand(list, &rc))["tokens"];
+  ASSERT_EQ(rc, 0);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0]["role"], "tenant");
+  EXPECT_EQ(first[1]["role"], "admin");
+  EXPECT_NE(first[0]["id"], first[1]["id"]);
+  EXPECT_EQ(first[0]["id"].get<std::string>().rfind("tok_", 0), 0u);
+  // A second open keeps the ids.
+  const json second = json::parse(RunCommand(list, &rc))["tokens"];
+  EXPECT_EQ(second[0]["id"], first[0]["id"]);
+  EXPECT_EQ(second[1]["id"], first[1]["id"]);
+  RunCommand({MERIDIAN_BINARY, "token", "revoke", "--id", first[1]["id"], "--db", db_path}, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(json::parse(RunCommand(list, &rc))["tokens"][1]["state"], "revoked");
+  std::filesystem::remove_all(dir);
+}
+
 // Issue 20: invalid UTF-8 in a job name answered 500 (the error could not be
 // serialized). Now: 400, the field named, in either body format.
 TEST_F(ApiRightsTest, InvalidUtf8IsA400NamingTheField) {
