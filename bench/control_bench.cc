@@ -167,7 +167,10 @@ void BM_Submit(benchmark::State& state) {
       return;
     }
     const std::string token = GenerateToken().value();
-    (void)(*d)->store()->CreateToken(Sha256Hex(token), "bench", false, 0, std::nullopt);
+    NewToken nt;
+    nt.hash = Sha256Hex(token);
+    nt.tenant = "bench";
+    (void)(*d)->store()->CreateToken(nt);
     const httplib::Headers h = {{"Authorization", "Bearer " + token}};
     Load l = Drive((*d)->port(), clients, kSubmissions, [&](httplib::Client& c) {
       return c.Post("/v1/jobs", h, kBody, "application/json");

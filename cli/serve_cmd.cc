@@ -1,6 +1,7 @@
 #include "cli/serve_cmd.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <csignal>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <sstream>
@@ -21,6 +23,7 @@
 #include "cli/serve_fleet.h"
 #include "control/daemon.h"
 #include "control/token.h"
+#include "core/time.h"
 #include "sched/profile.h"
 #include "spec/fleet.h"
 #include "telemetry/config.h"
@@ -52,6 +55,8 @@ struct ServeConfig {
   std::string fleet;  // a fleet file whose one cluster has backend: slurm or kubernetes
   KubernetesServeSettings kubernetes;    // with a kubernetes cluster
   telemetry::TelemetryConfig telemetry;  // docs/telemetry.md
+  control::ConnectionLimits limits;      // http: (docs/api.md, "Connection limits")
+  bool public_job_metrics = false;       // http.public_job_metrics
 };
 
 Status ConfigError(const std::string& file, const YAML::Node& n, const std::string& msg) {
@@ -59,6 +64,46 @@ Status ConfigError(const std::string& file, const YAML::Node& n, const std::stri
   std::string pos = file;
   if (m.line >= 0) pos += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
   return Status::Invalid(pos + ": " + msg);
+}
+
+// The http: map: connection limits, timeouts and who sees per-job metrics.
+Status ReadHttpConfig(const std::string& file, const YAML::Node& v, ServeConfig* c) {
+  static const std::vector<std::string> kHttpKeys = {
+      "max_connections", "max_connections_per_client", "header_timeout", "body_timeout",
+      "keep_alive_timeout", "write_timeout", "public_job_metrics"};
+  if (!v.IsMap()) {
+    return ConfigError(file, v, "http: must be a map (max_connections, header_timeout, ...)");
+  }
+  for (const auto& kv : v) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& n = kv.second;
+    if (key == "public_job_metrics") {
+      c->public_job_metrics = n.as<bool>();
+    } else if (key == "max_connections" || key == "max_connections_per_client") {
+      const int64_t count = n.as<int64_t>();
+      if (count < 1 || count > 100000) {
+        return ConfigError(file, n, "http." + key + ": \"" + n.as<std::string>() + "\" must be 1 to 100000");
+      }
+      (key == "max_connections" ? c->limits.max_connections
+                                : c->limits.max_connections_per_client) = static_cast<int>(count);
+    } else if (key == "header_timeout" || key == "body_timeout" || key == "keep_alive_timeout" ||
+               key == "write_timeout") {
+      auto d = ParseDuration(n.as<std::string>());
+      if (!d.ok() || *d < 1 || *d > 3600) {
+        return ConfigError(file, n, "http." + key + ": \"" + n.as<std::string>() +
+                                        "\" must be a duration from 1s to 1h (\"5s\")");
+      }
+      const int ms = static_cast<int>(*d * 1000);
+      if (key == "header_timeout") c->limits.header_timeout_ms = ms;
+      else if (key == "body_timeout") c->limits.body_timeout_ms = ms;
+      else if (key == "keep_alive_timeout") c->limits.keep_alive_timeout_ms = ms;
+      else c->limits.write_timeout_ms = ms;
+    } else {
+      return ConfigError(file, kv.first, "http." + key + ": unknown key" +
+                                             spec::SuggestFrom(key, kHttpKeys, "keys"));
+    }
+  }
+  return Status::Ok();
 }
 
 Status ReadConfig(const std::string& file, ServeConfig* c) {
@@ -74,7 +119,7 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
   static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
                                                  "catalog", "reconcile_interval_ms", "node_timeout",
                                                  "max_body_bytes", "node", "fleet", "telemetry",
-                                                 "kubernetes"};
+                                                 "kubernetes", "http"};
   static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
                                                      "ram_gib"};
   static const std::vector<std::string> kKubernetesKeys = {"kubeconfig", "kubectl", "namespace",
@@ -113,6 +158,8 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
           else return ConfigError(file, kk.first, "kubernetes." + key + ": unknown key" + spec::SuggestFrom(key, kKubernetesKeys, "keys"));
           if (s.empty()) return ConfigError(file, kk.second, "kubernetes." + key + ": must not be empty");
         }
+      } else if (k == "http") {
+        MERIDIAN_RETURN_IF_ERROR(ReadHttpConfig(file, v, c));
       } else if (k == "telemetry") {
         MERIDIAN_RETURN_IF_ERROR(telemetry::ParseTelemetryConfig(v, file, &c->telemetry));
       } else if (k == "node") {
@@ -184,7 +231,13 @@ Result<std::string> SignInToken(control::Store* store, const std::string& db) {
   const bool wrote = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   close(fd);
   if (!wrote) return Status::Internal(path + ": cannot write");
-  MERIDIAN_RETURN_IF_ERROR(store->CreateToken(control::Sha256Hex(*t), "admin", true, now, std::nullopt));
+  control::NewToken nt;
+  nt.hash = control::Sha256Hex(*t);
+  nt.tenant = "admin";
+  nt.admin = true;
+  nt.created_at = now;
+  auto id = store->CreateToken(nt);
+  if (!id.ok()) return id.status();
   return *t;
 }
 
@@ -220,6 +273,8 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   o.api.host = listen->first;
   o.api.port = listen->second;
   o.api.max_body_bytes = c.max_body_bytes;
+  o.api.limits = c.limits;
+  o.api.public_job_metrics = c.public_job_metrics;
   std::string state = !f.state_dir.empty() ? f.state_dir
                       : !c.state_dir.empty() ? c.state_dir
                                              : f.db + ".state";
@@ -316,23 +371,85 @@ bool ValidTenant(const std::string& t) {
   return true;
 }
 
+// `token list`: one line per token, oldest first; never the secret or its hash.
+int RunTokenList(control::Store& store, long long now, bool as_json, std::ostream& out,
+                 std::ostream& err) {
+  auto rows = store.Tokens();
+  if (!rows.ok()) return Fail(err, "token list", rows.status());
+  auto state = [now](const control::TokenRow& t) -> std::string {
+    if (t.revoked_at) return "revoked";
+    if (t.expires_at && *t.expires_at <= now) return "expired";
+    return "active";
+  };
+  if (as_json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const control::TokenRow& t : *rows) {
+      nlohmann::json j = {{"id", t.id}, {"tenant", t.node.empty() ? t.tenant : ""},
+                          {"role", t.admin ? "admin" : !t.node.empty() ? "node" : "tenant"},
+                          {"node", t.node.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.node)},
+                          {"created", FormatRfc3339(t.created_at)}, {"state", state(t)}};
+      j["expires"] = t.expires_at ? nlohmann::json(FormatRfc3339(*t.expires_at)) : nlohmann::json(nullptr);
+      arr.push_back(j);
+    }
+    out << nlohmann::json{{"tokens", arr}}.dump(2) << "\n";
+    return kExitOk;
+  }
+  out << "ID                    TENANT           ROLE    NODE             CREATED               STATE\n";
+  for (const control::TokenRow& t : *rows) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%-21s %-16s %-7s %-16s %-21s %s\n", t.id.c_str(),
+                  t.node.empty() ? t.tenant.c_str() : "-",
+                  t.admin ? "admin" : !t.node.empty() ? "node" : "tenant",
+                  t.node.empty() ? "-" : t.node.c_str(), FormatRfc3339(t.created_at).c_str(),
+                  state(t).c_str());
+    out << line;
+  }
+  return kExitOk;
+}
+
+int RunTokenRevoke(const ServeCommands& f, control::Store& store, long long now,
+                   std::ostream& err) {
+  if (f.token_value.empty() == f.token_id.empty()) {
+    return Fail(err, "token revoke",
+                Status::Invalid("give the token (TOKEN) or its id (--id ID from `meridian token "
+                                "list`), one of them"));
+  }
+  Status st = f.token_id.empty() ? store.RevokeToken(control::Sha256Hex(f.token_value), now)
+                                 : store.RevokeTokenById(f.token_id, now);
+  if (st.code() == StatusCode::kNotFound) {
+    const std::string what = f.token_id.empty() ? "TOKEN: the token" : "--id: \"" + f.token_id + "\"";
+    return Fail(err, "token revoke", Status::Invalid(what + ": " + st.message()));
+  }
+  if (!st.ok()) return Fail(err, "token revoke", st);
+  return kExitOk;
+}
+
 int RunToken(const ServeCommands& f, long long now, std::ostream& out, std::ostream& err) {
   control::SqliteOptions so;
   so.path = f.token_db;
   so.readers = 1;
   so.group_commit = false;
-  if (f.token_revoke->parsed()) {
+  if (f.token_revoke->parsed() || f.token_list->parsed()) {
+    const char* cmd = f.token_list->parsed() ? "token list" : "token revoke";
     auto store = control::OpenSqliteStore(so);
-    if (!store.ok()) return Fail(err, "token revoke", store.status());
-    Status st = (*store)->RevokeToken(control::Sha256Hex(f.token_value), now);
-    if (!st.ok()) return Fail(err, "token revoke", st);
-    return kExitOk;
+    if (!store.ok()) return Fail(err, cmd, store.status());
+    if (f.token_list->parsed()) return RunTokenList(**store, now, f.token_json, out, err);
+    return RunTokenRevoke(f, **store, now, err);
   }
-  if (!ValidTenant(f.tenant)) {
+  if (f.node.empty() && !ValidTenant(f.tenant)) {
     return Fail(err, "token create",
                 Status::Invalid("--tenant: \"" + f.tenant +
                                 "\" must be 1-63 letters, digits, '-', '_' or '.', starting with a "
                                 "letter or digit"));
+  }
+  if (!f.node.empty() && (!f.tenant.empty() || f.admin)) {
+    return Fail(err, "token create",
+                Status::Invalid("--node: a node token acts for its node only; leave out --tenant "
+                                "and --admin"));
+  }
+  if (!f.node.empty() && (f.node.size() > 63 || f.node.find_first_of("/ ") != std::string::npos)) {
+    return Fail(err, "token create",
+                Status::Invalid("--node: \"" + f.node + "\" must be 1-63 characters without / or spaces"));
   }
   std::optional<UnixSeconds> expires;
   if (!f.expires.empty()) {
@@ -347,8 +464,15 @@ int RunToken(const ServeCommands& f, long long now, std::ostream& out, std::ostr
   if (!store.ok()) return Fail(err, "token create", store.status());
   auto token = control::GenerateToken();
   if (!token.ok()) return Fail(err, "token create", token.status());
-  Status st = (*store)->CreateToken(control::Sha256Hex(*token), f.tenant, f.admin, now, expires);
-  if (!st.ok()) return Fail(err, "token create", st);
+  control::NewToken nt;
+  nt.hash = control::Sha256Hex(*token);
+  nt.tenant = f.node.empty() ? f.tenant : control::kNodeTokenTenant;
+  nt.node = f.node;
+  nt.admin = f.admin;
+  nt.created_at = now;
+  nt.expires_at = expires;
+  auto id = (*store)->CreateToken(nt);
+  if (!id.ok()) return Fail(err, "token create", id.status());
   out << *token << "\n";
   return kExitOk;
 }
@@ -376,12 +500,20 @@ std::unique_ptr<ServeCommands> AddServeCommands(CLI::App& app) {
   c->token->require_subcommand(1);
   c->token_create = c->token->add_subcommand("create", "print a new bearer token for a tenant");
   c->token_create->add_option("--db", c->token_db, "the daemon's database")->capture_default_str();
-  c->token_create->add_option("--tenant", c->tenant, "tenant the token acts for")->required();
+  auto* tenant = c->token_create->add_option("--tenant", c->tenant, "tenant the token acts for");
+  auto* node = c->token_create->add_option(
+      "--node", c->node, "a node token: it may only heartbeat this node (docs/api.md)");
+  tenant->excludes(node);
   c->token_create->add_flag("--admin", c->admin, "the token sees and manages every tenant");
   c->token_create->add_option("--expires", c->expires, "lifetime, e.g. 90d (default: none)");
   c->token_revoke = c->token->add_subcommand("revoke", "revoke a bearer token");
   c->token_revoke->add_option("--db", c->token_db, "the daemon's database")->capture_default_str();
-  c->token_revoke->add_option("TOKEN", c->token_value, "the token to revoke")->required();
+  c->token_revoke->add_option("TOKEN", c->token_value, "the token to revoke");
+  c->token_revoke->add_option("--id", c->token_id, "the id of the token to revoke (token list)");
+  c->token_list = c->token->add_subcommand(
+      "list", "list tokens: id, tenant, role, node, created, state (never the secret)");
+  c->token_list->add_option("--db", c->token_db, "the daemon's database")->capture_default_str();
+  c->token_list->add_flag("--json", c->token_json, "print JSON");
   return c;
 }
 

@@ -1,5 +1,5 @@
 // `meridian serve` (the control plane daemon, docs/control-plane.md) and
-// `meridian token create|revoke` (bearer tokens in its database, usable
+// `meridian token create|list|revoke` (bearer tokens in its database, usable
 // while the daemon runs).
 //
 // Exit codes: 0 ok (serve: stopped by SIGINT/SIGTERM); 2 bad input (a flag,
@@ -23,6 +23,7 @@ struct ServeCommands {
   CLI::App* token = nullptr;
   CLI::App* token_create = nullptr;
   CLI::App* token_revoke = nullptr;
+  CLI::App* token_list = nullptr;
   // serve
   std::string listen = "127.0.0.1:8080";
   std::string db = "meridian.db";
@@ -34,7 +35,10 @@ struct ServeCommands {
   std::string tenant;
   bool admin = false;
   std::string expires;
+  std::string node;  // create --node
   std::string token_value;
+  std::string token_id;  // revoke --id
+  bool token_json = false;  // list --json
 };
 
 // Adds `serve` and `token` to `app`; the returned object holds their flags

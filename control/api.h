@@ -2,8 +2,9 @@
 // /metrics, on cpp-httplib's threaded server. Every /v1 route needs a bearer
 // token (Authorization: Bearer ...); a token belongs to one tenant, which sees
 // only its own jobs (others' answer 404), or is an admin, who sees all.
-// Errors are {"error": {"code", "message", "field"}} with 400, 401, 404, 409,
-// 413 or 500.
+// Node tokens may only heartbeat their node. Errors are {"error": {"code",
+// "message", "field"}} with 400, 401, 403, 404, 409, 413 or 503; a 500 says
+// "internal error" and an id, and the details go to the daemon's log.
 //
 // Threading: handlers run on the server's worker threads; they read and
 // write through the Store (thread-safe) and talk to the Reconciler through
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "catalog/catalog.h"
+#include "control/http_server.h"
 #include "control/metrics.h"
 #include "control/reconciler.h"
 #include "control/store.h"
@@ -26,7 +28,9 @@ struct ApiOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                  // 0: any free port (see ApiServer::port)
   size_t max_body_bytes = 1 << 20;  // larger requests get 413
-  int threads = 64;                 // concurrent connections served
+  ConnectionLimits limits;          // http_server.h; docs/api.md, "Connection limits"
+  // true: /metrics shows per-job series to anyone; false: to admin tokens only.
+  bool public_job_metrics = false;
   std::function<UnixSeconds()> clock;  // default: the system clock
   // The daemon's telemetry sampler, for /metrics and /v1/jobs/{id}/utilization;
   // null: those answer without telemetry.

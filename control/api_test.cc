@@ -235,7 +235,7 @@ TEST_F(ApiTest, AuthMatrix) {
   EXPECT_TRUE(Get("/v1/jobs", bob_, 200)["jobs"].empty());
   EXPECT_TRUE(Get("/v1/jobs?tenant=alice", bob_, 200)["jobs"].empty());
   // Bob may not submit as alice.
-  json as_alice = Post("/v1/jobs", bob_, Spec("sneaky", R"(, "tenant": "alice")"), 400);
+  json as_alice = Post("/v1/jobs", bob_, Spec("sneaky", R"(, "tenant": "alice")"), 403);
   EXPECT_EQ(as_alice["error"]["field"], "tenant");
   // The admin sees it (cancel last: it changes the job).
   for (const Route& r : job_routes) EXPECT_EQ(call(r, Auth(admin_)), 200) << r.path;
@@ -245,7 +245,8 @@ TEST_F(ApiTest, AuthMatrix) {
   Post("/v1/nodes", alice_, node, 404);
   Post("/v1/nodes", admin_, node, 201);
   Post("/v1/nodes/gpu-box-1/drain", alice_, "", 404);
-  Post("/v1/nodes/gpu-box-1/heartbeat", alice_, "", 200);
+  Post("/v1/nodes/gpu-box-1/heartbeat", alice_, "", 403);
+  Post("/v1/nodes/gpu-box-1/heartbeat", admin_, "", 200);
   Post("/v1/nodes/gpu-box-1/drain", admin_, "", 200);
   json nodes = Get("/v1/nodes", alice_, 200);
   bool found = false;

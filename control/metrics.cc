@@ -49,6 +49,10 @@ void Histogram::Render(const std::string& name, const std::string& help, std::st
   *out += name + "_count " + std::to_string(count_.load()) + "\n";
 }
 
+bool IsPerJobLine(const GaugeLine& line) {
+  return line.labels.starts_with("job=\"") || line.labels.find(",job=\"") != std::string::npos;
+}
+
 std::string RenderMetrics(const Metrics& m, const std::vector<GaugeFamily>& gauges) {
   std::string out;
   Counter("meridian_submissions_total", "Jobs accepted (durable) through POST /v1/jobs.",

@@ -62,4 +62,8 @@ struct GaugeFamily {
 };
 std::string RenderMetrics(const Metrics& m, const std::vector<GaugeFamily>& gauges);
 
+// Whether a line is one job's (it has a `job` label): a tenant's own figures,
+// which /metrics shows to admins only unless configured otherwise.
+bool IsPerJobLine(const GaugeLine& line);
+
 }  // namespace meridian::control

@@ -457,7 +457,11 @@ Result<nlohmann::json> Reconciler::Plan(const JobSpec& job) {
   std::lock_guard<std::mutex> l(mu_);
   if (!fleet_ || !fleet_->scheduler) return Status::Unschedulable("no schedulable nodes");
   const UnixSeconds now = Now();
-  uint32_t tenant = tenant_ids_.emplace(job.tenant, tenant_ids_.size()).first->second;
+  // A tenant the daemon has not seen plans under an id no job holds, and is
+  // not remembered: a plan changes nothing, so names in plans cannot grow the map.
+  auto known = tenant_ids_.find(job.tenant);
+  const uint32_t tenant = known != tenant_ids_.end() ? known->second
+                                                     : static_cast<uint32_t>(tenant_ids_.size());
   auto spec = std::make_shared<const JobSpec>(job);
   sched::EnqueueRequest req{JobId(0x7fffffffu), TenantId(tenant), now, 0};
   auto q = sched::MakeQueuedJob(spec, *options_.catalog, req);

@@ -15,7 +15,9 @@ CREATE TABLE IF NOT EXISTS tokens (
   admin INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL,
   expires_at INTEGER,
-  revoked_at INTEGER
+  revoked_at INTEGER,
+  id TEXT,
+  node TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS jobs (
   seq INTEGER PRIMARY KEY,
@@ -95,6 +97,13 @@ CREATE TABLE IF NOT EXISTS utilization (
   class TEXT NOT NULL,
   PRIMARY KEY (job_id, at)
 ) WITHOUT ROWID;
+)sql";
+
+// Databases made before tokens had ids and nodes get the columns (added by
+// AddTokenColumns when missing) and a random id per token; then the index.
+inline constexpr const char* kTokenIdsSql = R"sql(
+UPDATE tokens SET id = 'tok_' || lower(hex(randomblob(8))) WHERE id IS NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS tokens_by_id ON tokens(id);
 )sql";
 
 }  // namespace meridian::control

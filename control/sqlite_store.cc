@@ -68,6 +68,26 @@ JobRow ReadJob(const Stmt& s) {
   return j;
 }
 
+// Columns: tenant, admin, created_at, expires_at, revoked_at, id, node.
+TokenRow ReadToken(const Stmt& s) {
+  return TokenRow{s.Text(0), s.Int(1) != 0, s.Int(2), s.OptInt(3), s.OptInt(4), s.Text(5),
+                  s.Text(6)};
+}
+
+// Adds the id and node columns to a tokens table made before they existed.
+Status AddTokenColumns(Db& db) {
+  auto s = db.Prepare("SELECT COUNT(*) FROM pragma_table_info('tokens') WHERE name='id'");
+  if (!s.ok()) return s.status();
+  auto r = (*s)->Step();
+  if (!r.ok()) return r.status();
+  const bool has_id = (*s)->Int(0) > 0;
+  (*s)->Reset();
+  if (has_id) return Status::Ok();
+  return db.Exec(
+      "ALTER TABLE tokens ADD COLUMN id TEXT; "
+      "ALTER TABLE tokens ADD COLUMN node TEXT NOT NULL DEFAULT ''");
+}
+
 Result<std::vector<JobRow>> ReadJobs(Stmt* s) {
   std::vector<JobRow> out;
   for (;;) {
@@ -97,6 +117,8 @@ class SqliteStore final : public Store {
     if (!w.ok()) return w.status();
     write_ = std::move(w).value();
     MERIDIAN_RETURN_IF_ERROR(write_->Exec(kSchemaSql));
+    MERIDIAN_RETURN_IF_ERROR(AddTokenColumns(*write_));
+    MERIDIAN_RETURN_IF_ERROR(write_->Exec(kTokenIdsSql));
     auto s = write_->Prepare("SELECT COALESCE(MAX(seq),0) FROM jobs");
     if (!s.ok()) return s.status();
     auto row = (*s)->Step();
@@ -255,51 +277,70 @@ class SqliteStore final : public Store {
     return applied;
   }
 
-  Status CreateToken(const std::string& hash, const std::string& tenant, bool admin,
-                     UnixSeconds now, std::optional<UnixSeconds> expires_at) override {
-    return Write([&](Db& db) -> Status {
+  Result<std::string> CreateToken(const NewToken& token) override {
+    std::string id;
+    Status st = Write([&](Db& db) -> Status {
       auto t = db.Prepare("INSERT OR IGNORE INTO tenants(name, created_at) VALUES(?,?)");
       if (!t.ok()) return t.status();
-      MERIDIAN_RETURN_IF_ERROR((*t)->Bind(1, tenant).Bind(2, now).Run());
+      MERIDIAN_RETURN_IF_ERROR((*t)->Bind(1, token.tenant).Bind(2, token.created_at).Run());
       auto s = db.Prepare(
-          "INSERT INTO tokens(hash,tenant,admin,created_at,expires_at) VALUES(?,?,?,?,?)");
+          "INSERT INTO tokens(hash,tenant,admin,created_at,expires_at,id,node) "
+          "VALUES(?,?,?,?,?,'tok_' || lower(hex(randomblob(8))),?) RETURNING id");
       if (!s.ok()) return s.status();
-      (*s)->Bind(1, hash).Bind(2, tenant).Bind(3, int64_t{admin ? 1 : 0}).Bind(4, now);
-      return (*s)->Bind(5, expires_at).Run();
+      (*s)->Bind(1, token.hash).Bind(2, token.tenant).Bind(3, int64_t{token.admin ? 1 : 0});
+      (*s)->Bind(4, token.created_at).Bind(5, token.expires_at).Bind(6, token.node);
+      auto r = (*s)->Step();
+      if (!r.ok()) return r.status();
+      id = (*s)->Text(0);
+      (*s)->Reset();
+      return Status::Ok();
     });
+    if (!st.ok()) return st;
+    return id;
   }
 
   Result<std::optional<TokenRow>> LookupToken(const std::string& hash) override {
     auto lease = Lease();
     auto s = lease->Prepare(
-        "SELECT tenant,admin,created_at,expires_at,revoked_at FROM tokens WHERE hash=?");
+        "SELECT tenant,admin,created_at,expires_at,revoked_at,id,node FROM tokens WHERE hash=?");
     if (!s.ok()) return s.status();
     (*s)->Bind(1, hash);
     auto r = (*s)->Step();
     if (!r.ok()) return r.status();
     if (!*r) return std::optional<TokenRow>();
-    TokenRow t{(*s)->Text(0), (*s)->Int(1) != 0, (*s)->Int(2), (*s)->OptInt(3), (*s)->OptInt(4)};
+    TokenRow t = ReadToken(**s);
     (*s)->Reset();
     return std::optional<TokenRow>(t);
   }
 
+  Result<std::vector<TokenRow>> Tokens() override {
+    auto lease = Lease();
+    auto s = lease->Prepare(
+        "SELECT tenant,admin,created_at,expires_at,revoked_at,id,node FROM tokens "
+        "ORDER BY created_at, rowid");
+    if (!s.ok()) return s.status();
+    std::vector<TokenRow> out;
+    for (;;) {
+      auto r = (*s)->Step();
+      if (!r.ok()) return r.status();
+      if (!*r) return out;
+      out.push_back(ReadToken(**s));
+    }
+  }
+
   Status RevokeToken(const std::string& hash, UnixSeconds now) override {
-    bool found = false;
-    Status st = Write([&](Db& db) -> Status {
-      auto s = db.Prepare("UPDATE tokens SET revoked_at=? WHERE hash=? AND revoked_at IS NULL");
-      if (!s.ok()) return s.status();
-      MERIDIAN_RETURN_IF_ERROR((*s)->Bind(1, now).Bind(2, hash).Run());
-      found = db.Changes() > 0;
-      return Status::Ok();
-    });
-    if (!st.ok()) return st;
-    return found ? Status::Ok() : Status::NotFound("no such token, or already revoked");
+    return Revoke("hash", hash, now);
+  }
+
+  Status RevokeTokenById(const std::string& id, UnixSeconds now) override {
+    return Revoke("id", id, now);
   }
 
   Result<std::vector<std::string>> Tenants() override {
     auto lease = Lease();
-    auto s = lease->Prepare("SELECT name FROM tenants ORDER BY name");
+    auto s = lease->Prepare("SELECT name FROM tenants WHERE name <> ? ORDER BY name");
     if (!s.ok()) return s.status();
+    (*s)->Bind(1, std::string_view(kNodeTokenTenant));
     std::vector<std::string> out;
     for (;;) {
       auto r = (*s)->Step();
@@ -402,6 +443,21 @@ class SqliteStore final : public Store {
   }
 
   static Status BindDoubleAndRun(Stmt& s, int i, double v);
+
+  // Revokes the token whose `column` (hash or id) is `key`.
+  Status Revoke(const std::string& column, const std::string& key, UnixSeconds now) {
+    bool found = false;
+    Status st = Write([&](Db& db) -> Status {
+      auto s = db.Prepare("UPDATE tokens SET revoked_at=? WHERE " + column +
+                          "=? AND revoked_at IS NULL");
+      if (!s.ok()) return s.status();
+      MERIDIAN_RETURN_IF_ERROR((*s)->Bind(1, now).Bind(2, key).Run());
+      found = db.Changes() > 0;
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return found ? Status::Ok() : Status::NotFound("no such token, or already revoked");
+  }
 
   Status UpdateNode(const std::string& sql, const std::string& v, const std::string& name) {
     bool found = false;

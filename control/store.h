@@ -109,11 +109,27 @@ struct ListFilter {
   int64_t after_seq = 0;            // the page token
 };
 
+// A bearer token as the store keeps it: never the secret, only its SHA-256.
+// `id` ("tok_" and 16 hex digits, random) names it in `token list` and
+// `token revoke --id`. A node token (`node` set) may only heartbeat that node.
 struct TokenRow {
   std::string tenant;
   bool admin = false;
   UnixSeconds created_at = 0;
   std::optional<UnixSeconds> expires_at, revoked_at;
+  std::string id;
+  std::string node;  // "": a tenant or admin token
+};
+
+// The tenant that node tokens are filed under (tokens need one); no tenant's
+// name can start with '_', and Tenants() leaves it out.
+inline constexpr const char* kNodeTokenTenant = "_nodes";
+
+struct NewToken {
+  std::string hash, tenant, node;
+  bool admin = false;
+  UnixSeconds created_at = 0;
+  std::optional<UnixSeconds> expires_at;
 };
 
 struct NodeRow {
@@ -156,10 +172,13 @@ class Store {
   // Applies the updates in one transaction; returns, per update, whether it applied.
   virtual Result<std::vector<bool>> Apply(const std::vector<JobUpdate>& updates) = 0;
 
-  virtual Status CreateToken(const std::string& token_hash, const std::string& tenant, bool admin,
-                             UnixSeconds now, std::optional<UnixSeconds> expires_at) = 0;
+  // Stores the token (and its tenant, if new); returns the token's id.
+  virtual Result<std::string> CreateToken(const NewToken& token) = 0;
   virtual Result<std::optional<TokenRow>> LookupToken(const std::string& token_hash) = 0;
   virtual Status RevokeToken(const std::string& token_hash, UnixSeconds now) = 0;  // kNotFound
+  virtual Status RevokeTokenById(const std::string& id, UnixSeconds now) = 0;      // kNotFound
+  // Every token, oldest first (revoked and expired ones too).
+  virtual Result<std::vector<TokenRow>> Tokens() = 0;
   virtual Result<std::vector<std::string>> Tenants() = 0;
 
   virtual Status UpsertNode(const NodeRow& node) = 0;

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "control/job_json.h"
+#include "control/utf8.h"
 #include "spec/spec.h"
 
 namespace meridian::control {
@@ -42,6 +43,7 @@ Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Status::Invalid("request: the body is empty; send one job spec (docs/job-spec.md)");
   }
+  MERIDIAN_RETURN_IF_ERROR(CheckUtf8Body(body, format == BodyFormat::kJson));
   nlohmann::json tree;
   if (format == BodyFormat::kJson) {
     tree = nlohmann::json::parse(body, nullptr, false);
@@ -73,6 +75,11 @@ Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
       return Status::Invalid(std::string("request: ") + e.what());
     }
   }
+  if (tree.is_object() && tree.contains("jobs")) {
+    return Status::Invalid(
+        "request: jobs: a request is one job spec, not a jobs: list; send the job's own keys "
+        "(name, kind, resources, command) at the top level");
+  }
   Submission s{std::move((*specs)[0]), std::move(tree)};
   if (s.spec.command.empty()) {
     return Status::Invalid(
@@ -82,6 +89,16 @@ Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
   if (!s.spec_json.contains("tenant")) {
     s.spec_json["tenant"] = tenant;
     s.spec.tenant = tenant;
+  }
+  // What is accepted must run: the reconciler reads the stored text back with
+  // SpecFromJson, so it is read back here, and refused now if it would not be.
+  if (!s.spec_json.is_object()) {
+    return Status::Invalid("request: the body must be one job spec (a map of keys)");
+  }
+  auto again = SpecFromJson(s.spec_json.dump(), "request");
+  if (!again.ok()) {
+    return Status::Invalid("request: the spec would not read back as stored: " +
+                           again.status().message());
   }
   return s;
 }

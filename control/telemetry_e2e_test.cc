@@ -102,7 +102,8 @@ TEST_F(TelemetryE2eTest, BusyAndSleepingJobsAreToldApart) {
   // The stored series: one row a second, classes from the live classifier.
   EXPECT_EQ(b["series"].back()["class"], "healthy");
 
-  auto m = http_->Get("/metrics");
+  // Per-job series are an admin's (docs/api.md, "/metrics").
+  auto m = http_->Get("/metrics", Auth(daemon_->Token("ops", true)));
   ASSERT_TRUE(m);
   EXPECT_NE(m->body.find("meridian_job_class{job=\"" + busy + "\",class=\"healthy\"} 1"),
             std::string::npos)

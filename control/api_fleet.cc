@@ -1,0 +1,77 @@
+// The dashboard aggregates (/v1/overview, waiting, fleet, regions) and
+// /v1/plan.
+#include "control/api_internal.h"
+
+#include "control/submission.h"
+#include "spec/spec.h"
+
+namespace meridian::control {
+
+using nlohmann::json;
+
+// Everything the dashboard aggregates read, as `c` may see it.
+Result<AggregateInput> ApiServer::Impl::Gather(const Caller& c) {
+  AggregateInput in;
+  ListFilter f;
+  f.tenant = c.admin ? "" : c.tenant;
+  f.limit = 1000;
+  while (true) {
+    auto rows = store->ListJobs(f);
+    if (!rows.ok()) return rows.status();
+    for (JobRow& r : *rows) in.jobs.push_back(std::move(r));
+    if (rows->size() < static_cast<size_t>(f.limit)) break;
+    f.after_seq = in.jobs.back().seq;
+  }
+  auto active = store->ActiveJobs();
+  if (!active.ok()) return active.status();
+  in.all_active = std::move(active).value();
+  auto nodes = store->Nodes();
+  if (!nodes.ok()) return nodes.status();
+  in.nodes = std::move(nodes).value();
+  // Only a job that ran more than once, or is preempted now, can have been preempted.
+  for (const JobRow& j : in.jobs) {
+    if (j.attempts < 2 && j.state != "preempted") continue;
+    auto ev = store->Events(j.id);
+    if (!ev.ok()) return ev.status();
+    for (const EventRow& e : *ev) {
+      if (e.type == "state" && e.to == "preempted") in.preemptions[j.id]++;
+    }
+  }
+  in.waiting = reconciler->Waiting();
+  in.layouts = reconciler->Layouts();
+  in.catalog = catalog.get();
+  in.options = &reconciler->options();
+  in.homes = &homes;
+  in.now = Now();
+  in.admin = c.admin;
+  in.tenant = c.tenant;
+  return in;
+}
+
+void ApiServer::Impl::Aggregate(httplib::Response& res, const Caller& c,
+               nlohmann::json (*render)(const AggregateInput&)) {
+  auto in = Gather(c);
+  if (!in.ok()) return SendInternal(res, in.status().ToString());
+  SendJson(res, 200, render(*in));
+}
+
+void ApiServer::Impl::Plan(const httplib::Request& req, httplib::Response& res, const Caller& c) {
+  auto format = FormatFor(req.get_header_value("Content-Type"), req.body);
+  if (!format.ok()) return SendError(res, 400, format.status().message(), "Content-Type");
+  auto sub = ParseSubmission(req.body, *format, c.tenant);
+  if (!sub.ok()) return SendStatus(res, sub.status());
+  if (!c.admin && sub->spec.tenant != c.tenant) return RefuseTenant(res, sub->spec.tenant, c);
+  if (Status v = spec::ValidateAgainstCatalog(sub->spec, *catalog, Now()); !v.ok()) {
+    return SendStatus(res, v);
+  }
+  auto plan = reconciler->Plan(sub->spec);
+  if (!plan.ok()) {
+    if (plan.status().code() == StatusCode::kUnschedulable) {
+      return SendError(res, 409, plan.status().message());
+    }
+    return SendStatus(res, plan.status());
+  }
+  SendJson(res, 200, *plan);
+}
+
+}  // namespace meridian::control
