@@ -6,6 +6,7 @@
 #include <csignal>
 #include <fstream>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,12 +15,14 @@
 #include <sstream>
 #include <thread>
 
+#include "backends/local/cgroup.h"
 #include "backends/local/local.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/fleet_output.h"
 #include "cli/serve_fleet.h"
 #include "control/daemon.h"
+#include "control/file_modes.h"
 #include "control/token.h"
 #include "sched/profile.h"
 #include "spec/fleet.h"
@@ -49,6 +52,7 @@ struct ServeConfig {
   int64_t node_timeout_s = 30;
   size_t max_body_bytes = 1 << 20;
   backends::LocalBackendOptions node;
+  backends::TenantUidOptions tenant_uids;  // docs/backends.md, "Tenant isolation"
   std::string fleet;  // a fleet file whose one cluster has backend: slurm or kubernetes
   KubernetesServeSettings kubernetes;    // with a kubernetes cluster
   telemetry::TelemetryConfig telemetry;  // docs/telemetry.md
@@ -59,6 +63,40 @@ Status ConfigError(const std::string& file, const YAML::Node& n, const std::stri
   std::string pos = file;
   if (m.line >= 0) pos += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
   return Status::Invalid(pos + ": " + msg);
+}
+
+// tenant_uids: {base: 200000, count: 100000, tenants: {team-a: "1500:1500"}}
+Status ReadTenantUids(const std::string& file, const YAML::Node& v, backends::TenantUidOptions* o) {
+  if (!v.IsMap()) return ConfigError(file, v, "tenant_uids: must be a map (base, count, tenants)");
+  static const std::vector<std::string> kKeys = {"base", "count", "tenants"};
+  for (const auto& kv : v) {
+    const std::string key = kv.first.as<std::string>();
+    if (key == "base" || key == "count") {
+      const int64_t n = kv.second.as<int64_t>();
+      if (n < 1 || n > 4294967294LL) {
+        return ConfigError(file, kv.second, "tenant_uids." + key + ": \"" + kv.second.as<std::string>() +
+                                                "\" must be from 1 to 4294967294");
+      }
+      (key == "base" ? o->base : o->count) = static_cast<uint32_t>(n);
+    } else if (key == "tenants") {
+      if (!kv.second.IsMap()) {
+        return ConfigError(file, kv.second, "tenant_uids.tenants: must map tenant names to \"uid\" or \"uid:gid\"");
+      }
+      for (const auto& t : kv.second) {
+        auto id = backends::ParseTenantIdentity(t.second.as<std::string>());
+        if (!id.ok()) {
+          return ConfigError(file, t.second, "tenant_uids.tenants." + t.first.as<std::string>() + ": " +
+                                                 id.status().message());
+        }
+        o->mapped[t.first.as<std::string>()] = *id;
+      }
+    } else {
+      return ConfigError(file, kv.first, "tenant_uids." + key + ": unknown key" +
+                                             spec::SuggestFrom(key, kKeys, "keys"));
+    }
+  }
+  Status st = backends::CheckTenantUidOptions(*o);
+  return st.ok() ? st : ConfigError(file, v, st.message());
 }
 
 Status ReadConfig(const std::string& file, ServeConfig* c) {
@@ -74,7 +112,7 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
   static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
                                                  "catalog", "reconcile_interval_ms", "node_timeout",
                                                  "max_body_bytes", "node", "fleet", "telemetry",
-                                                 "kubernetes"};
+                                                 "kubernetes", "tenant_uids"};
   static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
                                                      "ram_gib"};
   static const std::vector<std::string> kKubernetesKeys = {"kubeconfig", "kubectl", "namespace",
@@ -113,6 +151,8 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
           else return ConfigError(file, kk.first, "kubernetes." + key + ": unknown key" + spec::SuggestFrom(key, kKubernetesKeys, "keys"));
           if (s.empty()) return ConfigError(file, kk.second, "kubernetes." + key + ": must not be empty");
         }
+      } else if (k == "tenant_uids") {
+        MERIDIAN_RETURN_IF_ERROR(ReadTenantUids(file, v, &c->tenant_uids));
       } else if (k == "telemetry") {
         MERIDIAN_RETURN_IF_ERROR(telemetry::ParseTelemetryConfig(v, file, &c->telemetry));
       } else if (k == "node") {
@@ -194,6 +234,7 @@ int Fail(std::ostream& err, const std::string& cmd, const Status& st) {
 }
 
 int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
+  umask(077);  // the daemon's files are its own (control/file_modes.h)
   ServeConfig c;
   if (!f.config.empty()) {
     if (Status st = ReadConfig(f.config, &c); !st.ok()) return Fail(err, "serve", st);
@@ -240,6 +281,7 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   };
   std::unique_ptr<control::Backend> backend;
   std::string backend_note;
+  control::TightenOptions tighten;
   if (!c.fleet.empty()) {
     if (c.node.gpus > 0 || !c.node.node_name.empty()) {
       return Fail(err, "serve", Status::Invalid(f.config + ": node: and fleet: exclude each other "
@@ -252,7 +294,33 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   } else {
     backends::LocalBackendOptions bo = c.node;
     bo.state_dir = state + "/backend";
+    const backends::IsolationDecision iso = backends::DecideIsolation(geteuid());
+    if (iso.isolate) {
+      bo.tenant_uids = c.tenant_uids;
+      bo.tenant_root = state;
+      tighten.dir_mode = control::kTenantPathDirMode;
+    } else {
+      err << "meridian serve: warning: " << iso.warning << std::endl;
+    }
+    const backends::CgroupSupport cg = backends::DetectCgroupV2(backends::ProbeThisProcess());
+    Status prepared = cg.usable ? backends::PrepareCgroupParent(cg.dir, getpid()) : Status::Ok();
+    if (cg.usable && prepared.ok()) {
+      bo.cgroup_dir = cg.dir;
+    } else {
+      err << "meridian serve: warning: jobs' vCPU and RAM limits are not enforced on the local "
+             "backend: "
+          << (cg.usable ? prepared.message() : cg.reason) << " (docs/backends.md, \"Limits\")"
+          << std::endl;
+    }
     backend = backends::MakeLocalBackend(bo);
+  }
+  tighten.db = f.db;
+  tighten.state_dir = state;
+  auto tightened = control::TightenDaemonFiles(tighten);
+  if (!tightened.ok()) return Fail(err, "serve", tightened.status());
+  if (!tightened->empty()) {
+    out << "meridian serve: took group and other permissions away from " << tightened->size()
+        << " of the daemon's files (first: " << tightened->front() << ")" << std::endl;
   }
 
   auto daemon = control::Daemon::Start(std::move(o), std::move(backend));
