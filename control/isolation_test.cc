@@ -178,6 +178,7 @@ TEST_F(IsolationTest, ATenantsJobRunsAsItsOwnUidAndReachesNothingElse) {
   // A restarted daemon keeps each tenant's uid (the index file).
   daemon_->Kill(SIGTERM);
   daemon_->Start();
+  http_ = daemon_->Client();  // a new port
   const std::string again = SubmitJob(*http_, b, Spec("b2", {"/usr/bin/id", "-u"}));
   EXPECT_EQ(WaitEnded(b, again)["state"], "succeeded");
   EXPECT_EQ(ReadFile(JobDir(again) + "/logs/stdout.log"), "200000\n");
