@@ -415,5 +415,26 @@ TEST_F(LocalBackendTest, AsRootEachTenantsJobRunsAsItsOwnUidInItsOwnDirectories)
   EXPECT_EQ(log.st_mode & 07777, 0600u);
 }
 
+TEST_F(LocalBackendTest, AsRootAStateDirBehindAClosedDirectoryFailsTheLaunchNamingIt) {
+  if (geteuid() != 0) GTEST_SKIP() << "dropping to a tenant's uid needs root";
+  const fs::path locked = root_ / "locked";
+  fs::create_directories(locked / "state");
+  fs::permissions(locked, fs::perms::owner_all);  // 0700: others cannot pass
+  LocalBackendOptions o = Options();
+  o.state_dir = (locked / "state" / "backend").string();
+  o.tenant_uids = TenantUidOptions{};
+  o.tenant_root = (locked / "state").string();
+  LaunchRequest r = Request({"/bin/true"});
+  r.tenant = "team-a";
+  r.working_dir = "";
+  r.checkpoint_dir = (locked / "state" / "jobs" / "j-00000001" / "checkpoint").string();
+  auto h = MakeLocalBackend(o)->Launch(r);
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(h.status().message().find("state_dir: \"" + locked.string() + "\" is mode 0700"),
+            std::string::npos)
+      << h.status().message();
+}
+
 }  // namespace
 }  // namespace meridian::backends
