@@ -140,7 +140,10 @@ std::vector<std::string> JobEnvironment(const control::LaunchRequest& r,
   std::map<std::string, std::string> env = base;
   for (const auto& [k, v] : r.env) env[k] = v;
   env.erase("CUDA_VISIBLE_DEVICES");
-  if (r.gpus.empty()) env["CUDA_VISIBLE_DEVICES"] = "";  // a CPU job sees no GPU
+  // A CPU job sees no GPU. A job with a GPU GRES (whole GPUs or a MIG
+  // instance) gets Slurm's value: the environment file, sourced after Slurm
+  // set it, must not hide it.
+  if (r.gpus.empty() && r.mig_profile.empty()) env["CUDA_VISIBLE_DEVICES"] = "";
   env["MERIDIAN_JOB_ID"] = r.job_id;
   env["MERIDIAN_ATTEMPT"] = std::to_string(r.attempt);
   env["MERIDIAN_CHECKPOINT_DIR"] = checkpoint_dir;

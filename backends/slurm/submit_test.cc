@@ -107,6 +107,12 @@ TEST(SlurmSubmitTest, EnvironmentMeridianWinsAndSlurmSetsGpus) {
   r.gpus.clear();
   std::vector<std::string> cpu = JobEnvironment(r, {}, "/ck");
   EXPECT_NE(std::find(cpu.begin(), cpu.end(), "CUDA_VISIBLE_DEVICES="), cpu.end());
+  // A MIG job (its GRES is the instance; no whole GPU index) keeps Slurm's.
+  r.mig_profile = "3g.40gb";
+  std::vector<std::string> mig = JobEnvironment(r, {}, "/ck");
+  EXPECT_EQ(std::count_if(mig.begin(), mig.end(),
+                          [](const std::string& e) { return e.starts_with("CUDA_VISIBLE_DEVICES="); }),
+            0);
 }
 
 TEST(SlurmSubmitTest, SbatchRunsWithAMinimalEnvironmentAndNoneOfTheJobs) {
