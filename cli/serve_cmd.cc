@@ -233,6 +233,36 @@ int Fail(std::ostream& err, const std::string& cmd, const Status& st) {
   return st.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
 }
 
+// The local backend as this daemon can run it: tenants' jobs as their own
+// uids when it is root, cgroup limits when cgroup v2 is usable; it says at
+// start (on `err`) what it cannot enforce. Isolating tenants opens the
+// daemon's directories to passage (`tighten`'s dir_mode).
+std::unique_ptr<control::Backend> MakeServeLocalBackend(const ServeConfig& c, const std::string& state,
+                                                        std::ostream& err,
+                                                        control::TightenOptions* tighten) {
+  backends::LocalBackendOptions bo = c.node;
+  bo.state_dir = state + "/backend";
+  const backends::IsolationDecision iso = backends::DecideIsolation(geteuid());
+  if (iso.isolate) {
+    bo.tenant_uids = c.tenant_uids;
+    bo.tenant_root = state;
+    tighten->dir_mode = control::kTenantPathDirMode;
+  } else {
+    err << "meridian serve: warning: " << iso.warning << std::endl;
+  }
+  const backends::CgroupSupport cg = backends::DetectCgroupV2(backends::ProbeThisProcess());
+  const Status prepared = cg.usable ? backends::PrepareCgroupParent(cg.dir, getpid()) : Status::Ok();
+  if (cg.usable && prepared.ok()) {
+    bo.cgroup_dir = cg.dir;
+  } else {
+    err << "meridian serve: warning: jobs' vCPU and RAM limits are not enforced on the local "
+           "backend: "
+        << (cg.usable ? prepared.message() : cg.reason) << " (docs/backends.md, \"Limits\")"
+        << std::endl;
+  }
+  return backends::MakeLocalBackend(bo);
+}
+
 int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   umask(077);  // the daemon's files are its own (control/file_modes.h)
   ServeConfig c;
@@ -292,27 +322,7 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
     backend = std::move(fb->backend);
     backend_note = fb->note;
   } else {
-    backends::LocalBackendOptions bo = c.node;
-    bo.state_dir = state + "/backend";
-    const backends::IsolationDecision iso = backends::DecideIsolation(geteuid());
-    if (iso.isolate) {
-      bo.tenant_uids = c.tenant_uids;
-      bo.tenant_root = state;
-      tighten.dir_mode = control::kTenantPathDirMode;
-    } else {
-      err << "meridian serve: warning: " << iso.warning << std::endl;
-    }
-    const backends::CgroupSupport cg = backends::DetectCgroupV2(backends::ProbeThisProcess());
-    Status prepared = cg.usable ? backends::PrepareCgroupParent(cg.dir, getpid()) : Status::Ok();
-    if (cg.usable && prepared.ok()) {
-      bo.cgroup_dir = cg.dir;
-    } else {
-      err << "meridian serve: warning: jobs' vCPU and RAM limits are not enforced on the local "
-             "backend: "
-          << (cg.usable ? prepared.message() : cg.reason) << " (docs/backends.md, \"Limits\")"
-          << std::endl;
-    }
-    backend = backends::MakeLocalBackend(bo);
+    backend = MakeServeLocalBackend(c, state, err, &tighten);
   }
   tighten.db = f.db;
   tighten.state_dir = state;
