@@ -167,9 +167,13 @@ std::string OctalMode(mode_t m) {
   return buf;
 }
 
-// Gives a tenant's directory to its uid, mode 0700. The directory's parent
-// is the daemon's (0711), so the tenant cannot have swapped it for a link.
-Status GiveToTenant(const std::string& dir, const TenantIdentity& id) {
+Status OpenPathTo(const fs::path& dir, const fs::path& root);
+
+// Gives a tenant's directory to its uid, mode 0700, and opens the way to it
+// from `root` (OpenPathTo). The directory's parent is the daemon's (0711), so
+// the tenant cannot have swapped it for a link.
+Status GiveToTenant(const std::string& dir, const fs::path& root, const TenantIdentity& id) {
+  MERIDIAN_RETURN_IF_ERROR(OpenPathTo(dir, root));
   struct stat st {};
   if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Status::Internal("\"" + dir + "\": not a directory");
@@ -260,6 +264,19 @@ class LocalBackend final : public control::Backend {
     return ProcessAlive(a.run.shim_pid, a.run.shim_start);
   }
   std::string NodeName() const;
+  // The uid and gid the tenant's jobs run as; none without tenant_uids.
+  Result<std::optional<TenantIdentity>> IdentityOf(const std::string& tenant) {
+    if (!options_.tenant_uids) return std::optional<TenantIdentity>();
+    if (!uids_) {
+      auto u = TenantUids::Open((fs::path(options_.state_dir) / "tenant-uids").string(),
+                                *options_.tenant_uids);
+      if (!u.ok()) return u.status();
+      uids_.emplace(std::move(u).value());
+    }
+    auto id = uids_->For(tenant);
+    if (!id.ok()) return id.status();
+    return std::optional<TenantIdentity>(*id);
+  }
   std::string CgroupName(const std::string& job_id, int attempt) const {
     return SafeName(job_id) + "." + std::to_string(attempt);
   }
@@ -297,18 +314,8 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   ReapZombies();
   MERIDIAN_RETURN_IF_ERROR(
       MakeDirs((fs::path(options_.state_dir) / "attempts").string(), "state_dir"));
-  std::optional<TenantIdentity> identity;
-  if (options_.tenant_uids) {
-    if (!uids_) {
-      auto u = TenantUids::Open((fs::path(options_.state_dir) / "tenant-uids").string(),
-                                *options_.tenant_uids);
-      if (!u.ok()) return u.status();
-      uids_.emplace(std::move(u).value());
-    }
-    auto id = uids_->For(request.tenant);
-    if (!id.ok()) return id.status();
-    identity = *id;
-  }
+  auto identity = IdentityOf(request.tenant);
+  if (!identity.ok()) return identity.status();
   std::string work = request.working_dir;
   if (work.empty()) {
     work = JobDir(request.job_id, "work");
@@ -319,14 +326,10 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   MERIDIAN_RETURN_IF_ERROR(MakeDirs(ckpt, "checkpoint_dir"));
   std::string logs = request.log_dir.empty() ? JobDir(request.job_id, "logs") : request.log_dir;
   MERIDIAN_RETURN_IF_ERROR(MakeDirs(logs, "log_dir"));
-  if (identity) {
+  if (*identity) {
     const fs::path root = options_.tenant_root.empty() ? options_.state_dir : options_.tenant_root;
-    if (request.working_dir.empty()) {
-      MERIDIAN_RETURN_IF_ERROR(OpenPathTo(work, root));
-      MERIDIAN_RETURN_IF_ERROR(GiveToTenant(work, *identity));
-    }
-    MERIDIAN_RETURN_IF_ERROR(OpenPathTo(ckpt, root));
-    MERIDIAN_RETURN_IF_ERROR(GiveToTenant(ckpt, *identity));
+    if (request.working_dir.empty()) MERIDIAN_RETURN_IF_ERROR(GiveToTenant(work, root, **identity));
+    MERIDIAN_RETURN_IF_ERROR(GiveToTenant(ckpt, root, **identity));
   }
 
   // A clean base, then the spec's env, then what meridian sets.
@@ -336,7 +339,7 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   for (const char* name : {"HOME", "USER", "LANG"}) {
     if (const char* v = std::getenv(name)) env[name] = v;
   }
-  if (identity) {  // not the daemon's home or name: the job's own directory
+  if (*identity) {  // not the daemon's home or name: the job's own directory
     env.erase("USER");
     env["HOME"] = work;
   }
@@ -360,7 +363,7 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   launch.stdout_path = (fs::path(logs) / "stdout.log").string();
   launch.stderr_path = (fs::path(logs) / "stderr.log").string();
   launch.status_path = AttemptFile(request.job_id, request.attempt, ".status");
-  launch.run_as = identity;
+  launch.run_as = *identity;
   if (!options_.cgroup_dir.empty()) {
     auto cg = CreateJobCgroup(options_.cgroup_dir, CgroupName(request.job_id, request.attempt),
                               {request.vcpus, request.ram_mib});
