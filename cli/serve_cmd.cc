@@ -7,6 +7,7 @@
 #include <csignal>
 #include <fstream>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,12 +17,14 @@
 #include <sstream>
 #include <thread>
 
+#include "backends/local/cgroup.h"
 #include "backends/local/local.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/fleet_output.h"
 #include "cli/serve_fleet.h"
 #include "control/daemon.h"
+#include "control/file_modes.h"
 #include "control/token.h"
 #include "core/time.h"
 #include "sched/profile.h"
@@ -52,6 +55,7 @@ struct ServeConfig {
   int64_t node_timeout_s = 30;
   size_t max_body_bytes = 1 << 20;
   backends::LocalBackendOptions node;
+  backends::TenantUidOptions tenant_uids;  // docs/backends.md, "Tenant isolation"
   std::string fleet;  // a fleet file whose one cluster has backend: slurm or kubernetes
   KubernetesServeSettings kubernetes;    // with a kubernetes cluster
   telemetry::TelemetryConfig telemetry;  // docs/telemetry.md
@@ -106,6 +110,40 @@ Status ReadHttpConfig(const std::string& file, const YAML::Node& v, ServeConfig*
   return Status::Ok();
 }
 
+// tenant_uids: {base: 200000, count: 100000, tenants: {team-a: "1500:1500"}}
+Status ReadTenantUids(const std::string& file, const YAML::Node& v, backends::TenantUidOptions* o) {
+  if (!v.IsMap()) return ConfigError(file, v, "tenant_uids: must be a map (base, count, tenants)");
+  static const std::vector<std::string> kKeys = {"base", "count", "tenants"};
+  for (const auto& kv : v) {
+    const std::string key = kv.first.as<std::string>();
+    if (key == "base" || key == "count") {
+      const int64_t n = kv.second.as<int64_t>();
+      if (n < 1 || n > 4294967294LL) {
+        return ConfigError(file, kv.second, "tenant_uids." + key + ": \"" + kv.second.as<std::string>() +
+                                                "\" must be from 1 to 4294967294");
+      }
+      (key == "base" ? o->base : o->count) = static_cast<uint32_t>(n);
+    } else if (key == "tenants") {
+      if (!kv.second.IsMap()) {
+        return ConfigError(file, kv.second, "tenant_uids.tenants: must map tenant names to \"uid\" or \"uid:gid\"");
+      }
+      for (const auto& t : kv.second) {
+        auto id = backends::ParseTenantIdentity(t.second.as<std::string>());
+        if (!id.ok()) {
+          return ConfigError(file, t.second, "tenant_uids.tenants." + t.first.as<std::string>() + ": " +
+                                                 id.status().message());
+        }
+        o->mapped[t.first.as<std::string>()] = *id;
+      }
+    } else {
+      return ConfigError(file, kv.first, "tenant_uids." + key + ": unknown key" +
+                                             spec::SuggestFrom(key, kKeys, "keys"));
+    }
+  }
+  Status st = backends::CheckTenantUidOptions(*o);
+  return st.ok() ? st : ConfigError(file, v, st.message());
+}
+
 Status ReadConfig(const std::string& file, ServeConfig* c) {
   YAML::Node root;
   try {
@@ -119,7 +157,7 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
   static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
                                                  "catalog", "reconcile_interval_ms", "node_timeout",
                                                  "max_body_bytes", "node", "fleet", "telemetry",
-                                                 "kubernetes", "http"};
+                                                 "kubernetes", "http", "tenant_uids"};
   static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
                                                      "ram_gib"};
   static const std::vector<std::string> kKubernetesKeys = {"kubeconfig", "kubectl", "namespace",
@@ -160,6 +198,8 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
         }
       } else if (k == "http") {
         MERIDIAN_RETURN_IF_ERROR(ReadHttpConfig(file, v, c));
+      } else if (k == "tenant_uids") {
+        MERIDIAN_RETURN_IF_ERROR(ReadTenantUids(file, v, &c->tenant_uids));
       } else if (k == "telemetry") {
         MERIDIAN_RETURN_IF_ERROR(telemetry::ParseTelemetryConfig(v, file, &c->telemetry));
       } else if (k == "node") {
@@ -246,7 +286,38 @@ int Fail(std::ostream& err, const std::string& cmd, const Status& st) {
   return st.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
 }
 
+// The local backend as this daemon can run it: tenants' jobs as their own
+// uids when it is root, cgroup limits when cgroup v2 is usable; it says at
+// start (on `err`) what it cannot enforce. Isolating tenants opens the
+// daemon's directories to passage (`tighten`'s dir_mode).
+std::unique_ptr<control::Backend> MakeServeLocalBackend(const ServeConfig& c, const std::string& state,
+                                                        std::ostream& err,
+                                                        control::TightenOptions* tighten) {
+  backends::LocalBackendOptions bo = c.node;
+  bo.state_dir = state + "/backend";
+  const backends::IsolationDecision iso = backends::DecideIsolation(geteuid());
+  if (iso.isolate) {
+    bo.tenant_uids = c.tenant_uids;
+    bo.tenant_root = state;
+    tighten->dir_mode = control::kTenantPathDirMode;
+  } else {
+    err << "meridian serve: warning: " << iso.warning << std::endl;
+  }
+  const backends::CgroupSupport cg = backends::DetectCgroupV2(backends::ProbeThisProcess());
+  const Status prepared = cg.usable ? backends::PrepareCgroupParent(cg.dir, getpid()) : Status::Ok();
+  if (cg.usable && prepared.ok()) {
+    bo.cgroup_dir = cg.dir;
+  } else {
+    err << "meridian serve: warning: jobs' vCPU and RAM limits are not enforced on the local "
+           "backend: "
+        << (cg.usable ? prepared.message() : cg.reason) << " (docs/backends.md, \"Limits\")"
+        << std::endl;
+  }
+  return backends::MakeLocalBackend(bo);
+}
+
 int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
+  umask(077);  // the daemon's files are its own (control/file_modes.h)
   ServeConfig c;
   if (!f.config.empty()) {
     if (Status st = ReadConfig(f.config, &c); !st.ok()) return Fail(err, "serve", st);
@@ -295,6 +366,7 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   };
   std::unique_ptr<control::Backend> backend;
   std::string backend_note;
+  control::TightenOptions tighten;
   if (!c.fleet.empty()) {
     if (c.node.gpus > 0 || !c.node.node_name.empty()) {
       return Fail(err, "serve", Status::Invalid(f.config + ": node: and fleet: exclude each other "
@@ -305,9 +377,15 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
     backend = std::move(fb->backend);
     backend_note = fb->note;
   } else {
-    backends::LocalBackendOptions bo = c.node;
-    bo.state_dir = state + "/backend";
-    backend = backends::MakeLocalBackend(bo);
+    backend = MakeServeLocalBackend(c, state, err, &tighten);
+  }
+  tighten.db = f.db;
+  tighten.state_dir = state;
+  auto tightened = control::TightenDaemonFiles(tighten);
+  if (!tightened.ok()) return Fail(err, "serve", tightened.status());
+  if (!tightened->empty()) {
+    out << "meridian serve: took group and other permissions away from " << tightened->size()
+        << " of the daemon's files (first: " << tightened->front() << ")" << std::endl;
   }
 
   auto daemon = control::Daemon::Start(std::move(o), std::move(backend));

@@ -31,6 +31,8 @@ void ApiServer::Impl::Nodes(httplib::Response& res, const Caller& c) {
                    {"ram_gib", n.ram_gib},
                    {"state", n.state},
                    {"registered", n.registered},
+                   {"schedulable", !n.registered && n.state == "ready"},
+                   {"reason", n.registered ? json(kNoAgentReason) : json(nullptr)},
                    {"last_heartbeat", FormatRfc3339(n.last_heartbeat)},
                    {"jobs", jobs}});
   }

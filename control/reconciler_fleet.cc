@@ -79,9 +79,15 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
     all.push_back(n);
   }
   std::vector<NodeRow> ready;
+  std::vector<std::string> without_agent;
   std::string sig;
   for (const NodeRow& n : all) {
     if (n.state != "ready") continue;
+    if (n.registered) {  // nothing runs jobs there (kNoAgentReason)
+      without_agent.push_back(n.name);
+      sig += "no-agent:" + n.name + ";";
+      continue;
+    }
     ready.push_back(n);
     sig += n.name + "|" + n.gpu_model + "|" + std::to_string(n.gpus) + "|" +
            std::to_string(n.vcpus) + "|" + std::to_string(n.ram_gib);
@@ -94,6 +100,7 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
 
   auto fs = std::make_unique<FleetState>();
   fs->signature = sig;
+  fs->without_agent = without_agent;
   fs->market = std::make_unique<sched::CatalogMarket>(options_.catalog);
   FleetSpec spec;
   spec.elastic = false;
@@ -191,6 +198,15 @@ WaitExplanation Explain(const sched::Decision& d, const std::string& reason) {
   return e;
 }
 
+// "; registered node(s) a, b: <kNoAgentReason>", or "" when there are none.
+std::string NoAgentNote(const Reconciler::FleetState& fs) {
+  if (fs.without_agent.empty()) return "";
+  std::string names;
+  for (const std::string& n : fs.without_agent) names += (names.empty() ? "" : ", ") + n;
+  return std::string("; registered node") + (fs.without_agent.size() > 1 ? "s " : " ") + names +
+         ": " + kNoAgentReason;
+}
+
 // The nodes a backfill reservation keeps, by name.
 std::string HeldNodes(const sched::Decision& d, const Reconciler::FleetState& fs) {
   std::string s;
@@ -256,10 +272,11 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
   } publish{this, &explained};
   if (waiting.empty()) return Status::Ok();
   if (!fleet_ || !fleet_->scheduler) {
+    const std::string none = "no schedulable nodes" + (fleet_ ? NoAgentNote(*fleet_) : "");
     for (Active* a : waiting) {
-      explained[a->row.id] = {"none", "no schedulable nodes", {}, std::nullopt, "", "", "", 0, 0};
-      if (a->row.reason != "no schedulable nodes") {
-        a->row.reason = "no schedulable nodes";
+      explained[a->row.id] = {"none", none, {}, std::nullopt, "", "", "", 0, 0};
+      if (a->row.reason != none) {
+        a->row.reason = none;
         JobUpdate u;
         u.job_id = a->row.id;
         u.reason = a->row.reason;
@@ -374,6 +391,12 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
         break;
       }
       case sched::DecisionKind::kReject: {
+        if (!fs.without_agent.empty()) {
+          // It may be meant for a registered node: it waits, saying why.
+          reason = "cannot run on the nodes that run jobs (" + d.status.message() + ")" +
+                   NoAgentNote(fs);
+          break;
+        }
         JobUpdate u;
         u.ended_at = now;
         Transition(a, "failed", "cannot run on this fleet: " + d.status.message(), now, out, u);

@@ -33,6 +33,7 @@ struct Reconciler::Active {
 struct Reconciler::FleetState {
   std::string signature;
   std::vector<NodeRow> nodes;  // schedulable nodes, fleet order (node i = cluster i)
+  std::vector<std::string> without_agent;  // ready registered nodes: never placed on (kNoAgentReason)
   std::map<std::string, NodeId> by_name;
   std::shared_ptr<const sched::Fleet> fleet;
   std::unique_ptr<sched::Scheduler> scheduler;

@@ -141,6 +141,12 @@ struct NodeRow {
   bool registered = true;       // via the API (false: the backend's own)
 };
 
+// Why a node registered through the API takes no jobs: nothing there could
+// run them (an agent mode is not built yet, docs/fleet.md), so the scheduler
+// never places a job on it and backends refuse such placements.
+inline constexpr char kNoAgentReason[] =
+    "registered through the API: no agent runs jobs there (not built yet), so no job is placed on it";
+
 // One compact row of a job's utilization series (docs/telemetry.md): the
 // means over store_every seconds, written by the telemetry sampler. A figure
 // not measured (no GPU) is NaN in memory and NULL in the table.

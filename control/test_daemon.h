@@ -5,6 +5,7 @@
 
 #include <httplib.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +27,9 @@ namespace meridian::control::testing {
 inline std::string MakeTempDir(const std::string& tag) {
   std::string tmpl = (std::filesystem::temp_directory_path() / ("meridian-" + tag + "-XXXXXX")).string();
   char* d = mkdtemp(tmpl.data());
+  // 0711: a root daemon runs tenants' jobs as their own uids, which must pass
+  // through here to their directories (docs/backends.md, "Tenant isolation").
+  if (d != nullptr) chmod(d, 0711);
   return d ? std::string(d) : std::string();
 }
 

@@ -100,6 +100,12 @@ void ReadJobKey(SpecReader& r, const std::string& key, const YAML::Node& v, JobS
         r.Error(v, JoinPath(p, name),
                 "\"" + name + "\" is not an environment variable name (letters, digits and _, "
                 "not starting with a digit)");
+      } else if (name.starts_with("LD_")) {
+        // The dynamic loader reads these in every process that starts with
+        // them (LD_PRELOAD runs a library inside it): never a job's to set.
+        r.Error(v, JoinPath(p, name),
+                "\"" + name + "\": variables starting with LD_ steer the dynamic loader and are "
+                "refused; set them inside the job's own command (a wrapper script) instead");
       }
     }
   } else if (key == "working_dir") {

@@ -62,6 +62,8 @@ std::vector<BadCase> BadCases() {
        {"command[1]: a list where a single value"}},
       {"empty command", Job("command: []"), {"command: is empty"}},
       {"bad env name", Job("env: {1BAD: x}"), {"env.1BAD: \"1BAD\" is not an environment variable"}},
+      {"loader env", Job("env: {LD_PRELOAD: /tmp/x.so}"),
+       {"env.LD_PRELOAD: \"LD_PRELOAD\": variables starting with LD_ steer the dynamic loader"}},
       {"list for labels", Job("labels: [a]"), {"labels: a list where a map of names to values"}},
       {"bad driver version", Job("driver: {cuda: latest}"),
        {"driver.cuda: \"latest\" is not a version"}},

@@ -1,12 +1,14 @@
 #include "backends/local/local.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include <mutex>
 #include <thread>
 
+#include "backends/local/cgroup.h"
 #include "backends/local/proc.h"
 #include "backends/local/shim.h"
 #include "backends/local/status_file.h"
@@ -124,6 +127,8 @@ std::string ExecFailureMessage(const ShimStarted& s, const std::string& argv0,
     case ShimStage::kFork: return "fork: " + reason;
     case ShimStage::kProcessGroup: return "setpgid: " + reason;
     case ShimStage::kStdio: return "stdout/stderr redirection: " + reason;
+    case ShimStage::kIdentity: return "dropping to the tenant's uid and gid: " + reason;
+    case ShimStage::kCgroup: return "joining the job's cgroup: " + reason;
     case ShimStage::kOk: break;
   }
   return reason;
@@ -153,6 +158,56 @@ Status MakeDirs(const std::string& dir, const std::string& what) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::Internal(what + " \"" + dir + "\": " + ec.message());
+  return Status::Ok();
+}
+
+std::string OctalMode(mode_t m) {
+  char buf[8];
+  snprintf(buf, sizeof(buf), "%04o", static_cast<unsigned>(m & 07777));
+  return buf;
+}
+
+Status OpenPathTo(const fs::path& dir, const fs::path& root);
+
+// Gives a tenant's directory to its uid, mode 0700, and opens the way to it
+// from `root` (OpenPathTo). The directory's parent is the daemon's (0711), so
+// the tenant cannot have swapped it for a link.
+Status GiveToTenant(const std::string& dir, const fs::path& root, const TenantIdentity& id) {
+  MERIDIAN_RETURN_IF_ERROR(OpenPathTo(dir, root));
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::Internal("\"" + dir + "\": not a directory");
+  }
+  if (lchown(dir.c_str(), id.uid, id.gid) != 0 || chmod(dir.c_str(), 0700) != 0) {
+    return Status::Internal("\"" + dir + "\": cannot give it to uid " + std::to_string(id.uid) +
+                            ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// Makes every directory between `root` (included) and `dir` (excluded) 0711,
+// and checks that those above `root` let others pass, so the tenant's uid
+// reaches `dir` and nothing else.
+Status OpenPathTo(const fs::path& dir, const fs::path& root) {
+  std::error_code ec;
+  const std::string top = fs::absolute(root, ec).lexically_normal().string();
+  for (fs::path p = fs::absolute(dir, ec).lexically_normal().parent_path();; p = p.parent_path()) {
+    const std::string s = p.string();
+    struct stat st {};
+    if (stat(p.c_str(), &st) != 0) return Status::Internal("\"" + s + "\": " + std::strerror(errno));
+    const bool daemons = !top.empty() && (s == top || s.starts_with(top + "/"));
+    if (daemons) {
+      if (st.st_uid == geteuid() && (st.st_mode & 07777) != 0711 && chmod(p.c_str(), 0711) != 0) {
+        return Status::Internal("\"" + s + "\": " + std::strerror(errno));
+      }
+    } else if ((st.st_mode & S_IXOTH) == 0) {
+      return Status::Invalid("state_dir: \"" + s + "\" is mode " + OctalMode(st.st_mode) +
+                             ", so tenants' jobs (which run as their own uids) cannot reach their "
+                             "directories below it; let others pass (chmod o+x, which does not "
+                             "let them list it) or choose a state_dir under such a directory");
+    }
+    if (p == p.parent_path() || p.empty()) break;
+  }
   return Status::Ok();
 }
 
@@ -208,6 +263,28 @@ class LocalBackend final : public control::Backend {
     waitpid(a.run.shim_pid, nullptr, WNOHANG);
     return ProcessAlive(a.run.shim_pid, a.run.shim_start);
   }
+  std::string NodeName() const;
+  // The uid and gid the tenant's jobs run as; none without tenant_uids.
+  Result<std::optional<TenantIdentity>> IdentityOf(const std::string& tenant) {
+    if (!options_.tenant_uids) return std::optional<TenantIdentity>();
+    if (!uids_) {
+      auto u = TenantUids::Open((fs::path(options_.state_dir) / "tenant-uids").string(),
+                                *options_.tenant_uids);
+      if (!u.ok()) return u.status();
+      uids_.emplace(std::move(u).value());
+    }
+    auto id = uids_->For(tenant);
+    if (!id.ok()) return id.status();
+    return std::optional<TenantIdentity>(*id);
+  }
+  std::string CgroupName(const std::string& job_id, int attempt) const {
+    return SafeName(job_id) + "." + std::to_string(attempt);
+  }
+  // The attempt has ended: whatever is left in its cgroup goes, and the cgroup.
+  void EndCgroup(const Attempt& a) {
+    if (options_.cgroup_dir.empty()) return;
+    (void)KillJobCgroup(options_.cgroup_dir + "/" + CgroupName(a.run.job_id, a.run.attempt));
+  }
   bool ReadStatus(Attempt& a);
   void Refresh(Attempt& a);
   void ReapZombies() {
@@ -221,15 +298,24 @@ class LocalBackend final : public control::Backend {
   const LocalBackendOptions options_;
   std::vector<std::unique_ptr<Attempt>> attempts_;
   std::vector<pid_t> zombies_;  // ended monitors not reaped yet
+  std::optional<TenantUids> uids_;  // opened at the first launch with tenant_uids
 };
 
 Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) {
   MERIDIAN_RETURN_IF_ERROR(CheckRequest(request));
   if (options_.state_dir.empty()) return Status::Invalid("local backend: state_dir is empty");
+  if (!request.node.empty() && request.node != NodeName()) {
+    return Status::Invalid("node: \"" + request.node + "\" is not this machine's node \"" +
+                           NodeName() +
+                           "\": the local backend runs jobs on its own node only (a node "
+                           "registered through the API would need an agent, not built yet)");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   ReapZombies();
   MERIDIAN_RETURN_IF_ERROR(
       MakeDirs((fs::path(options_.state_dir) / "attempts").string(), "state_dir"));
+  auto identity = IdentityOf(request.tenant);
+  if (!identity.ok()) return identity.status();
   std::string work = request.working_dir;
   if (work.empty()) {
     work = JobDir(request.job_id, "work");
@@ -240,6 +326,11 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   MERIDIAN_RETURN_IF_ERROR(MakeDirs(ckpt, "checkpoint_dir"));
   std::string logs = request.log_dir.empty() ? JobDir(request.job_id, "logs") : request.log_dir;
   MERIDIAN_RETURN_IF_ERROR(MakeDirs(logs, "log_dir"));
+  if (*identity) {
+    const fs::path root = options_.tenant_root.empty() ? options_.state_dir : options_.tenant_root;
+    if (request.working_dir.empty()) MERIDIAN_RETURN_IF_ERROR(GiveToTenant(work, root, **identity));
+    MERIDIAN_RETURN_IF_ERROR(GiveToTenant(ckpt, root, **identity));
+  }
 
   // A clean base, then the spec's env, then what meridian sets.
   std::map<std::string, std::string> env;
@@ -247,6 +338,10 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   env["PATH"] = path != nullptr && *path != '\0' ? path : kDefaultPath;
   for (const char* name : {"HOME", "USER", "LANG"}) {
     if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  if (*identity) {  // not the daemon's home or name: the job's own directory
+    env.erase("USER");
+    env["HOME"] = work;
   }
   for (const auto& [k, v] : request.env) env[k] = v;
   std::string devices;
@@ -268,12 +363,23 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   launch.stdout_path = (fs::path(logs) / "stdout.log").string();
   launch.stderr_path = (fs::path(logs) / "stderr.log").string();
   launch.status_path = AttemptFile(request.job_id, request.attempt, ".status");
+  launch.run_as = *identity;
+  if (!options_.cgroup_dir.empty()) {
+    auto cg = CreateJobCgroup(options_.cgroup_dir, CgroupName(request.job_id, request.attempt),
+                              {request.vcpus, request.ram_mib});
+    if (!cg.ok()) return cg.status();
+    launch.cgroup_dir = *cg;
+  }
   const std::string run_path = AttemptFile(request.job_id, request.attempt, ".run");
   std::error_code ec;
   fs::remove(launch.status_path, ec);  // a relaunch of the same attempt starts afresh
   fs::remove(run_path, ec);
 
   auto started = SpawnShim(launch);
+  if (!launch.cgroup_dir.empty() && (!started.ok() || started->stage != ShimStage::kOk)) {
+    if (started.ok()) waitpid(started->shim_pid, nullptr, 0);
+    (void)KillJobCgroup(launch.cgroup_dir);  // nothing runs there: remove it
+  }
   if (!started.ok()) return started.status();
   if (started->stage != ShimStage::kOk) {
     waitpid(started->shim_pid, nullptr, 0);  // it exits once the status is written
@@ -348,7 +454,10 @@ std::vector<RunObservation> LocalBackend::Poll() {
   ReapZombies();
   std::vector<RunObservation> changed;
   for (auto& a : attempts_) {
-    if (!a->done) Refresh(*a);
+    if (!a->done) {
+      Refresh(*a);
+      if (a->done) EndCgroup(*a);
+    }
     if (a->reported != a->obs.phase) {
       a->reported = a->obs.phase;
       changed.push_back(a->obs);
@@ -410,14 +519,16 @@ Result<RunObservation> LocalBackend::Adopt(const std::string& job_id, int attemp
   return obs;
 }
 
+std::string LocalBackend::NodeName() const {
+  if (!options_.node_name.empty()) return options_.node_name;
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') return host;
+  return "localhost";
+}
+
 std::vector<control::BackendNode> LocalBackend::Nodes() {
   control::BackendNode n;
-  n.name = options_.node_name;
-  if (n.name.empty()) {
-    char host[256] = {};
-    if (gethostname(host, sizeof(host) - 1) == 0) n.name = host;
-    if (n.name.empty()) n.name = "localhost";
-  }
+  n.name = NodeName();
   n.gpu_model = options_.gpus > 0 ? options_.gpu_model : "";
   n.gpus = options_.gpus > 0 ? options_.gpus : 0;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);

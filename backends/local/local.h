@@ -4,6 +4,18 @@
 // log directory, and MERIDIAN_CHECKPOINT_DIR pointing at a directory that is
 // kept across attempts. Stop sends SIGTERM to the group, then SIGKILL after
 // the grace period. Commands are exec'd from argv; never through a shell.
+//
+// Tenant isolation (`tenant_uids` set, which needs root): each tenant's jobs
+// run as the tenant's own uid and gid (backends/local/tenant_uids.h). The
+// job's own working directory (when the spec names none) and its checkpoint
+// directory belong to that uid, mode 0700; its logs stay the daemon's (0600),
+// written through descriptors the monitor opens. The daemon's directories
+// between `tenant_root` and those directories are made 0711 (others may pass
+// through, not list); the ones above `tenant_root` must already let others
+// pass (o+x), or the launch fails naming the directory.
+//
+// The backend runs jobs on its own node only: a request for another node
+// (a node registered through the API) is refused.
 #pragma once
 
 #include <memory>
@@ -11,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/local/tenant_uids.h"
 #include "control/backend.h"
 
 namespace meridian::backends {
@@ -24,6 +37,13 @@ struct LocalBackendOptions {
   int gpus = 0;
   std::optional<int> vcpus;       // default: the machine's online CPUs
   std::optional<double> ram_gib;  // default: the machine's memory
+  // Set: run each tenant's jobs as its own uid (the daemon must be root).
+  std::optional<TenantUidOptions> tenant_uids;
+  std::string tenant_root;  // the daemon's state directory (see above)
+  // A usable cgroup v2 directory (backends/local/cgroup.h): each attempt gets
+  // a cgroup below it with the request's vcpus and ram_mib as cpu.max and
+  // memory.max, and its end kills what is left there. "": no limits.
+  std::string cgroup_dir;
 };
 
 std::unique_ptr<control::Backend> MakeLocalBackend(const LocalBackendOptions& options);

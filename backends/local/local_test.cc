@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -353,6 +354,86 @@ TEST_F(LocalBackendTest, NodesDescribesThisMachine) {
   EXPECT_EQ(declared[0].gpus, 8);
   EXPECT_EQ(declared[0].vcpus, 64);
   EXPECT_EQ(declared[0].ram_gib, 512);
+}
+
+TEST_F(LocalBackendTest, ARequestForAnotherNodeIsRefusedNamingIt) {
+  LocalBackendOptions o = Options();
+  o.node_name = "here";
+  auto b = MakeLocalBackend(o);
+  LaunchRequest r = Request({"/bin/true"});
+  r.node = "registered-elsewhere";
+  auto h = b->Launch(r);
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(h.status().message().find("node: \"registered-elsewhere\""), std::string::npos)
+      << h.status().message();
+  r.node = "here";
+  auto ok = b->Launch(r);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(WaitEnd(*b, *ok).exit_code, 0);
+}
+
+// As root (as in CI): tenants' jobs run as their own uids, in directories only
+// that uid can use, and cannot read another tenant's checkpoint.
+TEST_F(LocalBackendTest, AsRootEachTenantsJobRunsAsItsOwnUidInItsOwnDirectories) {
+  if (geteuid() != 0) GTEST_SKIP() << "dropping to a tenant's uid needs root";
+  LocalBackendOptions o = Options();
+  o.tenant_uids = TenantUidOptions{};
+  o.tenant_uids->base = 210000;
+  o.tenant_root = root_.string();
+  auto b = MakeLocalBackend(o);
+  const std::string other_ckpt = (root_ / "ckpt" / "j-b").string();
+  LaunchRequest first = Request({"/bin/sh", "-c", "echo secret > \"$MERIDIAN_CHECKPOINT_DIR/s\""}, "j-b");
+  first.tenant = "team-b";  // the first tenant: index 0, uid 210000
+  first.working_dir = "";
+  auto hb = b->Launch(first);
+  ASSERT_TRUE(hb.ok()) << hb.status().message();
+  EXPECT_EQ(WaitEnd(*b, *hb).exit_code, 0);
+
+  LaunchRequest r = Request({"/bin/sh", "-c",
+                             "id -u; id -g; id -G; pwd; echo mine > \"$MERIDIAN_CHECKPOINT_DIR/own\" "
+                             "&& echo wrote; cat " + other_ckpt + "/s || echo denied"},
+                            "j-a");
+  r.tenant = "team-a";  // the second tenant: index 1, uid 210001
+  r.working_dir = "";
+  auto ha = b->Launch(r);
+  ASSERT_TRUE(ha.ok()) << ha.status().message();
+  EXPECT_EQ(WaitEnd(*b, *ha).exit_code, 0);
+  const std::string work = (root_ / "state" / "jobs" / "j-a" / "work").string();
+  EXPECT_EQ(ReadFile(Log("j-a", "stdout")), "210001\n210001\n210001\n" + work + "\nwrote\ndenied\n");
+  EXPECT_NE(ReadFile(Log("j-a", "stderr")).find("Permission denied"), std::string::npos);
+  for (const std::string& dir : {work, (root_ / "ckpt" / "j-a").string()}) {
+    struct stat st {};
+    ASSERT_EQ(stat(dir.c_str(), &st), 0) << dir;
+    EXPECT_EQ(st.st_uid, 210001u) << dir;
+    EXPECT_EQ(st.st_gid, 210001u) << dir;
+    EXPECT_EQ(st.st_mode & 07777, 0700u) << dir;
+  }
+  struct stat log {};
+  ASSERT_EQ(stat(Log("j-a", "stdout").c_str(), &log), 0);
+  EXPECT_EQ(log.st_uid, 0u);  // the daemon's, written through the job's descriptor
+  EXPECT_EQ(log.st_mode & 07777, 0600u);
+}
+
+TEST_F(LocalBackendTest, AsRootAStateDirBehindAClosedDirectoryFailsTheLaunchNamingIt) {
+  if (geteuid() != 0) GTEST_SKIP() << "dropping to a tenant's uid needs root";
+  const fs::path locked = root_ / "locked";
+  fs::create_directories(locked / "state");
+  fs::permissions(locked, fs::perms::owner_all);  // 0700: others cannot pass
+  LocalBackendOptions o = Options();
+  o.state_dir = (locked / "state" / "backend").string();
+  o.tenant_uids = TenantUidOptions{};
+  o.tenant_root = (locked / "state").string();
+  LaunchRequest r = Request({"/bin/true"});
+  r.tenant = "team-a";
+  r.working_dir = "";
+  r.checkpoint_dir = (locked / "state" / "jobs" / "j-00000001" / "checkpoint").string();
+  auto h = MakeLocalBackend(o)->Launch(r);
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(h.status().message().find("state_dir: \"" + locked.string() + "\" is mode 0700"),
+            std::string::npos)
+      << h.status().message();
 }
 
 }  // namespace

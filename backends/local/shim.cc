@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <grp.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,6 +28,10 @@ struct Prepared {
   const char* working_dir = nullptr;
   const char* status_path = nullptr;
   std::string status_tmp;
+  bool drop = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string cgroup_procs, cgroup_kill;  // "" = no cgroup
 };
 
 // What the monitor tells the daemon once the job has exec'd (or failed to).
@@ -132,7 +138,7 @@ void WriteStatus(const Prepared& p, const Report& r, int wait_status, const rusa
   l.Add("exec_errno", r.error);
   l.Str(kStatusFileEnd);
   l.Str("\n");
-  int fd = open(p.status_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(p.status_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return;
   bool ok = WriteAll(fd, l.data(), l.size());
   close(fd);
@@ -180,6 +186,22 @@ void CloseAllExcept(int a, int b, int c) {
   if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) FailJob(fail_fd, ShimStage::kStdio);
   close(out_fd);
   close(err_fd);
+  if (!p.cgroup_procs.empty()) {  // "0" moves the writer
+    int fd = open(p.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) FailJob(fail_fd, ShimStage::kCgroup);
+    close(fd);
+  }
+  if (p.drop) {
+    if (setgroups(0, nullptr) != 0 || setgid(p.gid) != 0 || setuid(p.uid) != 0) {
+      FailJob(fail_fd, ShimStage::kIdentity);
+    }
+    if (setuid(0) == 0 || getuid() != p.uid || geteuid() != p.uid || getgid() != p.gid ||
+        getegid() != p.gid) {
+      errno = EPERM;
+      FailJob(fail_fd, ShimStage::kIdentity);
+    }
+  }
+  umask(077);  // what the job creates is its own uid's only
   if (chdir(p.working_dir) != 0) FailJob(fail_fd, ShimStage::kWorkingDir);
   int error = ENOENT;
   for (const char* path : p.exec_paths) {
@@ -195,9 +217,20 @@ void CloseAllExcept(int a, int b, int c) {
   FailJob(fail_fd, ShimStage::kExec);
 }
 
+// SIGKILL to the job's process group, and to its cgroup when it has one
+// (which also reaches processes that left the group).
+void KillJob(const Prepared& p, pid_t job) {
+  kill(-job, SIGKILL);
+  if (p.cgroup_kill.empty()) return;
+  int fd = open(p.cgroup_kill.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;  // no cgroup.kill (before Linux 5.14): the backend kills cgroup.procs
+  (void)!write(fd, "1", 1);
+  close(fd);
+}
+
 // Waits for the job while serving stop requests; returns with the job
 // exited but not reaped.
-void Watch(pid_t job, bool* stop_requested, bool* killed_after_grace) {
+void Watch(const Prepared& p, pid_t job, bool* stop_requested, bool* killed_after_grace) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
@@ -210,7 +243,7 @@ void Watch(pid_t job, bool* stop_requested, bool* killed_after_grace) {
     if (rc == 0 && w.si_pid == job) return;
     int64_t now = NowMonotonicMs();
     if (deadline_ms >= 0 && !*killed_after_grace && now >= deadline_ms) {
-      kill(-job, SIGKILL);
+      KillJob(p, job);
       *killed_after_grace = true;
     }
     int64_t wait_ms = 1000;
@@ -289,8 +322,8 @@ void Watch(pid_t job, bool* stop_requested, bool* killed_after_grace) {
   close(report_fd);
 
   bool stop_requested = false, killed_after_grace = false;
-  if (r.stage == 0) Watch(job, &stop_requested, &killed_after_grace);
-  kill(-job, SIGKILL);  // what is left of the job's process group
+  if (r.stage == 0) Watch(p, job, &stop_requested, &killed_after_grace);
+  KillJob(p, job);  // what is left of the job's process group (and cgroup)
   int wait_status = 0;
   rusage ru{};
   while (wait4(job, &wait_status, 0, &ru) < 0 && errno == EINTR) {
@@ -337,15 +370,28 @@ Result<ShimStarted> SpawnShim(const ShimLaunch& launch) {
   p.working_dir = launch.working_dir.c_str();
   p.status_path = launch.status_path.c_str();
   p.status_tmp = launch.status_path + ".tmp";
+  if (!launch.cgroup_dir.empty()) {
+    p.cgroup_procs = launch.cgroup_dir + "/cgroup.procs";
+    p.cgroup_kill = launch.cgroup_dir + "/cgroup.kill";
+  }
+  if (launch.run_as) {
+    p.drop = true;
+    p.uid = launch.run_as->uid;
+    p.gid = launch.run_as->gid;
+  }
 
   const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
-  int out_fd = AboveStdio(open(launch.stdout_path.c_str(), flags, 0644));
+  // The daemon's files (0600): the job writes them through its descriptors
+  // only, so other tenants' uids cannot read them.
+  int out_fd = AboveStdio(open(launch.stdout_path.c_str(), flags, 0600));
   if (out_fd < 0) return ErrnoStatus(launch.stdout_path);
-  int err_fd = AboveStdio(open(launch.stderr_path.c_str(), flags, 0644));
+  int err_fd = AboveStdio(open(launch.stderr_path.c_str(), flags, 0600));
   if (err_fd < 0) {
     close(out_fd);
     return ErrnoStatus(launch.stderr_path);
   }
+  fchmod(out_fd, 0600);  // also a log an older daemon made with looser modes
+  fchmod(err_fd, 0600);
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) {
     close(out_fd);

@@ -21,9 +21,11 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "backends/local/tenant_uids.h"
 #include "core/status.h"
 
 namespace meridian::backends {
@@ -36,6 +38,15 @@ struct ShimLaunch {
   std::string working_dir;
   std::string stdout_path, stderr_path;  // opened for append
   std::string status_path;               // written atomically (via status_path + ".tmp")
+  // The tenant's identity when the daemon isolates tenants: the job (not the
+  // monitor) drops to it before it changes directory and execs, in the order
+  // setgroups (none), setgid, setuid, each checked, and then checks that
+  // root cannot be taken back. Empty: the job runs as the daemon's user.
+  std::optional<TenantIdentity> run_as;
+  // The job's cgroup directory (backends/local/cgroup.h), "" = none: the job
+  // joins it before it drops privileges, and the monitor's kills also write
+  // its cgroup.kill.
+  std::string cgroup_dir;
 };
 
 // Where the exec of the job failed, if it did.
@@ -46,6 +57,8 @@ enum class ShimStage : int32_t {
   kStdio = 3,
   kWorkingDir = 4,
   kExec = 5,
+  kIdentity = 6,  // dropping to the tenant's uid and gid failed
+  kCgroup = 7,    // joining the job's cgroup failed
 };
 
 struct ShimStarted {

@@ -112,6 +112,7 @@ Status WriteRunFile(const std::string& path, const AttemptRun& run) {
     if (!out) return Status::Internal(tmp + ": cannot write the attempt record");
   }
   std::error_code ec;
+  std::filesystem::permissions(tmp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
   std::filesystem::rename(tmp, path, ec);
   if (ec) return Status::Internal(path + ": " + ec.message());
   return Status::Ok();

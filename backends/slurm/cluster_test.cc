@@ -4,6 +4,8 @@
 // backend: slurm, submits through the API and checks what the jobs saw and
 // what Slurm did. When the cluster cannot start, every test fails with the
 // script's output; nothing is skipped.
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -211,6 +213,22 @@ TEST_F(SlurmClusterTest, ExitCodesAndOutputComeBack) {
   json m = WaitFor(missing, "failed");
   EXPECT_EQ(m["exit_code"], 127);
   EXPECT_NE(m["reason"].get<std::string>().find("not found on the node"), std::string::npos) << m.dump();
+}
+
+// The spec's env reaches the job through its environment file, byte for
+// byte (a comma, quotes, $(...)), and not through sbatch's environment.
+TEST_F(SlurmClusterTest, TheJobsEnvironmentReachesTheJobByteForByte) {
+  json spec = Spec("env", 1, {"/bin/sh", "-c", "printf '%s|%s|%s' \"$TRICKY\" \"$EPOCHS\" \"$MERIDIAN_JOB_ID\""});
+  const std::string tricky = "a,b 'q' \"d\" $(id) `id` ;";
+  spec["env"] = {{"TRICKY", tricky}, {"EPOCHS", "3"}};
+  const std::string id = Submit(spec);
+  WaitFor(id, "succeeded");
+  EXPECT_EQ(Logs(id, "stdout"), tricky + "|3|" + id);
+  EXPECT_EQ(Logs(id, "stderr"), "");
+  const std::string env_file = dir_ + "/meridian.db.state/backend/jobs/" + id + "/attempt-1.env";
+  struct stat st {};
+  ASSERT_EQ(stat(env_file.c_str(), &st), 0) << env_file;
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
 }
 
 TEST_F(SlurmClusterTest, CancelEndsTheSlurmJob) {

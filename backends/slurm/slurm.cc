@@ -1,11 +1,15 @@
 #include "backends/slurm/slurm.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -38,6 +42,18 @@ std::string FirstLine(const std::string& s) {
   std::string t = s.substr(0, s.find_last_not_of(" \n\r\t") + 1);
   if (size_t nl = t.rfind('\n'); nl != std::string::npos) t = t.substr(nl + 1);
   return t.size() > 300 ? t.substr(0, 300) : t;
+}
+
+// The job's environment file: mode 0600 (it may hold the tenant's secrets),
+// replaced whole on a relaunch, never through a link.
+Status WriteEnvironmentFile(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::Internal("\"" + path + "\": " + std::strerror(errno));
+  const bool ok = fchmod(fd, 0600) == 0 &&
+                  write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  if (!ok) return Status::Internal("\"" + path + "\": cannot write the job's environment");
+  return Status::Ok();
 }
 
 std::string Join(const std::vector<int>& v) {
@@ -153,8 +169,7 @@ Status SlurmBackend::Init() {
 }
 
 std::vector<std::string> SlurmBackend::CommandEnv() const {
-  std::vector<std::string> env;
-  for (const auto& [k, v] : base_env_) env.push_back(k + "=" + v);
+  std::vector<std::string> env = slurm::SbatchEnvironment(base_env_.at("PATH"), options_.slurm_conf);
   env.push_back("SLURM_TIME_FORMAT=%s");  // epoch seconds: no time zone to guess
   return env;
 }
@@ -324,7 +339,7 @@ Result<std::string> SlurmBackend::Launch(const control::LaunchRequest& r) {
   const std::string ckpt = r.checkpoint_dir.empty() ? (job_dir / "checkpoint").string() : r.checkpoint_dir;
   // Made here: on the dev cluster and on a shared file system they are the
   // node's too. (Slurm makes neither the working directory nor the logs' one.)
-  for (const std::string& d : {plan.log_dir, ckpt}) {
+  for (const std::string& d : {plan.log_dir, ckpt, job_dir.string()}) {
     std::error_code ec;
     fs::create_directories(d, ec);
     if (ec) return Status::Internal("\"" + d + "\": " + ec.message());
@@ -333,8 +348,13 @@ Result<std::string> SlurmBackend::Launch(const control::LaunchRequest& r) {
     std::error_code ec;
     fs::create_directories(plan.working_dir, ec);
   }
-  std::vector<std::string> env = slurm::JobEnvironment(r, base_env_, ckpt);
-  auto out = Run("sbatch", slurm::SbatchArgs(r, plan), env);
+  // The job's environment goes to the job only, through a file its batch
+  // script sources (slurm/submit.h); sbatch runs with its own minimal one.
+  plan.env_path = (job_dir / ("attempt-" + std::to_string(r.attempt) + ".env")).string();
+  MERIDIAN_RETURN_IF_ERROR(WriteEnvironmentFile(
+      plan.env_path, slurm::EnvironmentFile(slurm::JobEnvironment(r, base_env_, ckpt))));
+  auto out = Run("sbatch", slurm::SbatchArgs(r, plan),
+                 slurm::SbatchEnvironment(base_env_.at("PATH"), options_.slurm_conf));
   if (!out.ok()) return out.status();
   if (out->exit_code != 0) {
     return Status::Internal("sbatch exited with " + std::to_string(out->exit_code) + ": " +

@@ -25,6 +25,13 @@ Status CheckPath(const std::string& field, const std::string& path) {
   return Status::Ok();
 }
 
+bool ShellName(const std::string& s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
 }  // namespace
 
 std::string JobName(const std::string& job_id, int attempt) {
@@ -51,6 +58,16 @@ Status CheckSubmit(const control::LaunchRequest& r) {
     if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos ||
         v.find('\0') != std::string::npos) {
       return Status::Invalid("env: \"" + k + "\" is not a valid variable name");
+    }
+    if (k.starts_with("LD_")) {
+      return Status::Invalid("env." + k +
+                             ": variables starting with LD_ steer the dynamic loader and are "
+                             "refused");
+    }
+    if (!ShellName(k)) {
+      return Status::Invalid("env." + k + ": \"" + k +
+                             "\" is not a shell variable name ([A-Za-z_][A-Za-z0-9_]*), which the "
+                             "Slurm backend needs (the job's environment file is sourced by sh)");
     }
     if (k.starts_with("SLURM_") || k.starts_with("SBATCH_")) {
       return Status::Invalid("env: \"" + k +
@@ -90,6 +107,8 @@ std::vector<std::string> SbatchArgs(const control::LaunchRequest& r, const Submi
       "--ntasks=1",
       // meridian requeues (maybe elsewhere); Slurm must not do it behind its back.
       "--no-requeue",
+      // sbatch's own environment is the minimal one (SbatchEnvironment); the
+      // job's comes from its environment file.
       "--export=ALL",
       "--chdir=" + p.working_dir,
       "--output=" + p.log_dir + "/stdout.log",
@@ -110,6 +129,7 @@ std::vector<std::string> SbatchArgs(const control::LaunchRequest& r, const Submi
     a.push_back("--time=" + std::to_string(*minutes));
   }
   a.push_back(p.script_path);
+  a.push_back(p.env_path);
   a.insert(a.end(), r.argv.begin(), r.argv.end());
   return a;
 }
@@ -120,13 +140,39 @@ std::vector<std::string> JobEnvironment(const control::LaunchRequest& r,
   std::map<std::string, std::string> env = base;
   for (const auto& [k, v] : r.env) env[k] = v;
   env.erase("CUDA_VISIBLE_DEVICES");
-  if (r.gpus.empty()) env["CUDA_VISIBLE_DEVICES"] = "";  // a CPU job sees no GPU
+  // A CPU job sees no GPU. A job with a GPU GRES (whole GPUs or a MIG
+  // instance) gets Slurm's value: the environment file, sourced after Slurm
+  // set it, must not hide it.
+  if (r.gpus.empty() && r.mig_profile.empty()) env["CUDA_VISIBLE_DEVICES"] = "";
   env["MERIDIAN_JOB_ID"] = r.job_id;
   env["MERIDIAN_ATTEMPT"] = std::to_string(r.attempt);
   env["MERIDIAN_CHECKPOINT_DIR"] = checkpoint_dir;
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
+}
+
+std::string EnvironmentFile(const std::vector<std::string>& env) {
+  std::string text = "# meridian: the job's environment, sourced by the batch script\n";
+  for (const std::string& e : env) {
+    const size_t eq = e.find('=');
+    text += "export " + e.substr(0, eq) + "='";
+    for (char c : e.substr(eq + 1)) {
+      if (c == '\'') {
+        text += "'\\''";
+      } else {
+        text += c;
+      }
+    }
+    text += "'\n";
+  }
+  return text;
+}
+
+std::vector<std::string> SbatchEnvironment(const std::string& path, const std::string& slurm_conf) {
+  std::vector<std::string> env = {"PATH=" + path};
+  if (!slurm_conf.empty()) env.push_back("SLURM_CONF=" + slurm_conf);
+  return env;
 }
 
 }  // namespace meridian::backends::slurm

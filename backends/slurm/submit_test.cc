@@ -1,6 +1,11 @@
 #include "backends/slurm/submit.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -28,6 +33,7 @@ SubmitPlan Plan() {
   p.partition = "gpu";
   p.gres_type = "a100-80gb";
   p.script_path = "/state/meridian-batch.sh";
+  p.env_path = "/state/jobs/j-00000042/attempt-2.env";
   p.working_dir = "/work/run";
   p.log_dir = "/state/jobs/j-00000042/logs";
   p.now = 1'000'000;
@@ -57,6 +63,7 @@ TEST(SlurmSubmitTest, ArgvCarriesThePlacementAndTheCommandLiterally) {
       "--mem=65536M",
       "--time=61",
       "/state/meridian-batch.sh",
+      "/state/jobs/j-00000042/attempt-2.env",
       "python3", "train.py", "--lr", "3e-4; rm -rf /", "$HOME", "`id`"};
   EXPECT_EQ(a, want);
 }
@@ -100,6 +107,66 @@ TEST(SlurmSubmitTest, EnvironmentMeridianWinsAndSlurmSetsGpus) {
   r.gpus.clear();
   std::vector<std::string> cpu = JobEnvironment(r, {}, "/ck");
   EXPECT_NE(std::find(cpu.begin(), cpu.end(), "CUDA_VISIBLE_DEVICES="), cpu.end());
+  // A MIG job (its GRES is the instance; no whole GPU index) keeps Slurm's.
+  r.mig_profile = "3g.40gb";
+  std::vector<std::string> mig = JobEnvironment(r, {}, "/ck");
+  EXPECT_EQ(std::count_if(mig.begin(), mig.end(),
+                          [](const std::string& e) { return e.starts_with("CUDA_VISIBLE_DEVICES="); }),
+            0);
+}
+
+TEST(SlurmSubmitTest, SbatchRunsWithAMinimalEnvironmentAndNoneOfTheJobs) {
+  EXPECT_EQ(SbatchEnvironment("/usr/bin:/bin", ""), std::vector<std::string>{"PATH=/usr/bin:/bin"});
+  EXPECT_EQ(SbatchEnvironment("/usr/bin", "/c/slurm.conf"),
+            (std::vector<std::string>{"PATH=/usr/bin", "SLURM_CONF=/c/slurm.conf"}));
+  // The argv names the environment file right after the script; no job
+  // variable appears in sbatch's argv or environment.
+  control::LaunchRequest r = Request();
+  r.env["SECRET"] = "s3cr3t";
+  std::vector<std::string> a = SbatchArgs(r, Plan());
+  auto script = std::find(a.begin(), a.end(), "/state/meridian-batch.sh");
+  ASSERT_NE(script, a.end());
+  EXPECT_EQ(*(script + 1), "/state/jobs/j-00000042/attempt-2.env");
+  for (const std::string& s : a) EXPECT_EQ(s.find("s3cr3t"), std::string::npos) << s;
+}
+
+TEST(SlurmSubmitTest, EnvironmentFileQuotesEveryValueForSh) {
+  EXPECT_EQ(EnvironmentFile({"A=plain", "B=it's", "C="}),
+            "# meridian: the job's environment, sourced by the batch script\n"
+            "export A='plain'\n"
+            "export B='it'\\''s'\n"  // ' closes, \' is a quote, ' reopens
+            "export C=''\n");
+}
+
+// The batch script and the environment file under a real sh: every value
+// arrives byte for byte (commas, quotes, $(...), newlines), and the argv
+// after the file is exec'd as given.
+TEST(SlurmSubmitTest, BatchScriptSourcesTheFileThenExecsTheArgvUnderARealShell) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("meridian_batch_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string script = (dir / "batch.sh").string(), envf = (dir / "job.env").string(),
+                    out = (dir / "out").string();
+  std::ofstream(script) << kBatchScript;
+  const std::string tricky = "a,b 'q' \"d\" $(touch " + (dir / "pwned").string() + ") `id`\nline2";
+  std::ofstream(envf) << EnvironmentFile({"TRICKY=" + tricky, "PATH=/usr/bin:/bin"});
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* f = std::fopen(out.c_str(), "w");
+    dup2(fileno(f), 1);
+    execl("/bin/sh", "sh", script.c_str(), envf.c_str(), "/usr/bin/printenv", "TRICKY",
+          static_cast<char*>(nullptr));
+    _exit(126);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::ifstream in(out);
+  std::string got((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(got, tricky + "\n");
+  EXPECT_FALSE(fs::exists(dir / "pwned"));
+  fs::remove_all(dir);
 }
 
 // A MIG instance is one GPU GRES of its profile's type, whatever the node's
@@ -126,6 +193,11 @@ TEST(SlurmSubmitTest, RejectsWhatWouldChangeSbatchsMeaning) {
        "tenant: \"a,b\" must be 1-64 letters, digits, '.', '_' or '-' (it goes in the Slurm job's comment)"},
       {"SBATCH_ env", [](control::LaunchRequest& r) { r.env["SBATCH_PARTITION"] = "x"; },
        "env: \"SBATCH_PARTITION\": names starting with SLURM_ or SBATCH_ are Slurm's own (sbatch would read them as options)"},
+      {"loader env", [](control::LaunchRequest& r) { r.env["LD_PRELOAD"] = "/tmp/x.so"; },
+       "env.LD_PRELOAD: variables starting with LD_ steer the dynamic loader and are refused"},
+      {"not a shell name", [](control::LaunchRequest& r) { r.env["A-B"] = "x"; },
+       "env.A-B: \"A-B\" is not a shell variable name ([A-Za-z_][A-Za-z0-9_]*), which the Slurm "
+       "backend needs (the job's environment file is sourced by sh)"},
       {"SLURM_ env", [](control::LaunchRequest& r) { r.env["SLURM_CONF"] = "/x"; },
        "env: \"SLURM_CONF\": names starting with SLURM_ or SBATCH_ are Slurm's own (sbatch would read them as options)"},
       {"pattern", [](control::LaunchRequest& r) { r.log_dir = "/logs/%j"; },
