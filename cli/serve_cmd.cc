@@ -377,6 +377,9 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
     backend = std::move(fb->backend);
     backend_note = fb->note;
   } else {
+    if (backends::DecideIsolation(geteuid()).isolate) {
+      if (Status st = backends::CheckTenantsCanReach(state); !st.ok()) return Fail(err, "serve", st);
+    }
     backend = MakeServeLocalBackend(c, state, err, &tighten);
   }
   tighten.db = f.db;

@@ -222,6 +222,35 @@ TEST_F(IsolationTest, ADaemonThatIsNotRootSaysTenantsAreNotIsolated) {
       << text;
 }
 
+// As root, a state directory tenants' uids cannot reach (below a 0700
+// directory) would fail every launch: serve refuses to start instead, naming
+// the directory and its mode, with the exit code of bad input.
+TEST_F(IsolationTest, ARootDaemonWhoseStateTenantsCannotReachRefusesToStart) {
+  if (geteuid() != 0) GTEST_SKIP() << "tenants' uids need a root daemon";
+  const std::string locked = dir_ + "/locked";
+  fs::create_directories(locked);
+  fs::permissions(locked, fs::perms::owner_all, fs::perm_options::replace);  // 0700
+  const std::string log = dir_ + "/locked-serve.log";
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* f = std::fopen(log.c_str(), "w");
+    if (f == nullptr) _exit(125);
+    dup2(fileno(f), 1);
+    dup2(fileno(f), 2);
+    const std::string db = locked + "/m.db", cfg = dir_ + "/serve.yaml";
+    execl(MERIDIAN_BINARY, MERIDIAN_BINARY, "serve", "--listen", "127.0.0.1:0", "--db", db.c_str(),
+          "--config", cfg.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const std::string text = ReadFile(log);
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 2) << text;  // kExitBadInput
+  EXPECT_NE(text.find("\"" + locked + "\" is mode 0700"), std::string::npos) << text;
+  EXPECT_EQ(text.find("listening on"), std::string::npos) << text;
+}
+
 TEST_F(IsolationTest, ARegisteredNodeWithoutAnAgentTakesNoJobAndSaysWhy) {
   const std::string admin = daemon_->Token("ops", true);
   auto reg = http_->Post("/v1/nodes", Auth(admin),

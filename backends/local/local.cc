@@ -169,6 +169,13 @@ std::string OctalMode(mode_t m) {
 
 Status OpenPathTo(const fs::path& dir, const fs::path& root);
 
+Status NotPassable(const std::string& dir, mode_t mode) {
+  return Status::Invalid("state_dir: \"" + dir + "\" is mode " + OctalMode(mode) +
+                         ", so tenants' jobs (which run as their own uids) cannot reach their "
+                         "directories below it; let others pass (chmod o+x, which does not "
+                         "let them list it) or choose a state_dir under such a directory");
+}
+
 // Gives a tenant's directory to its uid, mode 0700, and opens the way to it
 // from `root` (OpenPathTo). The directory's parent is the daemon's (0711), so
 // the tenant cannot have swapped it for a link.
@@ -201,10 +208,7 @@ Status OpenPathTo(const fs::path& dir, const fs::path& root) {
         return Status::Internal("\"" + s + "\": " + std::strerror(errno));
       }
     } else if ((st.st_mode & S_IXOTH) == 0) {
-      return Status::Invalid("state_dir: \"" + s + "\" is mode " + OctalMode(st.st_mode) +
-                             ", so tenants' jobs (which run as their own uids) cannot reach their "
-                             "directories below it; let others pass (chmod o+x, which does not "
-                             "let them list it) or choose a state_dir under such a directory");
+      return NotPassable(s, st.st_mode);
     }
     if (p == p.parent_path() || p.empty()) break;
   }
@@ -551,6 +555,17 @@ std::vector<control::BackendNode> LocalBackend::Nodes() {
 }
 
 }  // namespace
+
+Status CheckTenantsCanReach(const std::string& state_dir) {
+  std::error_code ec;
+  const fs::path top = fs::absolute(state_dir, ec).lexically_normal();
+  for (fs::path p = top.parent_path(); !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) return NotPassable(p.string(), st.st_mode);
+    if (p == p.parent_path()) break;
+  }
+  return Status::Ok();
+}
 
 std::unique_ptr<control::Backend> MakeLocalBackend(const LocalBackendOptions& options) {
   return std::make_unique<LocalBackend>(options);

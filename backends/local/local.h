@@ -48,4 +48,10 @@ struct LocalBackendOptions {
 
 std::unique_ptr<control::Backend> MakeLocalBackend(const LocalBackendOptions& options);
 
+// With tenants' uids: whether every directory above `state_dir` lets others
+// pass, as their jobs must to reach their directories below it (an error
+// naming the first that does not, and its mode). `serve` checks it at start,
+// so such a daemon refuses to start instead of failing every launch.
+Status CheckTenantsCanReach(const std::string& state_dir);
+
 }  // namespace meridian::backends

@@ -8,7 +8,7 @@
 //   node e2e/dashboard.e2e.mjs MERIDIAN_BINARY OUT_DIR
 import { chromium } from 'playwright-core';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -19,6 +19,9 @@ if (!bin || !out) {
 }
 mkdirSync(out, { recursive: true });
 const dir = mkdtempSync(join(tmpdir(), 'meridian-e2e-'));
+// Passable by others (not listable): as root, serve runs each tenant's jobs as
+// a uid of its own, which must reach its directories under the state dir.
+chmodSync(dir, 0o711);
 const db = join(dir, 'meridian.db');
 let serve = null;
 const started = Date.now();
