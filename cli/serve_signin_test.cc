@@ -33,7 +33,12 @@ std::string ReadFile(const fs::path& p) {
 
 fs::path TempDir() {
   std::string t = (fs::temp_directory_path() / "meridian-signin-XXXXXX").string();
-  return mkdtemp(t.data()) ? fs::path(t) : fs::path();
+  if (mkdtemp(t.data()) == nullptr) return fs::path();
+  // 0711: a root daemon refuses a state directory its tenants' uids cannot
+  // pass through to their own (docs/backends.md, "Tenant isolation").
+  fs::permissions(t, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
+                  fs::perm_options::replace);
+  return fs::path(t);
 }
 
 // `meridian serve` on a free port; its output goes to a pseudo-terminal
