@@ -277,7 +277,8 @@ TEST_F(IsolationTest, ARegisteredNodeWithoutAnAgentTakesNoJobAndSaysWhy) {
   EXPECT_FALSE(fs::exists(JobDir(far) + "/logs/stdout.log"));  // never launched here
   auto nodes = http_->Get("/v1/nodes", Auth(admin));
   ASSERT_TRUE(nodes);
-  for (const json& n : json::parse(nodes->body)["nodes"]) {
+  const json listed = json::parse(nodes->body);
+  for (const json& n : listed["nodes"]) {
     if (n["name"] == "gpu-far") {
       EXPECT_EQ(n["schedulable"], false);
       EXPECT_EQ(n["reason"], kNoAgentReason);
