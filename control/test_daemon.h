@@ -5,6 +5,7 @@
 
 #include <httplib.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,6 +91,9 @@ class DaemonProcess {
     port_ = 0;
     pid_ = fork();
     if (pid_ == 0) {
+      // Dies with the test: a test that aborts (a sanitizer report) leaves no
+      // daemon behind.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
       FILE* f = std::fopen(log.c_str(), "a");
       if (f) {
         dup2(fileno(f), 1);
