@@ -33,7 +33,7 @@ std::string Lower(std::string s) {
 class KubernetesBackend : public control::Backend {
  public:
   explicit KubernetesBackend(const KubernetesBackendOptions& o)
-      : options_(o), kubectl_(o.kubectl, o.kubeconfig) {}
+      : options_(o), kubectl_(o.kubectl, o.kubeconfig, 60, Completed(o.environment).run) {}
 
   std::string_view name() const override { return "kubernetes"; }
 

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/environment.h"
 #include "backends/kubernetes/job_status.h"
 #include "backends/kubernetes/kubectl.h"
 #include "catalog/catalog.h"
@@ -44,6 +45,7 @@ struct KubernetesBackendOptions {
   int vcpus = 0;
   double ram_gib = 0;
   std::shared_ptr<const catalog::Catalog> catalog;
+  BackendEnvironment environment;  // unset members: the system's (SystemEnvironment)
 };
 
 std::unique_ptr<control::Backend> MakeKubernetesBackend(const KubernetesBackendOptions& options);

@@ -3,6 +3,11 @@
 // input, and returns its exit status and output. This is the only code of
 // the kubernetes backend that talks to a cluster.
 //
+// It runs through the backends' one runner (backends/common/subprocess.h):
+// only stdio descriptors, its own process group, killed at the timeout, and
+// an environment of the names KubectlEnvironmentNames lists, not the
+// daemon's whole environment.
+//
 // Which cluster: the kubeconfig FindKubeconfig chooses, passed with
 // --kubeconfig on every call, so the daemon's environment never picks one
 // by accident. No kubeconfig: the backend exports manifests only.
@@ -11,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/subprocess.h"
 #include "core/status.h"
 
 namespace meridian::backends::k8s {
@@ -24,7 +30,8 @@ struct KubectlResult {
 class Kubectl {
  public:
   // `program`: "kubectl" (looked up in PATH) or a path.
-  Kubectl(std::string program, std::string kubeconfig, int timeout_s = 60);
+  // `run`: how to run it (default RunProcess; tests inject a recorder).
+  Kubectl(std::string program, std::string kubeconfig, int timeout_s = 60, ProcessRunner run = {});
   // kubectl --kubeconfig K ARGS..., `input` on standard input. An error only
   // when kubectl cannot be started; its own failures are in the result.
   Result<KubectlResult> Run(const std::vector<std::string>& args, const std::string& input = "") const;
@@ -34,7 +41,12 @@ class Kubectl {
   std::string program_;
   std::string kubeconfig_;
   int timeout_s_;
+  ProcessRunner run_;
+  std::vector<std::string> env_;  // taken from the daemon's at construction
 };
+
+// The daemon's variables kubectl is given (a trailing '*' is a prefix).
+const std::vector<std::string>& KubectlEnvironmentNames();
 
 // The kubeconfig to use: `flag` when set (it must exist), else the first
 // existing file of $KUBECONFIG (a ':'-separated list), else ~/.kube/config;

@@ -43,12 +43,6 @@ struct Attempt {
   RunObservation obs;
 };
 
-int64_t MonotonicMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
 std::string MakeHandle(pid_t pid, uint64_t start) {
   return "pid:" + std::to_string(pid) + ":" + std::to_string(start);
 }
@@ -217,7 +211,10 @@ Status OpenPathTo(const fs::path& dir, const fs::path& root) {
 
 class LocalBackend final : public control::Backend {
  public:
-  explicit LocalBackend(LocalBackendOptions options) : options_(std::move(options)) {}
+  explicit LocalBackend(LocalBackendOptions options)
+      : options_(std::move(options)),
+        env_(Completed(options_.environment)),
+        spawn_(options_.spawn ? options_.spawn : ShimSpawner(SpawnShim)) {}
 
   // Running jobs keep running (a restarted daemon adopts them); monitors that
   // have ended are reaped.
@@ -300,6 +297,8 @@ class LocalBackend final : public control::Backend {
 
   std::mutex mu_;
   const LocalBackendOptions options_;
+  const BackendEnvironment env_;
+  const ShimSpawner spawn_;
   std::vector<std::unique_ptr<Attempt>> attempts_;
   std::vector<pid_t> zombies_;  // ended monitors not reaped yet
   std::optional<TenantUids> uids_;  // opened at the first launch with tenant_uids
@@ -379,7 +378,7 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   fs::remove(launch.status_path, ec);  // a relaunch of the same attempt starts afresh
   fs::remove(run_path, ec);
 
-  auto started = SpawnShim(launch);
+  auto started = spawn_(launch);
   if (!launch.cgroup_dir.empty() && (!started.ok() || started->stage != ShimStage::kOk)) {
     if (started.ok()) waitpid(started->shim_pid, nullptr, 0);
     (void)KillJobCgroup(launch.cgroup_dir);  // nothing runs there: remove it
@@ -439,7 +438,7 @@ void LocalBackend::Refresh(Attempt& a) {
   bool job_alive = ProcessAlive(a.run.job_pid, a.run.job_start);
   if (job_alive) {
     // The monitor is gone (killed) but the job runs on: watch its pid.
-    if (a.fallback_kill_ms >= 0 && MonotonicMs() >= a.fallback_kill_ms) {
+    if (a.fallback_kill_ms >= 0 && env_.steady_ms() >= a.fallback_kill_ms) {
       kill(-a.run.job_pid, SIGKILL);
       a.fallback_kill_ms = -1;
     }
@@ -447,7 +446,7 @@ void LocalBackend::Refresh(Attempt& a) {
   }
   if (ReadStatus(a)) return;  // written just before the monitor ended
   a.obs.phase = RunPhase::kLost;
-  a.obs.ended = ::time(nullptr);
+  a.obs.ended = env_.clock();
   a.obs.message = "process " + std::to_string(a.run.job_pid) +
                   " is gone and left no exit status (its monitor was killed)";
   a.done = true;
@@ -489,7 +488,7 @@ Status LocalBackend::Stop(const std::string& handle, int64_t grace_s) {
   if (!ProcessAlive(a->run.job_pid, a->run.job_start)) return Status::Ok();
   // No monitor to do it: SIGTERM now, SIGKILL from Poll once the grace ends.
   kill(-a->run.job_pid, SIGTERM);
-  a->fallback_kill_ms = MonotonicMs() + static_cast<int64_t>(grace) * 1000;
+  a->fallback_kill_ms = env_.steady_ms() + static_cast<int64_t>(grace) * 1000;
   return Status::Ok();
 }
 

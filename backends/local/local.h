@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/environment.h"
+#include "backends/local/shim.h"
 #include "backends/local/tenant_uids.h"
 #include "control/backend.h"
 
@@ -44,6 +46,12 @@ struct LocalBackendOptions {
   // a cgroup below it with the request's vcpus and ram_mib as cpu.max and
   // memory.max, and its end kills what is left there. "": no limits.
   std::string cgroup_dir;
+  // The clocks (attempts' end times, the fallback kill's grace timer); unset
+  // members: the system's.
+  BackendEnvironment environment;
+  // How an attempt's monitor is started; unset: SpawnShim (shim.h). A test
+  // injects one to see exactly what a launch asks for, or a failing fork.
+  ShimSpawner spawn;
 };
 
 std::unique_ptr<control::Backend> MakeLocalBackend(const LocalBackendOptions& options);

@@ -436,5 +436,68 @@ TEST_F(LocalBackendTest, AsRootAStateDirBehindAClosedDirectoryFailsTheLaunchNami
       << h.status().message();
 }
 
+// What a launch asks of the monitor, seen through an injected spawner: the
+// job's argv as is, a clean environment with what meridian sets, the
+// request's directories; and a monitor that cannot be forked fails the
+// launch with the reason and leaves nothing watched.
+TEST_F(LocalBackendTest, ALaunchHandsTheInjectedSpawnerTheJobsOwnLaunch) {
+  std::vector<ShimLaunch> seen;
+  LocalBackendOptions o = Options();
+  o.spawn = [&](const ShimLaunch& l) -> Result<ShimStarted> {
+    seen.push_back(l);
+    return Status::Internal("fork: Resource temporarily unavailable");
+  };
+  auto b = MakeLocalBackend(o);
+  setenv("MERIDIAN_DAEMON_ONLY", "daemon-secret", 1);
+  LaunchRequest r = Request({"train", "--lr", "3e-4; rm -rf /"});
+  r.gpus = {2, 3};
+  r.env = {{"EPOCHS", "3"}, {"PATH", "/opt/tools/bin:/usr/bin"}};
+  auto h = b->Launch(r);
+  unsetenv("MERIDIAN_DAEMON_ONLY");
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().message(), "fork: Resource temporarily unavailable");
+  EXPECT_TRUE(b->Poll().empty());
+  ASSERT_EQ(seen.size(), 1u);
+  const ShimLaunch& l = seen[0];
+  EXPECT_EQ(l.argv, (std::vector<std::string>{"train", "--lr", "3e-4; rm -rf /"}));
+  std::set<std::string> env(l.env.begin(), l.env.end());
+  for (const char* want : {"EPOCHS=3", "PATH=/opt/tools/bin:/usr/bin", "CUDA_VISIBLE_DEVICES=2,3",
+                           "MERIDIAN_JOB_ID=j-00000001", "MERIDIAN_ATTEMPT=1"}) {
+    EXPECT_TRUE(env.count(want)) << want;
+  }
+  EXPECT_TRUE(env.count("MERIDIAN_CHECKPOINT_DIR=" + r.checkpoint_dir));
+  for (const std::string& e : l.env) EXPECT_EQ(e.find("daemon-secret"), std::string::npos) << e;
+  // The PATH search runs over the job's PATH, in its order.
+  EXPECT_EQ(l.exec_paths, (std::vector<std::string>{"/opt/tools/bin/train", "/usr/bin/train"}));
+  EXPECT_EQ(l.working_dir, Work());
+  EXPECT_EQ(l.stdout_path, Log("j-00000001", "stdout"));
+  EXPECT_EQ(l.stderr_path, Log("j-00000001", "stderr"));
+  EXPECT_FALSE(l.run_as.has_value());  // not isolating tenants here
+}
+
+// A job whose monitor and process were both killed (SIGKILL, as the OOM
+// killer would) left no exit status: it is lost, at the time of the
+// backend's injected clock.
+TEST_F(LocalBackendTest, AJobLostWithItsMonitorEndsAtTheInjectedClocksTime) {
+  LocalBackendOptions o = Options();
+  o.environment.clock = [] { return UnixSeconds{1'900'000'000}; };
+  auto b = MakeLocalBackend(o);
+  auto h = b->Launch(Request({"sleep", "60"}));
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  const pid_t job = static_cast<pid_t>(std::stol(h->substr(4)));  // "pid:<pid>:<start>"
+  // The monitor is the job's parent: field 4 of /proc/<pid>/stat.
+  std::string stat = ReadFile("/proc/" + std::to_string(job) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string state;
+  pid_t monitor = 0;
+  fields >> state >> monitor;
+  ASSERT_GT(monitor, 1);
+  ASSERT_EQ(kill(monitor, SIGKILL), 0);
+  ASSERT_EQ(kill(-job, SIGKILL), 0);
+  RunObservation end = WaitEnd(*b, *h);
+  EXPECT_EQ(end.phase, RunPhase::kLost) << end.message;
+  EXPECT_EQ(end.ended, 1'900'000'000);
+}
+
 }  // namespace
 }  // namespace meridian::backends

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,6 +77,7 @@ struct ShimStarted {
 // not an error here: `stage` and `error` say what failed (the monitor still
 // writes a status file and exits; the caller reaps it).
 Result<ShimStarted> SpawnShim(const ShimLaunch& launch);
+using ShimSpawner = std::function<Result<ShimStarted>(const ShimLaunch&)>;
 
 // The job's PATH search, as execvp does it but over the job's own PATH:
 // argv0 with a '/' is used as is; otherwise every PATH entry + "/" + argv0

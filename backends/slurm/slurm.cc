@@ -16,7 +16,6 @@
 #include <set>
 
 #include "backends/slurm/parse.h"
-#include "backends/slurm/program.h"
 #include "backends/slurm/submit.h"
 
 namespace meridian::backends {
@@ -26,12 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 using control::RunObservation;
 using control::RunPhase;
-
-int64_t MonotonicMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -84,7 +77,8 @@ struct KnownNode {
 
 class SlurmBackend final : public control::Backend {
  public:
-  explicit SlurmBackend(SlurmBackendOptions o) : options_(std::move(o)) {}
+  explicit SlurmBackend(SlurmBackendOptions o)
+      : options_(std::move(o)), env_(Completed(options_.environment)) {}
 
   Status Init();
   std::string_view name() const override { return "slurm"; }
@@ -97,7 +91,7 @@ class SlurmBackend final : public control::Backend {
 
  private:
   bool MigNode(const std::string& gres, control::BackendNode* n) const;
-  Result<ProgramOutput> Run(const std::string& tool, std::vector<std::string> args,
+  Result<ProcessOutput> Run(const std::string& tool, std::vector<std::string> args,
                             std::vector<std::string> env = {});
   std::vector<std::string> CommandEnv() const;
   std::string Handle(const std::string& slurm_id) const {
@@ -113,6 +107,7 @@ class SlurmBackend final : public control::Backend {
 
   std::mutex mu_;
   const SlurmBackendOptions options_;
+  const BackendEnvironment env_;
   std::map<std::string, std::string> tools_;  // "sbatch" -> its path
   std::string script_path_;
   std::map<std::string, std::string> base_env_;
@@ -174,14 +169,21 @@ std::vector<std::string> SlurmBackend::CommandEnv() const {
   return env;
 }
 
-Result<ProgramOutput> SlurmBackend::Run(const std::string& tool, std::vector<std::string> args,
+Result<ProcessOutput> SlurmBackend::Run(const std::string& tool, std::vector<std::string> args,
                                         std::vector<std::string> env) {
-  ProgramCall call;
+  ProcessCall call;
   call.argv.push_back(tools_.at(tool));
   call.argv.insert(call.argv.end(), args.begin(), args.end());
   call.env = env.empty() ? CommandEnv() : std::move(env);
   call.timeout_ms = options_.command_timeout_ms;
-  return RunProgram(call);
+  auto o = env_.run(call);
+  if (o.ok() && (o->timed_out || o->output_capped)) {
+    return Status::Internal("\"" + call.argv[0] + "\" " +
+                            (o->timed_out ? "did not finish within " +
+                                                std::to_string(call.timeout_ms) + " ms (killed)"
+                                          : std::string("wrote more output than it may (killed)")));
+  }
+  return o;
 }
 
 Result<std::string> SlurmBackend::SlurmId(const std::string& handle) const {
@@ -234,7 +236,7 @@ bool SlurmBackend::MigNode(const std::string& gres, control::BackendNode* n) con
 }
 
 Status SlurmBackend::RefreshNodes(bool force) {
-  const int64_t now = MonotonicMs();
+  const int64_t now = env_.steady_ms();
   if (!force && nodes_at_ms_ >= 0 && now - nodes_at_ms_ < options_.refresh_ms) return Status::Ok();
   nodes_at_ms_ = now;
   std::string parts;
@@ -335,7 +337,7 @@ Result<std::string> SlurmBackend::Launch(const control::LaunchRequest& r) {
   plan.script_path = script_path_;
   plan.working_dir = r.working_dir.empty() ? (job_dir / "work").string() : r.working_dir;
   plan.log_dir = r.log_dir.empty() ? (job_dir / "logs").string() : r.log_dir;
-  plan.now = ::time(nullptr);
+  plan.now = env_.clock();
   const std::string ckpt = r.checkpoint_dir.empty() ? (job_dir / "checkpoint").string() : r.checkpoint_dir;
   // Made here: on the dev cluster and on a shared file system they are the
   // node's too. (Slurm makes neither the working directory nor the logs' one.)
@@ -413,7 +415,7 @@ void SlurmBackend::Apply(Watched& w, const slurm::JobRecord& rec) {
     }
     return;
   }
-  o.ended = rec.end ? rec.end : ::time(nullptr);
+  o.ended = rec.end ? rec.end : env_.clock();
   w.done = true;
 }
 
@@ -428,7 +430,7 @@ void SlurmBackend::RefreshJobs() {
     if (!w->done) live.push_back(w.get());
   }
   if (live.empty()) return;
-  const int64_t now = MonotonicMs();
+  const int64_t now = env_.steady_ms();
   for (Watched* w : live) {
     if (w->kill_at_ms >= 0 && now >= w->kill_at_ms) Cancel(*w);
   }
@@ -464,7 +466,7 @@ void SlurmBackend::RefreshJobs() {
         if (n != nodes_.end() && !n->second.node.schedulable && w->kill_at_ms < 0) {
           Cancel(*w);
           w->obs.phase = RunPhase::kLost;
-          w->obs.ended = ::time(nullptr);
+          w->obs.ended = env_.clock();
           w->obs.message = "Slurm job " + w->slurm_id + " had not started when node " + w->node +
                            " went out of service (" + n->second.node.reason + "); cancelled";
           w->done = true;
@@ -479,7 +481,7 @@ void SlurmBackend::RefreshJobs() {
     if (!rec.ok()) continue;
     if (!rec->has_value()) {
       w->obs.phase = RunPhase::kLost;
-      w->obs.ended = ::time(nullptr);
+      w->obs.ended = env_.clock();
       w->obs.message = "Slurm no longer knows job " + w->slurm_id +
                        " (it ended longer ago than Slurm's MinJobAge)";
       w->done = true;
@@ -527,7 +529,7 @@ Status SlurmBackend::Stop(const std::string& handle, int64_t grace_s) {
     return Status::Internal("scancel --signal=TERM " + *id + " exited with " +
                             std::to_string(out->exit_code) + ": " + FirstLine(out->err));
   }
-  w->kill_at_ms = MonotonicMs() + grace_s * 1000;
+  w->kill_at_ms = env_.steady_ms() + grace_s * 1000;
   jobs_at_ms_ = -1;
   return Status::Ok();
 }

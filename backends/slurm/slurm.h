@@ -9,7 +9,8 @@
 //
 // Threading: the daemon calls it from one thread; calls are serialized by an
 // internal mutex anyway. Every command runs as a child process with a
-// timeout (backends/slurm/program.h), never through a shell.
+// timeout (backends/common/subprocess.h), never through a shell; the
+// runner and the clock come from `environment`, so tests can script a cluster.
 #pragma once
 
 #include <map>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/environment.h"
 #include "control/backend.h"
 
 namespace meridian::backends {
@@ -44,6 +46,7 @@ struct SlurmBackendOptions {
   std::optional<MigNodes> mig;
   int64_t refresh_ms = 500;             // at most one squeue (and one sinfo) per this
   int command_timeout_ms = 15000;
+  BackendEnvironment environment;  // unset members: the system's (SystemEnvironment)
 };
 
 // Errors: a missing partition list, a command not found, an unwritable state_dir.
