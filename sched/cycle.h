@@ -118,6 +118,11 @@ struct Scheduler::Impl {
   };
   std::vector<WaitShape> shapes;
   std::unordered_map<std::string, uint32_t> shape_index;  // key bytes -> shapes
+  // Releases by tenant (TenantId index) through Release: kWaitTenantFreed.
+  std::vector<uint64_t> tenant_released;
+  uint64_t TenantReleased(TenantId t) const {
+    return t.valid() && t.index() < tenant_released.size() ? tenant_released[t.index()] : 0;
+  }
   uint64_t cycle = 0;    // BeginCycle's count
   size_t touched = 0;    // verdicts kept or stored since BeginCycle
   int64_t kept_verdicts = 0, full_decisions = 0;

@@ -28,6 +28,7 @@ struct KeptWait {
   const QueuedJob* job = nullptr;   // the object decided (another: decided afresh)
   uint64_t freed = 0;               // ledger freed_count() when last found unchanged
   int64_t victims_placed = 0;       // preemptible placements below its priority
+  uint64_t tenant_released = 0;     // its tenant's releases (Impl::tenant_released)
   UnixSeconds at = 0;               // when decided
   std::optional<UnixSeconds> retry_at;
   uint32_t inputs = 0;              // WaitInput bits

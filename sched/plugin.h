@@ -264,8 +264,12 @@ enum WaitInput : uint32_t {
   // models left with at least the GPUs it needs there; any CPU node; any
   // spot lease where the fleet has elastic capacity).
   kWaitFreedFit = 1u << 0,
-  // Any capacity anywhere was freed (quotas, fair shares: a tenant's usage).
+  // Any capacity anywhere was freed (shares between tenants: anyone's usage).
   kWaitAnyFreed = 1u << 1,
+  // Capacity the job's own tenant held was released, by this scheduler
+  // (Scheduler::Release): what a Reserve plugin's per-tenant record counts
+  // (quota) fell.
+  kWaitTenantFreed = 1u << 4,
   // A preemptible fleet allocation of a lower priority than the job's was
   // placed (a victim preemption may choose); with one held, never kept.
   kWaitVictims = 1u << 2,

@@ -479,7 +479,8 @@ uint32_t WaitInputsOf(const Scheduler::Impl& s, const QueuedJob& job, const Snap
   return in;
 }
 
-constexpr uint32_t kKnownWaitInputs = kWaitFreedFit | kWaitAnyFreed | kWaitVictims | kWaitMarket;
+constexpr uint32_t kKnownWaitInputs =
+    kWaitFreedFit | kWaitAnyFreed | kWaitTenantFreed | kWaitVictims | kWaitMarket;
 
 // Preemptible fleet allocations of a priority below `tier`: held now, or
 // placed since the ledger was made.
@@ -523,6 +524,7 @@ bool StillWaits(Scheduler::Impl& s, KeptWait& k, const QueuedJob& job, const Sna
   if (k.retry_at && snap.now >= *k.retry_at) return false;
   if ((k.inputs & kWaitMarket) && snap.now != k.at) return false;
   if ((k.inputs & kWaitVictims) && PlacedBelow(l, job.tier) != k.victims_placed) return false;
+  if ((k.inputs & kWaitTenantFreed) && s.TenantReleased(job.tenant) != k.tenant_released) return false;
   const uint64_t freed = l.freed_count();
   if (freed == k.freed) return true;
   if (k.inputs & kWaitAnyFreed) return false;
@@ -606,6 +608,7 @@ Decision Scheduler::DecideAndKeep(const QueuedJob& job, const Snapshot& snap) {
   k.job = &job;
   k.freed = snap.ledger->freed_count();
   k.victims_placed = PlacedBelow(*snap.ledger, job.tier);
+  k.tenant_released = s.TenantReleased(job.tenant);
   k.at = snap.now;
   k.retry_at = d.retry_at;
   k.inputs = inputs;
@@ -662,6 +665,11 @@ void Scheduler::Release(JobId job, const Snapshot& snap, Ledger* ledger) {
   impl_->kept.Erase(job);
   std::optional<Allocation> a = ledger->Take(job);
   if (!a) return;
+  if (a->tenant.valid()) {  // (no tenant: no tenant's record counts it)
+    auto& released = impl_->tenant_released;
+    if (a->tenant.index() >= released.size()) released.resize(a->tenant.index() + 1, 0);
+    ++released[a->tenant.index()];
+  }
   Decision none;
   none.job = job;
   CommitContext cc{snap, none};

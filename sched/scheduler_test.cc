@@ -262,6 +262,77 @@ TEST(SchedulerTest, KeptWaitIsDecidedAgainOnlyWhenCapacityItFitsFrees) {
   EXPECT_EQ((*every)->full_decisions(), 2);
 }
 
+// Tenant 1 ("research", quota 8 GPUs) holds job 1 (4 H100s) and job 2 (4
+// A100s); tenant 2 ("prod", no quota) holds job 10 on an A100 node.
+// Research's job 3 (4 H100s) waits for its quota although node 1's 8 H100s
+// are free. Prod's release frees A100s, which job 3 cannot use, and leaves
+// research's usage as it was: the verdict is kept. Research's own release of
+// job 2 frees A100s too, which job 3 still cannot use, but brings research to
+// 4 of 8: decided again, and placed on the H100s that were free all along. A
+// prod job (no quota) that waits declares nothing of quota's, so only
+// capacity it fits wakes it.
+TEST(SchedulerTest, AQuotaWaitIsDecidedAgainWhenItsOwnTenantReleasesNotAnother) {
+  testing::World w = MakeWorld(testing::SmallFleetSpec(), /*elastic=*/false);
+  auto s = Make(w, R"(name: quota
+options: {elastic: false}
+plugins:
+  - name: gpu_fit
+  - name: quota
+    args: {tenants: {research: 8}}
+  - name: first_fit
+)");
+  auto queue = [&](const char* tenant, uint32_t tenant_id, const char* model, int gpus, uint32_t id) {
+    JobSpec spec = TwoHourJob(tenant, gpus, 40);
+    spec.tenant = tenant;
+    spec.resources.gpu_models = {model};
+    auto q = MakeQueuedJob(std::make_shared<JobSpec>(spec), *w.catalog,
+                           {JobId(id), TenantId(tenant_id), kNow, id});
+    if (!q.ok()) throw std::runtime_error(q.status().ToString());
+    return std::move(q).value();
+  };
+  auto place = [&](const QueuedJob& job) {
+    Decision d = s->Decide(job, w.At());
+    ASSERT_EQ(d.kind, DecisionKind::kPlace) << FormatDecision(d);
+    ASSERT_TRUE(s->Commit(d, w.At(), &w.ledger).ok());
+  };
+  place(queue("research", 1, "H100-80GB", 4, 1));
+  place(queue("research", 1, "A100-80GB", 4, 2));
+  place(queue("prod", 2, "A100-80GB", 8, 10));
+  QueuedJob job3 = queue("research", 1, "H100-80GB", 4, 3);
+  Decision d = s->DecideInCycle(job3, w.At());
+  ASSERT_EQ(d.kind, DecisionKind::kWait) << FormatDecision(d);
+  EXPECT_NE(FormatDecision(d).find("quota"), std::string::npos) << FormatDecision(d);
+  EXPECT_FALSE(d.kept);
+
+  s->Release(JobId(10), w.At(kNow + 60), &w.ledger);  // prod's A100s
+  Decision kept = s->DecideInCycle(job3, w.At(kNow + 60));
+  EXPECT_TRUE(kept.kept);
+  EXPECT_EQ(kept.kind, DecisionKind::kWait);
+
+  s->Release(JobId(2), w.At(kNow + 120), &w.ledger);  // research's A100s: 4 of 8 GPUs
+  Decision again = s->DecideInCycle(job3, w.At(kNow + 120));
+  EXPECT_FALSE(again.kept);
+  EXPECT_EQ(again.kind, DecisionKind::kPlace) << FormatDecision(again);
+  ASSERT_TRUE(s->Commit(again, w.At(kNow + 120), &w.ledger).ok());
+
+  // Prod (no quota) asks for 8 A100s once jobs 12-15 fill all four A100
+  // nodes: nothing fits. Research's release of job 1 frees H100s only,
+  // which it cannot use: kept.
+  QueuedJob big = queue("prod", 2, "A100-80GB", 8, 11);
+  place(queue("prod", 2, "A100-80GB", 8, 12));
+  place(queue("prod", 2, "A100-80GB", 8, 13));
+  place(queue("prod", 2, "A100-80GB", 8, 14));
+  place(queue("prod", 2, "A100-80GB", 8, 15));
+  Decision waits = s->DecideInCycle(big, w.At(kNow + 180));
+  ASSERT_EQ(waits.kind, DecisionKind::kWait) << FormatDecision(waits);
+  s->Release(JobId(1), w.At(kNow + 240), &w.ledger);
+  EXPECT_TRUE(s->DecideInCycle(big, w.At(kNow + 240)).kept);
+  s->Release(JobId(12), w.At(kNow + 300), &w.ledger);  // an A100 node: it fits there
+  Decision placed = s->DecideInCycle(big, w.At(kNow + 300));
+  EXPECT_FALSE(placed.kept);
+  EXPECT_EQ(placed.kind, DecisionKind::kPlace) << FormatDecision(placed);
+}
+
 // Node 0 has 8 GPUs, 2 of them held (GPUs 0-1). An 8-GPU candidate there
 // must not become a 6-GPU allocation: the share names 8 GPUs, and the ledger
 // refuses it because GPUs 0 and 1 are taken.

@@ -101,43 +101,108 @@ Compared Compare(const Trace& t, const World& w, const std::string& policy) {
 }
 
 // openb's GPU pods of days 115-124 (whole GPUs; a fractional pod as one
-// GPU), pinned to A100-80GB with their recorded durations, on 2 x 8 A100.
-TEST(KeptVerdicts, OpenbOnTwoNodesDecidesAsEveryDecision) {
+// GPU), pinned to A100-80GB with their recorded durations; with `tenants`,
+// pod k belongs to tenant "t<k mod tenants>" and asks for an H100-80GB when
+// k is odd.
+Trace OpenbDays(int tenants = 0) {
   Result<Trace> openb = ReadTrace(std::string(MERIDIAN_DATA_DIR) +
                                       "/traces/alibaba-gpu-v2023/csv/openb_pod_list_default.csv",
                                   TraceFormat::kOpenb, *Embedded());
-  ASSERT_TRUE(openb.ok()) << openb.status().ToString();
+  if (!openb.ok()) throw std::runtime_error(openb.status().ToString());
   const int64_t kFrom = 115 * 86400, kTo = (kSanitized ? 117 : 125) * 86400;
   std::ostringstream jsonl;
+  int k = 0;
   for (const TraceJob& j : openb->jobs) {
     const int gpus = openb->specs[j.spec]->resources.gpus.value_or(0);
     if (gpus == 0 || j.submit_s < kFrom || j.submit_s >= kTo) continue;
     jsonl << "{\"name\":\"" << j.name << "\",\"submit_s\":" << j.submit_s - kFrom
           << ",\"duration_s\":" << j.duration_s << ",\"gpus\":" << gpus
-          << ",\"gpu_model\":\"A100-80GB\",\"kind\":\"training\"}\n";
+          << ",\"gpu_model\":\"" << (tenants > 0 && k % 2 == 1 ? "H100-80GB" : "A100-80GB")
+          << "\",\"kind\":\"training\"";
+    if (tenants > 0) jsonl << ",\"tenant\":\"t" << k++ % tenants << "\"";
+    jsonl << "}\n";
   }
-  Trace t = ReadJsonl(jsonl.str(), "openb");
+  return ReadJsonl(jsonl.str(), tenants > 0 ? "openb-tenants" : "openb");
+}
+
+// Two 8-GPU nodes of A100-80GB, or one of each with `mixed`.
+World TwoNodes(bool mixed = false) {
   FleetSpec f;
   ClusterSpec c;
   c.name = "onprem";
   c.region = "gcp:us-central1";
   c.gpu_hour = Money::FromDollars(1.00);
-  c.nodes.push_back({2, "A100-80GB", 8, 128, 1024.0, {}, "", {}});
+  if (mixed) {
+    c.nodes.push_back({1, "A100-80GB", 8, 128, 1024.0, {}, "", {}});
+    c.nodes.push_back({1, "H100-80GB", 8, 128, 1024.0, {}, "", {}});
+  } else {
+    c.nodes.push_back({2, "A100-80GB", 8, 128, 1024.0, {}, "", {}});
+  }
   f.clusters = {c};
   f.elastic = false;
-  World w = testing::MakeWorld(Embedded(), f);
+  return testing::MakeWorld(Embedded(), f);
+}
+
+// The same on 2 x 8 A100.
+TEST(KeptVerdicts, OpenbOnTwoNodesDecidesAsEveryDecision) {
+  Trace t = OpenbDays();
+  World w = TwoNodes();
   for (const char* p : kProfiles) {
     Compared r = Compare(t, w, p);
     // fifo-strict stops at the head (little to keep); the Can't Be Late
     // baselines' progress rule reads the clock (asked every time).
     if (kSanitized || std::string(p) == "fifo-strict" || std::string(p).rfind("cbl-", 0) == 0) continue;
     // Jobs queue (over a quarter start after their submission), and over a
-    // third of the reference run's decisions are kept rather than made again
-    // (kueue-like's quota asks again whenever anything ends).
+    // third of the reference run's decisions are kept rather than made again.
     EXPECT_GT(r.waited, static_cast<int64_t>(t.jobs.size()) / 4) << p;
     EXPECT_GT(r.kept, r.decisions_all / 3) << p;
     EXPECT_EQ(r.kept + r.decisions_kept, r.decisions_all) << p;
   }
+}
+
+// Three tenants share an A100 node and an H100 node (half the jobs on each)
+// under kueue-like with quotas (4, 6 and 8 GPUs): a waiting job is decided
+// again when its own tenant releases (on either node: its quota counts
+// both), or capacity it fits frees; the outcome is the every-decision run's.
+TEST(KeptVerdicts, TenantQuotasDecideAsEveryDecision) {
+  Trace t = OpenbDays(3);
+  World w = TwoNodes(/*mixed=*/true);
+  auto profile = sched::ParseProfile(R"(name: kueue-quotas
+options: {elastic: false, head_of_line_blocking: false, tie_break: first}
+plugins:
+  - name: tier_sort
+  - name: gpu_fit
+  - name: gang_permit
+  - name: quota
+    args: {tenants: {t0: 4, t1: 6}, default_gpus: 8}
+  - name: first_fit
+)",
+                                     "kueue-quotas.yaml");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  JobShapes shapes = JobShapes::Make(t, *w.catalog);
+  PolicyRun runs[2];
+  for (int keep = 0; keep < 2; ++keep) {
+    EngineOptions o;
+    o.seed = 1;
+    o.keep_waits = keep == 1;
+    auto run = Simulate(t, shapes, w, *profile, "kueue-quotas", o);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    runs[keep] = std::move(run).value();
+  }
+  const PolicyRun& all = runs[0];
+  const PolicyRun& kept = runs[1];
+  ASSERT_EQ(kept.jobs.size(), all.jobs.size());
+  int64_t waited = 0;
+  for (size_t i = 0; i < t.jobs.size(); ++i) {
+    ASSERT_EQ(kept.jobs[i].start_s, all.jobs[i].start_s) << t.jobs[i].name;
+    ASSERT_EQ(kept.jobs[i].end_s, all.jobs[i].end_s) << t.jobs[i].name;
+    ASSERT_EQ(kept.jobs[i].state, all.jobs[i].state) << t.jobs[i].name;
+    if (all.jobs[i].start_s > t.jobs[i].submit_s) ++waited;
+  }
+  // The quotas bind: jobs wait, and verdicts are kept rather than made again.
+  EXPECT_GT(waited, static_cast<int64_t>(t.jobs.size()) / 4);
+  EXPECT_GT(kept.kept_verdicts, 0);
+  EXPECT_LT(kept.decisions, all.decisions);
 }
 
 // Every example fleet under a generated workload (deadlines at twice the

@@ -106,6 +106,11 @@ size_t Quota::Filter(const CycleContext& ctx, std::span<Candidate> cands,
   });
 }
 
+uint32_t Quota::WaitInputs(const QueuedJob& job) const {
+  const int64_t quota = job.spec ? QuotaOf(job.spec->tenant) : options_.default_eighths;
+  return quota == kUnlimited ? kWaitStatic : kWaitTenantFreed;
+}
+
 Status Quota::Reserve(const CommitContext& ctx, const Allocation& a) {
   if (jobs_.contains(a.job) || !a.tenant.valid()) return Status::Ok();
   const int64_t n = EighthsOf(ctx.snapshot.fleet->catalog(), a);

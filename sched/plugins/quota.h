@@ -46,8 +46,10 @@ class Quota final : public Plugin, public FilterPlugin, public ReservePlugin {
   explicit Quota(Options o) : options_(std::move(o)) {}
 
   std::string_view name() const override { return kName; }
-  // A tenant's usage falls when any of its work ends, wherever it ran.
-  uint32_t WaitInputs(const QueuedJob&) const override { return kWaitAnyFreed; }
+  // Its verdict reads the job's own tenant's record only, which falls when
+  // the scheduler releases one of that tenant's jobs (Unreserve); a tenant
+  // without a quota is never turned away.
+  uint32_t WaitInputs(const QueuedJob& job) const override;
   size_t Filter(const CycleContext& ctx, std::span<Candidate> cands,
                 Rejections& rejected) const override;
   Status Reserve(const CommitContext& ctx, const Allocation& a) override;
