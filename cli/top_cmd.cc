@@ -7,6 +7,7 @@
 
 #include "cli/client_run.h"
 #include "cli/table.h"
+#include "control/job_state.h"
 #include "core/time.h"
 
 namespace meridian::cli {
@@ -28,7 +29,8 @@ std::string Str(const json& obj, const char* key) {
 // One frame's data: the running jobs and each one's utilization.
 int Fetch(ClientRun& run, json* jobs, json* util) {
   int rc = kExitOk;
-  auto r = run.client().Get("/v1/jobs" + Query({{"state", "running"}, {"limit", "1000"}}));
+  const std::string running(control::JobStateName(control::JobState::kRunning));
+  auto r = run.client().Get("/v1/jobs" + Query({{"state", running}, {"limit", "1000"}}));
   if (int bad = run.Check(r); bad >= 0) return bad;
   json body;
   if (!run.Json(*r, &body, &rc)) return rc;

@@ -17,9 +17,19 @@ constexpr const char* kTiers[] = {"critical", "high", "normal", "low"};
 // Every pricing model a placement can have; the daemon's own nodes are "owned".
 constexpr const char* kPricing[] = {"spot", "flex-start", "on-demand", "reserved", "owned"};
 
-bool HoldsCapacity(const std::string& state) {
-  return state == "scheduled" || state == "starting" || state == "running" ||
-         state == "checkpointing";
+bool HoldsCapacity(JobState state) {
+  switch (state) {
+    case JobState::kScheduled:
+    case JobState::kStarting:
+    case JobState::kRunning:
+    case JobState::kCheckpointing: return true;
+    case JobState::kQueued:
+    case JobState::kSucceeded:
+    case JobState::kFailed:
+    case JobState::kCancelled:
+    case JobState::kPreempted: return false;
+  }
+  return false;
 }
 
 // `v` to `digits` decimals, divided back (not multiplied by 1e-digits) so the
@@ -88,7 +98,7 @@ std::vector<TenantHome> TenantHomes(const sched::Profile& profile) {
 
 json OverviewJson(const AggregateInput& in) {
   json by_state = json::object();
-  for (const char* s : kJobStates) by_state[s] = 0;
+  for (JobState s : kJobStates) by_state[std::string(JobStateName(s))] = 0;
   json by_tier = json::object();
   for (const char* t : kTiers) by_tier[t] = {{"total", 0}, {"queued", 0}, {"active", 0}, {"done", 0}};
   struct Spend {
@@ -100,11 +110,14 @@ json OverviewJson(const AggregateInput& in) {
   double co2_g = 0, co2_g_per_hour = 0;
   int running_gpus = 0, preemptions = 0;
   for (const JobRow& j : in.jobs) {
-    by_state[j.state] = by_state.value(j.state, 0) + 1;
+    const std::string state(JobStateName(j.state));
+    by_state[state] = by_state.value(state, 0) + 1;
     if (by_tier.contains(j.priority)) {
       json& t = by_tier[j.priority];
       t["total"] = t["total"].get<int>() + 1;
-      const char* bucket = j.state == "queued" ? "queued" : IsTerminalState(j.state) ? "done" : "active";
+      const char* bucket = j.state == JobState::kQueued ? "queued"
+                           : IsTerminal(j.state)        ? "done"
+                                                        : "active";
       t[bucket] = t[bucket].get<int>() + 1;
     }
     preemptions += in.preemptions.count(j.id) ? in.preemptions.at(j.id) : 0;
@@ -138,7 +151,7 @@ json OverviewJson(const AggregateInput& in) {
   // daemon's nodes are owned; reserved capacity would be counted the same way.
   int owned_gpus = 0, busy_gpus = 0;
   for (const NodeRow& n : in.nodes) {
-    if (n.state == "ready") owned_gpus += n.gpus;
+    if (n.state == NodeState::kReady) owned_gpus += n.gpus;
   }
   for (const JobRow& j : in.all_active) {
     if (HoldsCapacity(j.state)) busy_gpus += static_cast<int>(j.placement.gpus.size());
@@ -164,7 +177,7 @@ json OverviewJson(const AggregateInput& in) {
 json WaitingJson(const AggregateInput& in) {
   json arr = json::array();
   for (const JobRow& j : in.jobs) {
-    if (j.state != "queued") continue;
+    if (j.state != JobState::kQueued) continue;
     json o = {{"id", j.id}, {"name", j.name}, {"tenant", j.tenant}, {"tier", j.priority},
               {"kind", j.kind}, {"submitted_at", FormatRfc3339(j.submitted_at)},
               {"waited_s", std::max<int64_t>(0, in.now - j.submitted_at)}};
@@ -214,8 +227,8 @@ json FleetJson(const AggregateInput& in) {
       if (j.placement.node != n.name || !HoldsCapacity(j.state)) continue;
       const bool visible = mine.count(j.id) > 0;
       if (visible) {
-        jobs.push_back({{"id", j.id}, {"name", j.name}, {"tenant", j.tenant}, {"state", j.state},
-                        {"gpus", j.placement.gpus},
+        jobs.push_back({{"id", j.id}, {"name", j.name}, {"tenant", j.tenant},
+                        {"state", JobStateName(j.state)}, {"gpus", j.placement.gpus},
                         {"mig", j.placement.mig.empty() ? json(nullptr) : json(j.placement.mig)}});
       } else {
         others++;
@@ -240,16 +253,19 @@ json FleetJson(const AggregateInput& in) {
         slices.push_back({{"profile", s.profile}, {"start", s.start}, {"span", s.span}});
       }
     }
-    if (n.state == "ready") {
-      gpus += n.gpus;
-      busy += node_busy;
+    switch (n.state) {
+      case NodeState::kReady:
+        gpus += n.gpus;
+        busy += node_busy;
+        break;
+      case NodeState::kDrained: drained++; break;
+      case NodeState::kDown: down++; break;
     }
-    if (n.state == "drained") drained++;
-    if (n.state == "down") down++;
     nodes.push_back({{"name", n.name},
                      {"gpu_model", n.gpu_model.empty() ? json(nullptr) : json(n.gpu_model)},
                      {"gpus", n.gpus}, {"vcpus", n.vcpus}, {"ram_gib", n.ram_gib},
-                     {"state", n.state}, {"drained", n.state == "drained"},
+                     {"state", NodeStateName(n.state)},
+                     {"drained", n.state == NodeState::kDrained},
                      {"registered", n.registered},
                      {"last_heartbeat", FormatRfc3339(n.last_heartbeat)},
                      {"busy_gpus", node_busy}, {"gpu_slots", gpu_arr},

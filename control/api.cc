@@ -103,7 +103,7 @@ void ApiServer::Impl::Routes() {
           telemetry::TelemetryConfig config;
           std::string gpu = "telemetry is off";
           if (options.telemetry) {
-            if (!IsTerminalState(j->state)) live = options.telemetry->View(j->id);
+            if (!IsTerminal(j->state)) live = options.telemetry->View(j->id);
             config = options.telemetry->config();
             gpu = options.telemetry->gpu_status();
           }
@@ -151,11 +151,12 @@ void ApiServer::Impl::Routes() {
   });
   s.Post(R"(/v1/nodes/([^/]+)/drain)", authed([this](Req req, Res res, const Caller& c) {
            if (!c.admin) return SendError(res, 404, "no such route for this token (admin only)");
-           if (Status st = store->SetNodeState(req.matches[1], "drained"); !st.ok()) {
+           if (Status st = store->SetNodeState(req.matches[1], NodeState::kDrained); !st.ok()) {
              return SendStatus(res, st);
            }
            reconciler->Notify();
-           SendJson(res, 200, {{"name", std::string(req.matches[1])}, {"state", "drained"}});
+           SendJson(res, 200, {{"name", std::string(req.matches[1])},
+                               {"state", NodeStateName(NodeState::kDrained)}});
          }));
   s.Post("/v1/plan", authed([this](Req req, Res res, const Caller& c) { Plan(req, res, c); }));
 }

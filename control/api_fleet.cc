@@ -30,11 +30,14 @@ Result<AggregateInput> ApiServer::Impl::Gather(const Caller& c) {
   in.nodes = std::move(nodes).value();
   // Only a job that ran more than once, or is preempted now, can have been preempted.
   for (const JobRow& j : in.jobs) {
-    if (j.attempts < 2 && j.state != "preempted") continue;
+    if (j.attempts < 2 && j.state != JobState::kPreempted) continue;
     auto ev = store->Events(j.id);
     if (!ev.ok()) return ev.status();
     for (const EventRow& e : *ev) {
-      if (e.type == "state" && e.to == "preempted") in.preemptions[j.id]++;
+      // Events keep the states as the text the store wrote.
+      if (e.type == "state" && e.to == JobStateName(JobState::kPreempted)) {
+        in.preemptions[j.id]++;
+      }
     }
   }
   in.waiting = reconciler->Waiting();

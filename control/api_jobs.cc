@@ -79,7 +79,7 @@ void ApiServer::Impl::List(const httplib::Request& req, httplib::Response& res, 
   }
   ListFilter f;
   f.tenant = req.get_param_value("tenant");
-  f.state = req.get_param_value("state");
+  const std::string state = req.get_param_value("state");
   f.kind = req.get_param_value("kind");
   if (!c.admin) {
     if (!f.tenant.empty() && f.tenant != c.tenant) {
@@ -88,11 +88,15 @@ void ApiServer::Impl::List(const httplib::Request& req, httplib::Response& res, 
     }
     f.tenant = c.tenant;
   }
-  if (!f.state.empty() && !IsJobState(f.state)) {
-    std::vector<std::string> states(std::begin(kJobStates), std::end(kJobStates));
-    return SendError(res, 400, "state: \"" + f.state + "\" is not a job state" +
-                                   spec::SuggestFrom(f.state, states, "states"),
-                     "state");
+  if (!state.empty()) {
+    f.state = ParseJobState(state);
+    if (!f.state) {
+      std::vector<std::string> states;
+      for (JobState s : kJobStates) states.emplace_back(JobStateName(s));
+      return SendError(res, 400, "state: \"" + state + "\" is not a job state" +
+                                     spec::SuggestFrom(state, states, "states"),
+                       "state");
+    }
   }
   if (!f.kind.empty() && !ParseWorkloadKind(f.kind)) {
     std::vector<std::string> kinds;
@@ -137,7 +141,7 @@ void ApiServer::Impl::List(const httplib::Request& req, httplib::Response& res, 
 void ApiServer::Impl::Cancel(const std::string& id, httplib::Response& res, const Caller& c) {
   auto j = VisibleJob(c, id, res);
   if (!j) return;
-  if (!IsTerminalState(j->state) && !j->cancel_requested) {
+  if (!IsTerminal(j->state) && !j->cancel_requested) {
     JobUpdate u;
     u.job_id = id;
     u.cancel_requested = true;
@@ -148,12 +152,12 @@ void ApiServer::Impl::Cancel(const std::string& id, httplib::Response& res, cons
   }
   reconciler->RequestCancel(id);
   // Queued jobs are cancelled in the next cycle; wait briefly for it.
-  for (int i = 0; i < 40 && !IsTerminalState(j->state); ++i) {
+  for (int i = 0; i < 40 && !IsTerminal(j->state); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
     auto again = store->GetJob(id);
     if (!again.ok()) break;
     *j = std::move(again).value();
-    if (j->state != "queued") break;
+    if (j->state != JobState::kQueued) break;
   }
   SendJson(res, 200, JobToJson(*j));
 }
@@ -191,7 +195,7 @@ void ApiServer::Impl::Logs(const httplib::Request& req, const std::string& id, h
   }
   res.status = 200;
   res.set_header("X-Next-Offset", std::to_string(offset + static_cast<int64_t>(data.size())));
-  res.set_header("X-Job-Done", IsTerminalState(j->state) ? "true" : "false");
+  res.set_header("X-Job-Done", IsTerminal(j->state) ? "true" : "false");
   res.set_content(data, "text/plain; charset=utf-8");
 }
 

@@ -19,10 +19,10 @@ void ApiServer::Impl::ServeMetrics(const httplib::Request& req, httplib::Respons
   }
   std::vector<GaugeFamily> g;
   GaugeFamily states{"meridian_jobs", "Jobs by state.", {}};
-  std::map<std::string, int64_t> counts;
-  for (const char* s : kJobStates) counts[s] = 0;
+  std::map<std::string, int64_t> counts;  // by name: the lines stay in alphabetical order
+  for (JobState s : kJobStates) counts[std::string(JobStateName(s))] = 0;
   if (auto c = store->CountByState(); c.ok()) {
-    for (const auto& [s, n] : *c) counts[s] = n;
+    for (const auto& [s, n] : *c) counts[std::string(JobStateName(s))] = n;
   }
   for (const auto& [s, n] : counts) states.lines.push_back({"state=\"" + s + "\"", static_cast<double>(n)});
   g.push_back(states);

@@ -29,9 +29,9 @@ void ApiServer::Impl::Nodes(httplib::Response& res, const Caller& c) {
                    {"gpus", n.gpus},
                    {"vcpus", n.vcpus},
                    {"ram_gib", n.ram_gib},
-                   {"state", n.state},
+                   {"state", NodeStateName(n.state)},
                    {"registered", n.registered},
-                   {"schedulable", !n.registered && n.state == "ready"},
+                   {"schedulable", !n.registered && n.state == NodeState::kReady},
                    {"reason", n.registered ? json(kNoAgentReason) : json(nullptr)},
                    {"last_heartbeat", FormatRfc3339(n.last_heartbeat)},
                    {"jobs", jobs}});
@@ -81,7 +81,7 @@ void ApiServer::Impl::RegisterNode(const httplib::Request& req, httplib::Respons
     return SendError(res, 400, "gpu_model: is required when gpus > 0", "gpu_model");
   }
   if (n.gpus > 16) return SendError(res, 400, "gpus: " + std::to_string(n.gpus) + " is more than 16 per node", "gpus");
-  n.state = "ready";
+  n.state = NodeState::kReady;
   n.last_heartbeat = Now();
   n.registered = true;
   if (Status st = store->UpsertNode(n); !st.ok()) return SendInternal(res, st.ToString());
@@ -98,7 +98,8 @@ void ApiServer::Impl::RegisterNode(const httplib::Request& req, httplib::Respons
   auto token_id = store->CreateToken(nt);
   if (!token_id.ok()) return SendInternal(res, token_id.status().ToString());
   SendJson(res, 201, {{"name", n.name}, {"gpu_model", n.gpu_model}, {"gpus", n.gpus},
-                      {"vcpus", n.vcpus}, {"ram_gib", n.ram_gib}, {"state", n.state},
+                      {"vcpus", n.vcpus}, {"ram_gib", n.ram_gib},
+                      {"state", NodeStateName(n.state)},
                       {"jobs", json::array()}, {"token", *secret}, {"token_id", *token_id}});
 }
 

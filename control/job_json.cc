@@ -41,7 +41,7 @@ nlohmann::json JobToJson(const JobRow& j) {
   o["name"] = j.name;
   o["tenant"] = j.tenant;
   o["kind"] = j.kind;
-  o["state"] = j.state;
+  o["state"] = JobStateName(j.state);
   o["priority"] = j.priority;
   o["submitted_at"] = FormatRfc3339(j.submitted_at);
   o["created_at"] = FormatRfc3339(j.submitted_at);

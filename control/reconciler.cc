@@ -158,19 +158,19 @@ Status Reconciler::Recover() {
     active_[ref.row.id] = std::move(a);
     auto spec = SpecFromJson(ref.row.spec_json, ref.row.id);
     if (!spec.ok()) {
-      Transition(ref, "failed", "the stored spec no longer parses: " + spec.status().message(),
-                 now, &out);
+      Transition(ref, JobState::kFailed,
+                 "the stored spec no longer parses: " + spec.status().message(), now, &out);
       continue;
     }
     ref.spec = std::make_shared<const JobSpec>(std::move(spec).value());
-    const std::string& st = ref.row.state;
-    if (st == "queued") continue;
-    if (st == "scheduled" || ref.row.handle.empty()) {
+    const JobState st = ref.row.state;
+    if (st == JobState::kQueued) continue;
+    if (st == JobState::kScheduled || ref.row.handle.empty()) {
       JobUpdate clear;
       clear.placement = Placement{};
       clear.allocation_json = "";
-      Transition(ref, "queued", "the daemon restarted before the launch; requeued", now, &out,
-                 clear);
+      Transition(ref, JobState::kQueued, "the daemon restarted before the launch; requeued", now,
+                 &out, clear);
       continue;
     }
     auto obs = backend_->Adopt(ref.row.id, ref.row.attempts, ref.row.handle);
@@ -184,12 +184,12 @@ Status Reconciler::Recover() {
       o.message = obs.status().message();
     }
     ref.holds = true;
-    if (st == "checkpointing") ref.stop_kind = "preempt";
+    if (st == JobState::kCheckpointing) ref.stop_kind = StopKind::kPreempt;
     if (o.phase == RunPhase::kStarting || o.phase == RunPhase::kRunning) {
       if (ref.row.cancel_requested) {
-        ref.stop_kind = "cancel";
+        ref.stop_kind = StopKind::kCancel;
         (void)backend_->Stop(ref.row.handle, GraceOf(*ref.spec));
-      } else if (ref.stop_kind == "preempt") {
+      } else if (ref.stop_kind == StopKind::kPreempt) {
         (void)backend_->Stop(ref.row.handle, GraceOf(*ref.spec));
       }
       JobUpdate note;
@@ -199,7 +199,7 @@ Status Reconciler::Recover() {
       note.at = now;
       out.push_back(note);
     } else {
-      if (ref.row.cancel_requested) ref.stop_kind = "cancel";
+      if (ref.row.cancel_requested) ref.stop_kind = StopKind::kCancel;
     }
     if (o.phase != RunPhase::kStarting) HandleObservation(o, now, &out);
   }
@@ -219,7 +219,7 @@ Status Reconciler::LoadNewJobs() {
     if (!rows.ok()) return rows.status();
     for (JobRow& row : *rows) {
       max_seq_ = std::max(max_seq_, row.seq);
-      if (IsTerminalState(row.state) || active_.count(row.id)) continue;
+      if (IsTerminal(row.state) || active_.count(row.id)) continue;
       auto a = std::make_unique<Active>();
       auto spec = SpecFromJson(row.spec_json, row.id);
       if (spec.ok()) a->spec = std::make_shared<const JobSpec>(std::move(spec).value());
@@ -230,7 +230,7 @@ Status Reconciler::LoadNewJobs() {
   }
 }
 
-void Reconciler::Transition(Active& a, const std::string& to, const std::string& message,
+void Reconciler::Transition(Active& a, JobState to, const std::string& message,
                             UnixSeconds now, std::vector<JobUpdate>* out, JobUpdate u) {
   u.job_id = a.row.id;
   u.expect_state = a.row.state;
@@ -251,7 +251,7 @@ void Reconciler::Transition(Active& a, const std::string& to, const std::string&
   if (u.placement) a.row.placement = *u.placement;
   if (u.handle) a.row.handle = *u.handle;
   if (u.allocation_json) a.row.allocation_json = *u.allocation_json;
-  if (IsTerminalState(to)) a.done = true;
+  if (IsTerminal(to)) a.done = true;
   out->push_back(std::move(u));
 }
 
@@ -305,10 +305,10 @@ void Reconciler::HandleObservation(const RunObservation& o, UnixSeconds now,
   Active& a = *it->second;
   if (o.phase == RunPhase::kStarting) return;
   if (o.phase == RunPhase::kRunning) {
-    if (a.row.state == "scheduled" || a.row.state == "starting") {
+    if (a.row.state == JobState::kScheduled || a.row.state == JobState::kStarting) {
       JobUpdate u;
       u.started_at = o.started ? o.started : now;
-      Transition(a, "running", "running (" + o.handle + ")", now, out, u);
+      Transition(a, JobState::kRunning, "running (" + o.handle + ")", now, out, u);
     }
     return;
   }
@@ -318,29 +318,32 @@ void Reconciler::HandleObservation(const RunObservation& o, UnixSeconds now,
   end.ended_at = ended;
   if (o.exit_code) end.exit_code = *o.exit_code;
   const std::string how = DescribeEnd(o);
-  const std::string kind = a.stop_kind;
-  a.stop_kind.clear();
-  if (kind == "cancel") {
-    Transition(a, "cancelled", "cancelled; the process " + how, now, out, end);
-  } else if (kind == "preempt" || (o.phase == RunPhase::kLost && a.row.attempts <= options_.max_requeues)) {
+  const StopKind kind = a.stop_kind;
+  a.stop_kind = StopKind::kNone;
+  if (kind == StopKind::kCancel) {
+    Transition(a, JobState::kCancelled, "cancelled; the process " + how, now, out, end);
+  } else if (kind == StopKind::kPreempt ||
+             (o.phase == RunPhase::kLost && a.row.attempts <= options_.max_requeues)) {
     if (options_.measured) a.measured = options_.measured(a.row.id);
     a.queued.reset();  // decided again, with the measured profile
-    if (kind == "preempt") {
-      Transition(a, "preempted", "preempted; the process " + how, now, out, end);
+    if (kind == StopKind::kPreempt) {
+      Transition(a, JobState::kPreempted, "preempted; the process " + how, now, out, end);
     }
     JobUpdate requeue;
     requeue.clear_ended = true;
     requeue.placement = Placement{};
     requeue.handle = "";
     requeue.allocation_json = "";
-    Transition(a, "queued",
-               kind == "preempt" ? "requeued; the next attempt resumes from its checkpoint directory"
-                                 : "attempt " + how + "; requeued",
+    Transition(a, JobState::kQueued,
+               kind == StopKind::kPreempt
+                   ? "requeued; the next attempt resumes from its checkpoint directory"
+                   : "attempt " + how + "; requeued",
                now, out, requeue);
   } else if (o.phase == RunPhase::kExited && o.exit_code == 0) {
-    Transition(a, "succeeded", "exited with code 0", now, out, end);
+    Transition(a, JobState::kSucceeded, "exited with code 0", now, out, end);
   } else {
-    Transition(a, "failed", how + (o.message.empty() ? "" : " (" + o.message + ")"), now, out, end);
+    Transition(a, JobState::kFailed, how + (o.message.empty() ? "" : " (" + o.message + ")"), now,
+               out, end);
   }
   ReleaseAttempt(a, ended, out);
 }
@@ -359,17 +362,18 @@ void Reconciler::HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out) {
     if (it == active_.end()) continue;
     Active& a = *it->second;
     a.row.cancel_requested = true;
-    if (a.done || a.stop_kind == "cancel") continue;
-    if (a.row.state == "queued" || a.row.state == "scheduled" || a.row.handle.empty()) {
+    if (a.done || a.stop_kind == StopKind::kCancel) continue;
+    if (a.row.state == JobState::kQueued || a.row.state == JobState::kScheduled ||
+        a.row.handle.empty()) {
       JobUpdate u;
       u.ended_at = now;
-      Transition(a, "cancelled", "cancelled before it ran", now, out, u);
+      Transition(a, JobState::kCancelled, "cancelled before it ran", now, out, u);
       ReleaseAttempt(a, now, out);
       continue;
     }
     const int64_t grace = a.spec ? GraceOf(*a.spec) : 30;
     Status st = backend_->Stop(a.row.handle, grace);
-    a.stop_kind = "cancel";
+    a.stop_kind = StopKind::kCancel;
     JobUpdate note;
     note.job_id = id;
     note.at = now;

@@ -148,7 +148,7 @@ class Reconciler {
   std::shared_ptr<const JobSpec> ProfiledSpec(Active& a, UnixSeconds now,
                                               std::vector<JobUpdate>* out);
   void Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
-  void Transition(Active& a, const std::string& to, const std::string& message, UnixSeconds now,
+  void Transition(Active& a, JobState to, const std::string& message, UnixSeconds now,
                   std::vector<JobUpdate>* out, JobUpdate extra = {});
   void ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
   Status Flush(std::vector<JobUpdate>* updates);

@@ -60,8 +60,8 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
     n.registered = false;
     n.last_heartbeat = now;
     auto it = by_name.find(b.name);
-    const std::string before = it == by_name.end() ? "" : it->second.state;
-    n.state = before == "drained" ? "drained" : (b.schedulable ? "ready" : "down");
+    const bool drained = it != by_name.end() && it->second.state == NodeState::kDrained;
+    n.state = drained ? NodeState::kDrained : b.schedulable ? NodeState::kReady : NodeState::kDown;
     if (it == by_name.end() || it->second.state != n.state || it->second.gpus != n.gpus ||
         it->second.gpu_model != n.gpu_model || it->second.vcpus != n.vcpus ||
         it->second.registered) {
@@ -72,9 +72,9 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
   }
   for (auto& [name, n] : by_name) {
     if (!n.registered) continue;  // the backend's node of an earlier run
-    if (n.state == "ready" && now - n.last_heartbeat > options_.node_timeout_s) {
-      MERIDIAN_RETURN_IF_ERROR(store_->SetNodeState(name, "down"));
-      n.state = "down";
+    if (n.state == NodeState::kReady && now - n.last_heartbeat > options_.node_timeout_s) {
+      MERIDIAN_RETURN_IF_ERROR(store_->SetNodeState(name, NodeState::kDown));
+      n.state = NodeState::kDown;
     }
     all.push_back(n);
   }
@@ -82,7 +82,7 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
   std::vector<std::string> without_agent;
   std::string sig;
   for (const NodeRow& n : all) {
-    if (n.state != "ready") continue;
+    if (n.state != NodeState::kReady) continue;
     if (n.registered) {  // nothing runs jobs there (kNoAgentReason)
       without_agent.push_back(n.name);
       sig += "no-agent:" + n.name + ";";
@@ -253,9 +253,9 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
   std::map<uint32_t, Active*> by_seq;
   for (auto& [id, a] : active_) {
     by_seq[static_cast<uint32_t>(a->row.seq)] = a.get();
-    if (a->done || a->row.state != "queued" || a->row.cancel_requested) continue;
+    if (a->done || a->row.state != JobState::kQueued || a->row.cancel_requested) continue;
     if (!a->spec) {
-      Transition(*a, "failed", "the stored spec does not parse", now, out);
+      Transition(*a, JobState::kFailed, "the stored spec does not parse", now, out);
       continue;
     }
     waiting.push_back(a.get());
@@ -296,7 +296,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
       if (!q.ok()) {
         JobUpdate u;
         u.ended_at = now;
-        Transition(*a, "failed", q.status().message(), now, out, u);
+        Transition(*a, JobState::kFailed, q.status().message(), now, out, u);
         continue;
       }
       a->queued = std::move(q).value();
@@ -368,7 +368,8 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
         u.clear_ended = true;
         std::string where = p.node + (p.gpus.empty() ? "" : " GPUs " + JoinGpus(p.gpus)) +
                             (p.mig.empty() ? "" : " MIG " + p.mig);
-        Transition(a, "scheduled", "placed on " + where + " (" + p.pricing + ")", now, out, u);
+        Transition(a, JobState::kScheduled, "placed on " + where + " (" + p.pricing + ")", now, out,
+                   u);
         to_launch.push_back(&a);
         continue;
       }
@@ -377,12 +378,12 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
           auto it = by_seq.find(v.value());
           if (it == by_seq.end()) continue;
           Active& victim = *it->second;
-          if (!victim.stop_kind.empty() || victim.row.handle.empty()) continue;
+          if (victim.stop_kind != StopKind::kNone || victim.row.handle.empty()) continue;
           const int64_t grace = victim.spec ? GraceOf(*victim.spec) : 30;
           (void)backend_->Stop(victim.row.handle, grace);
-          victim.stop_kind = "preempt";
+          victim.stop_kind = StopKind::kPreempt;
           metrics_->preemptions++;
-          Transition(victim, "checkpointing",
+          Transition(victim, JobState::kCheckpointing,
                      "preempted for " + a.row.id + ": SIGTERM, " + std::to_string(grace) +
                          "s to checkpoint before SIGKILL",
                      now, out);
@@ -399,7 +400,8 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
         }
         JobUpdate u;
         u.ended_at = now;
-        Transition(a, "failed", "cannot run on this fleet: " + d.status.message(), now, out, u);
+        Transition(a, JobState::kFailed, "cannot run on this fleet: " + d.status.message(), now,
+                   out, u);
         continue;
       }
       case sched::DecisionKind::kDefer:
@@ -464,7 +466,7 @@ void Reconciler::Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out)
   if (!h.ok()) {
     JobUpdate u;
     u.ended_at = now;
-    Transition(a, "failed", "launch failed: " + h.status().message(), now, out, u);
+    Transition(a, JobState::kFailed, "launch failed: " + h.status().message(), now, out, u);
     ReleaseAttempt(a, now, out);
     return;
   }
@@ -472,8 +474,8 @@ void Reconciler::Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out)
   JobUpdate u;
   u.handle = *h;
   u.started_at = now;
-  Transition(a, "starting", "launched attempt " + std::to_string(a.row.attempts) + " (" + *h + ")",
-             now, out, u);
+  Transition(a, JobState::kStarting,
+             "launched attempt " + std::to_string(a.row.attempts) + " (" + *h + ")", now, out, u);
 }
 
 Result<nlohmann::json> Reconciler::Plan(const JobSpec& job) {

@@ -17,11 +17,15 @@
 
 namespace meridian::control {
 
+// Why the backend was told to stop a job's attempt; it decides what the
+// attempt's end becomes (cancelled, or preempted and requeued).
+enum class StopKind { kNone, kCancel, kPreempt };
+
 struct Reconciler::Active {
   JobRow row;
   std::shared_ptr<const JobSpec> spec;
   std::optional<sched::QueuedJob> queued;
-  std::string stop_kind;  // "", "cancel" or "preempt": why the backend was told to stop it
+  StopKind stop_kind = StopKind::kNone;
   bool holds = false;     // its allocation is (to be) in the ledger
   bool done = false;      // reached a terminal state this cycle
   std::optional<sched::Decision> pending_launch;

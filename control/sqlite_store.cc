@@ -39,7 +39,9 @@ std::vector<int> SplitInts(const std::string& s) {
   return out;
 }
 
-JobRow ReadJob(const Stmt& s) {
+// A state the store does not know (a database edited by hand, or written by a
+// newer daemon) is an error for the caller, not a guess.
+Result<JobRow> ReadJob(const Stmt& s) {
   JobRow j;
   j.seq = s.Int(0);
   j.id = s.Text(1);
@@ -47,7 +49,12 @@ JobRow ReadJob(const Stmt& s) {
   j.name = s.Text(3);
   j.kind = s.Text(4);
   j.priority = s.Text(5);
-  j.state = s.Text(6);
+  const std::string state = s.Text(6);
+  auto parsed = ParseJobState(state);
+  if (!parsed) {
+    return Status::Internal("job " + j.id + ": stored state \"" + state + "\" is not a job state");
+  }
+  j.state = *parsed;
   j.submitted_at = s.Int(7);
   j.started_at = s.OptInt(8);
   j.ended_at = s.OptInt(9);
@@ -94,7 +101,9 @@ Result<std::vector<JobRow>> ReadJobs(Stmt* s) {
     auto r = s->Step();
     if (!r.ok()) return r.status();
     if (!*r) return out;
-    out.push_back(ReadJob(*s));
+    auto job = ReadJob(*s);
+    if (!job.ok()) return job.status();
+    out.push_back(std::move(job).value());
   }
 }
 
@@ -197,14 +206,14 @@ class SqliteStore final : public Store {
     auto lease = Lease();
     std::string sql = std::string("SELECT ") + kJobCols + " FROM jobs WHERE seq > ?1";
     if (!f.tenant.empty()) sql += " AND tenant = ?2";
-    if (!f.state.empty()) sql += " AND state = ?3";
+    if (f.state) sql += " AND state = ?3";
     if (!f.kind.empty()) sql += " AND kind = ?4";
     sql += " ORDER BY seq LIMIT ?5";
     auto s = lease->Prepare(sql);
     if (!s.ok()) return s.status();
     (*s)->Bind(1, f.after_seq);
     if (!f.tenant.empty()) (*s)->Bind(2, f.tenant);
-    if (!f.state.empty()) (*s)->Bind(3, f.state);
+    if (f.state) (*s)->Bind(3, JobStateName(*f.state));
     if (!f.kind.empty()) (*s)->Bind(4, f.kind);
     (*s)->Bind(5, static_cast<int64_t>(f.limit));
     return ReadJobs(*s);
@@ -235,16 +244,23 @@ class SqliteStore final : public Store {
     }
   }
 
-  Result<std::vector<std::pair<std::string, int64_t>>> CountByState() override {
+  Result<std::vector<std::pair<JobState, int64_t>>> CountByState() override {
     auto lease = Lease();
-    auto s = lease->Prepare("SELECT state, COUNT(*) FROM jobs GROUP BY state");
+    // MIN(id): a job to name if the state does not parse.
+    auto s = lease->Prepare("SELECT state, COUNT(*), MIN(id) FROM jobs GROUP BY state");
     if (!s.ok()) return s.status();
-    std::vector<std::pair<std::string, int64_t>> out;
+    std::vector<std::pair<JobState, int64_t>> out;
     for (;;) {
       auto r = (*s)->Step();
       if (!r.ok()) return r.status();
       if (!*r) return out;
-      out.emplace_back((*s)->Text(0), (*s)->Int(1));
+      const std::string state = (*s)->Text(0);
+      auto parsed = ParseJobState(state);
+      if (!parsed) {
+        return Status::Internal("job " + (*s)->Text(2) + ": stored state \"" + state +
+                                "\" is not a job state");
+      }
+      out.emplace_back(*parsed, (*s)->Int(1));
     }
   }
 
@@ -360,13 +376,15 @@ class SqliteStore final : public Store {
       if (!s.ok()) return s.status();
       (*s)->Bind(1, n.name).Bind(2, n.gpu_model).Bind(3, int64_t{n.gpus});
       (*s)->Bind(4, int64_t{n.vcpus});
-      (*s)->Bind(6, n.state).Bind(7, n.last_heartbeat).Bind(8, int64_t{n.registered ? 1 : 0});
+      (*s)->Bind(6, NodeStateName(n.state)).Bind(7, n.last_heartbeat);
+      (*s)->Bind(8, int64_t{n.registered ? 1 : 0});
       return BindDoubleAndRun(**s, 5, n.ram_gib);
     });
   }
 
-  Status SetNodeState(const std::string& name, const std::string& state) override {
-    return UpdateNode("UPDATE nodes SET state=? WHERE name=?", state, name);
+  Status SetNodeState(const std::string& name, NodeState state) override {
+    return UpdateNode("UPDATE nodes SET state=? WHERE name=?", std::string(NodeStateName(state)),
+                      name);
   }
 
   Status Heartbeat(const std::string& name, UnixSeconds at) override {
@@ -393,7 +411,13 @@ class SqliteStore final : public Store {
       n.gpus = static_cast<int>((*s)->Int(2));
       n.vcpus = static_cast<int>((*s)->Int(3));
       n.ram_gib = (*s)->Double(4);
-      n.state = (*s)->Text(5);
+      const std::string state = (*s)->Text(5);
+      auto parsed = ParseNodeState(state);
+      if (!parsed) {
+        return Status::Internal("node " + n.name + ": stored state \"" + state +
+                                "\" is not a node state");
+      }
+      n.state = *parsed;
       n.last_heartbeat = (*s)->Int(6);
       n.registered = (*s)->Int(7) != 0;
       out.push_back(std::move(n));
@@ -481,7 +505,7 @@ class SqliteStore final : public Store {
     if (rows->empty()) return false;
     JobRow j = std::move((*rows)[0]);
     if (u.expect_state && j.state != *u.expect_state) return false;
-    const std::string from = j.state;
+    const JobState from = j.state;
     if (u.state) j.state = *u.state;
     if (u.state) j.reason = u.message;
     if (u.reason) j.reason = *u.reason;
@@ -506,7 +530,7 @@ class SqliteStore final : public Store {
         "cancel_requested=?15,cost_micro_usd=?16,co2_mg=?17 WHERE id=?1");
     if (!w.ok()) return w.status();
     Stmt& s = **w;
-    s.Bind(1, j.id).Bind(2, j.state).Bind(3, j.started_at).Bind(4, j.ended_at);
+    s.Bind(1, j.id).Bind(2, JobStateName(j.state)).Bind(3, j.started_at).Bind(4, j.ended_at);
     s.Bind(5, int64_t{j.attempts}).Bind(6, j.exit_code).Bind(7, j.placement.node);
     s.Bind(8, JoinInts(j.placement.gpus)).Bind(9, j.placement.mig).Bind(10, j.placement.region);
     s.Bind(11, j.placement.pricing).Bind(12, j.reason).Bind(13, j.handle);
@@ -519,7 +543,8 @@ class SqliteStore final : public Store {
           "VALUES(?1,(SELECT COALESCE(MAX(seq),0)+1 FROM events WHERE job_id=?1),?2,?3,?4,?5,?6)");
       if (!e.ok()) return e.status();
       (*e)->Bind(1, j.id).Bind(2, u.at).Bind(3, std::string_view(u.state ? "state" : "note"));
-      (*e)->Bind(4, u.state ? from : "").Bind(5, u.state ? *u.state : "").Bind(6, u.message);
+      (*e)->Bind(4, u.state ? JobStateName(from) : "");
+      (*e)->Bind(5, u.state ? JobStateName(*u.state) : "").Bind(6, u.message);
       MERIDIAN_RETURN_IF_ERROR((*e)->Run());
     }
     if (u.handle && u.placement && u.attempts) {

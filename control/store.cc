@@ -4,17 +4,6 @@
 
 namespace meridian::control {
 
-bool IsTerminalState(const std::string& s) {
-  return s == "succeeded" || s == "failed" || s == "cancelled";
-}
-
-bool IsJobState(const std::string& s) {
-  for (const char* k : kJobStates) {
-    if (s == k) return true;
-  }
-  return false;
-}
-
 std::string JobIdFor(int64_t seq) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "j-%08lld", static_cast<long long>(seq));

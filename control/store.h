@@ -20,17 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "control/job_state.h"
 #include "core/status.h"
 #include "core/time.h"
 
 namespace meridian::control {
-
-// The job states of the API (docs/api.md).
-inline constexpr const char* kJobStates[] = {"queued",    "scheduled", "starting",
-                                             "running",   "checkpointing", "succeeded",
-                                             "failed",    "cancelled", "preempted"};
-bool IsTerminalState(const std::string& state);
-bool IsJobState(const std::string& state);
 
 struct Placement {
   std::string node;
@@ -44,7 +38,7 @@ struct JobRow {
   int64_t seq = 0;       // 42 for "j-00000042"
   std::string id;
   std::string tenant, name, kind, priority;
-  std::string state = "queued";
+  JobState state = JobState::kQueued;
   UnixSeconds submitted_at = 0;
   std::optional<UnixSeconds> started_at, ended_at;
   int attempts = 0;
@@ -63,6 +57,8 @@ struct EventRow {
   int64_t seq = 0;
   UnixSeconds at = 0;
   std::string type;  // "state", "note"
+  // The states as the API's words, as written ("" for a note, and the first
+  // event's from): the history is shown as it was recorded, not parsed again.
   std::string from, to, message;
 };
 
@@ -87,8 +83,8 @@ struct SubmitResult {
 // job's current state or the update is skipped (reported in the result).
 struct JobUpdate {
   std::string job_id;
-  std::optional<std::string> expect_state;
-  std::optional<std::string> state;   // new state: writes a "state" event
+  std::optional<JobState> expect_state;
+  std::optional<JobState> state;      // new state: writes a "state" event
   std::string message;                // the event's message (and the job's reason on a state change)
   std::optional<std::string> reason;  // sets the job's reason without an event
   std::optional<UnixSeconds> started_at, ended_at;
@@ -104,7 +100,8 @@ struct JobUpdate {
 };
 
 struct ListFilter {
-  std::string tenant, state, kind;  // "" = any
+  std::string tenant, kind;         // "" = any
+  std::optional<JobState> state;    // nullopt = any
   int limit = 100;
   int64_t after_seq = 0;            // the page token
 };
@@ -136,7 +133,7 @@ struct NodeRow {
   std::string name, gpu_model;
   int gpus = 0, vcpus = 0;
   double ram_gib = 0;
-  std::string state = "ready";  // ready | drained | down
+  NodeState state = NodeState::kReady;
   UnixSeconds last_heartbeat = 0;
   bool registered = true;       // via the API (false: the backend's own)
 };
@@ -167,8 +164,8 @@ class Store {
   virtual Result<std::vector<JobRow>> ListJobs(const ListFilter& filter) = 0;
   virtual Result<std::vector<JobRow>> ActiveJobs() = 0;  // every non-terminal job, by seq
   virtual Result<std::vector<EventRow>> Events(const std::string& job_id) = 0;
-  // Counts of jobs per state (all tenants).
-  virtual Result<std::vector<std::pair<std::string, int64_t>>> CountByState() = 0;
+  // Counts of jobs per state (all tenants); a state with no jobs is left out.
+  virtual Result<std::vector<std::pair<JobState, int64_t>>> CountByState() = 0;
   // Queued jobs per (priority tier, tenant).
   struct QueueCount {
     std::string tier, tenant;
@@ -188,7 +185,7 @@ class Store {
   virtual Result<std::vector<std::string>> Tenants() = 0;
 
   virtual Status UpsertNode(const NodeRow& node) = 0;
-  virtual Status SetNodeState(const std::string& name, const std::string& state) = 0;  // kNotFound
+  virtual Status SetNodeState(const std::string& name, NodeState state) = 0;  // kNotFound
   virtual Status Heartbeat(const std::string& name, UnixSeconds at) = 0;  // kNotFound
   virtual Result<std::vector<NodeRow>> Nodes() = 0;
 

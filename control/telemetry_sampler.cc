@@ -12,6 +12,22 @@ namespace meridian::control {
 
 namespace {
 
+// Whether the job's attempt may have processes to sample.
+bool MayHaveProcesses(JobState s) {
+  switch (s) {
+    case JobState::kStarting:
+    case JobState::kRunning:
+    case JobState::kCheckpointing: return true;
+    case JobState::kQueued:
+    case JobState::kScheduled:
+    case JobState::kSucceeded:
+    case JobState::kFailed:
+    case JobState::kCancelled:
+    case JobState::kPreempted: return false;
+  }
+  return false;
+}
+
 // The process group of a local backend's handle, "pid:<pid>:<start time>"
 // (the job's first process leads its own group); 0 for other backends.
 pid_t GroupOf(const std::string& handle) {
@@ -123,7 +139,7 @@ void TelemetrySampler::SampleOnce() {
   }
   std::map<std::string, bool> seen;
   for (const JobRow& job : *active) {
-    if (job.state != "running" && job.state != "starting" && job.state != "checkpointing") continue;
+    if (!MayHaveProcesses(job.state)) continue;
     const pid_t pgid = GroupOf(job.handle);
     if (pgid <= 0) continue;
     auto& slot = jobs_[job.id];

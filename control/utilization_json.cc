@@ -89,7 +89,7 @@ json UtilizationToJson(const JobRow& job, const std::optional<JobTelemetry>& liv
                        const std::vector<UtilizationRow>& series,
                        const telemetry::TelemetryConfig& config, const std::string& gpu_status) {
   json j = {{"job_id", job.id},
-            {"state", job.state},
+            {"state", JobStateName(job.state)},
             {"interval_s", static_cast<double>(config.interval_ms) / 1000.0},
             {"window_s", config.thresholds.window_s},
             {"gpu_status", gpu_status.empty() ? json(nullptr) : json(gpu_status)}};
@@ -109,7 +109,8 @@ json UtilizationToJson(const JobRow& job, const std::optional<JobTelemetry>& liv
   if (!live) {
     j["class"] = series.empty() ? "unknown" : series.back().job_class;
     j["stall"] = "none";
-    j["summary"] = job.state == "running" ? "no samples yet" : "not running: the stored series only";
+    j["summary"] = job.state == JobState::kRunning ? "no samples yet"
+                                                   : "not running: the stored series only";
     j["evidence"] = json::array();
     j["figures"] = nullptr;
     j["recommendation"] = nullptr;
