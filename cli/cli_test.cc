@@ -351,5 +351,20 @@ TEST(Cli, RealBinaryJsonParsesBack) {
   EXPECT_FALSE(j["options"].empty());
 }
 
+// A serve config whose node.pids_per_job is out of range stops `serve`
+// before it opens anything, naming the file, the place, the field and the
+// range (exit 2).
+TEST(Cli, ServeRefusesAPidsLimitOutOfRange) {
+  for (const char* value : {"-1", "5000000"}) {
+    const std::string config = WriteTemp("pids.yaml", std::string("node:\n  pids_per_job: ") + value + "\n");
+    CliRun r = Meridian({"serve", "--listen", "127.0.0.1:0", "--db", config + ".db", "--config", config});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(config + ":2:17: node.pids_per_job: \"" + value +
+                         "\" must be 0 (no limit) to 4194304 (Linux's pid_max)"),
+              std::string::npos)
+        << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace meridian::cli

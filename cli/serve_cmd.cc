@@ -55,6 +55,7 @@ struct ServeConfig {
   int64_t node_timeout_s = 30;
   size_t max_body_bytes = 1 << 20;
   backends::LocalBackendOptions node;
+  int64_t pids_per_job = 16384;  // node.pids_per_job: pids.max of each job's cgroup
   backends::TenantUidOptions tenant_uids;  // docs/backends.md, "Tenant isolation"
   std::string fleet;  // a fleet file whose one cluster has backend: slurm or kubernetes
   KubernetesServeSettings kubernetes;    // with a kubernetes cluster
@@ -159,7 +160,7 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
                                                  "max_body_bytes", "node", "fleet", "telemetry",
                                                  "kubernetes", "http", "tenant_uids"};
   static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
-                                                     "ram_gib"};
+                                                     "ram_gib", "pids_per_job"};
   static const std::vector<std::string> kKubernetesKeys = {"kubeconfig", "kubectl", "namespace",
                                                            "image"};
   try {
@@ -203,7 +204,7 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
       } else if (k == "telemetry") {
         MERIDIAN_RETURN_IF_ERROR(telemetry::ParseTelemetryConfig(v, file, &c->telemetry));
       } else if (k == "node") {
-        if (!v.IsMap()) return ConfigError(file, v, "node: must be a map (name, gpu_model, gpus, vcpus, ram_gib)");
+        if (!v.IsMap()) return ConfigError(file, v, "node: must be a map (name, gpu_model, gpus, vcpus, ram_gib, pids_per_job)");
         for (const auto& nk : v) {
           const std::string key = nk.first.as<std::string>();
           if (key == "name") c->node.node_name = nk.second.as<std::string>();
@@ -211,6 +212,13 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
           else if (key == "gpus") c->node.gpus = nk.second.as<int>();
           else if (key == "vcpus") c->node.vcpus = nk.second.as<int>();
           else if (key == "ram_gib") c->node.ram_gib = nk.second.as<double>();
+          else if (key == "pids_per_job") {
+            c->pids_per_job = nk.second.as<int64_t>();
+            if (c->pids_per_job < 0 || c->pids_per_job > 4194304) {
+              return ConfigError(file, nk.second, "node.pids_per_job: \"" + nk.second.as<std::string>() +
+                                                      "\" must be 0 (no limit) to 4194304 (Linux's pid_max)");
+            }
+          }
           else return ConfigError(file, nk.first, "node." + key + ": unknown key" + spec::SuggestFrom(key, kNodeKeys, "keys"));
         }
       } else {
@@ -304,9 +312,11 @@ std::unique_ptr<control::Backend> MakeServeLocalBackend(const ServeConfig& c, co
     err << "meridian serve: warning: " << iso.warning << std::endl;
   }
   const backends::CgroupSupport cg = backends::DetectCgroupV2(backends::ProbeThisProcess());
-  const Status prepared = cg.usable ? backends::PrepareCgroupParent(cg.dir, getpid()) : Status::Ok();
+  const Status prepared =
+      cg.usable ? backends::PrepareCgroupParent(cg.dir, getpid(), cg.pids) : Status::Ok();
   if (cg.usable && prepared.ok()) {
     bo.cgroup_dir = cg.dir;
+    bo.pids_per_job = cg.pids ? c.pids_per_job : 0;
   } else {
     err << "meridian serve: warning: jobs' vCPU and RAM limits are not enforced on the local "
            "backend: "

@@ -89,17 +89,18 @@ CgroupSupport DetectCgroupV2(const CgroupProbe& probe) {
     return s;
   }
   s.usable = true;
+  s.pids = controllers.count("pids") > 0;
   s.dir = dir;
   return s;
 }
 
-Status PrepareCgroupParent(const std::string& dir, int pid) {
+Status PrepareCgroupParent(const std::string& dir, int pid, bool pids) {
   const std::string daemon = dir + "/meridian-daemon";
   if (mkdir(daemon.c_str(), 0700) != 0 && errno != EEXIST) {
     return Status::Internal(daemon + ": " + std::strerror(errno));
   }
   MERIDIAN_RETURN_IF_ERROR(WriteText(daemon + "/cgroup.procs", std::to_string(pid)));
-  return WriteText(dir + "/cgroup.subtree_control", "+cpu +memory");
+  return WriteText(dir + "/cgroup.subtree_control", pids ? "+cpu +memory +pids" : "+cpu +memory");
 }
 
 std::string CpuMax(int vcpus) {
@@ -123,6 +124,7 @@ Result<std::string> CreateJobCgroup(const std::string& dir, const std::string& n
   }
   MERIDIAN_RETURN_IF_ERROR(WriteText(path + "/cpu.max", CpuMax(limits.vcpus)));
   MERIDIAN_RETURN_IF_ERROR(WriteText(path + "/memory.max", MemoryMax(limits.ram_mib)));
+  if (limits.pids > 0) MERIDIAN_RETURN_IF_ERROR(WriteText(path + "/pids.max", std::to_string(limits.pids)));
   return path;
 }
 

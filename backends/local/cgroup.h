@@ -9,12 +9,15 @@
 // start that limits are not enforced.
 //
 // Layout when usable, under the daemon's cgroup D:
-//   D/cgroup.subtree_control   "+cpu +memory" (written once)
+//   D/cgroup.subtree_control   "+cpu +memory" (written once; "+pids" too
+//                              where the pids controller is offered)
 //   D/meridian-daemon/         the daemon moves itself here: a cgroup v2
 //                              parent that hands controllers down may hold no
 //                              processes of its own
 //   D/<job>.<attempt>/         cpu.max "<vcpus*100000> 100000",
-//                              memory.max "<bytes>", the job's processes
+//                              memory.max "<bytes>", pids.max (with the
+//                              pids controller: a fork bomb stops there,
+//                              not at the host's pid_max), the job's processes
 // The job joins its cgroup in the monitor's child before it drops to the
 // tenant's uid and execs (it writes "0" to cgroup.procs, which moves the
 // writer). The stop writes "1" to cgroup.kill (Linux 5.14+) or, without it,
@@ -42,6 +45,7 @@ struct CgroupProbe {
 
 struct CgroupSupport {
   bool usable = false;
+  bool pids = false;   // the pids controller is offered too (pids.max)
   std::string dir;     // the daemon's cgroup directory (D above) when usable
   std::string reason;  // why not, when not usable
 };
@@ -51,14 +55,15 @@ CgroupProbe ProbeThisProcess();
 
 CgroupSupport DetectCgroupV2(const CgroupProbe& probe);
 
-// Enables cpu and memory for D's children and moves the daemon (`pid`) into
-// D/meridian-daemon. Errors name the file and the errno.
-Status PrepareCgroupParent(const std::string& dir, int pid);
+// Enables cpu and memory (and pids, with `pids`) for D's children and moves
+// the daemon (`pid`) into D/meridian-daemon. Errors name the file and the errno.
+Status PrepareCgroupParent(const std::string& dir, int pid, bool pids = false);
 
 // The limits a job's cgroup gets; 0 = not limited ("max").
 struct CgroupLimits {
   int vcpus = 0;
   int64_t ram_mib = 0;
+  int64_t pids = 0;  // tasks (processes and threads); 0 = pids.max not written
 };
 
 // cpu.max's text: "<vcpus * 100000> 100000" (vcpus CPUs' worth of every

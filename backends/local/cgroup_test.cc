@@ -118,7 +118,29 @@ TEST_F(CgroupTest, PrepareMovesTheDaemonAndEnablesTheControllersThenJobsGetTheir
   EXPECT_EQ(Read(*job + "/cpu.max"), "400000 100000");
   EXPECT_EQ(Read(*job + "/memory.max"), "2147483648");  // 2048 x 1048576
   EXPECT_EQ(fs::status(*job).permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_FALSE(fs::exists(*job + "/pids.max"));  // no pids limit asked: not written
   EXPECT_FALSE(CreateJobCgroup(d, "../escape", {}).ok());
+}
+
+// Where the pids controller is offered, detection says so, the daemon enables
+// it for its children, and a job's cgroup gets its pids.max.
+TEST_F(CgroupTest, WithThePidsControllerEachJobGetsItsPidsMax) {
+  Layout("sys/fs/cgroup/system.slice/m.service",
+         {{"cgroup.controllers", "cpuset cpu io memory pids\n"}, {"cgroup.subtree_control", ""}});
+  CgroupProbe probe{kV2Mounts, "0::/system.slice/m.service\n", root_.string()};
+  CgroupSupport s = DetectCgroupV2(probe);
+  ASSERT_TRUE(s.usable) << s.reason;
+  EXPECT_TRUE(s.pids);
+  ASSERT_TRUE(PrepareCgroupParent(s.dir, 4242, s.pids).ok());
+  EXPECT_EQ(Read(fs::path(s.dir) / "cgroup.subtree_control"), "+cpu +memory +pids");
+  auto job = CreateJobCgroup(s.dir, "j-00000008.1", {2, 1024, 16384});
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(Read(*job + "/pids.max"), "16384");
+  // Without it: not offered, not enabled.
+  Layout("sys/fs/cgroup/system.slice/n.service",
+         {{"cgroup.controllers", "cpu memory\n"}, {"cgroup.subtree_control", ""}});
+  probe.self_cgroup = "0::/system.slice/n.service\n";
+  EXPECT_FALSE(DetectCgroupV2(probe).pids);
 }
 
 // Without cgroup.kill (before Linux 5.14) every pid of cgroup.procs gets

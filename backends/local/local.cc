@@ -369,7 +369,7 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   launch.run_as = *identity;
   if (!options_.cgroup_dir.empty()) {
     auto cg = CreateJobCgroup(options_.cgroup_dir, CgroupName(request.job_id, request.attempt),
-                              {request.vcpus, request.ram_mib});
+                              {request.vcpus, request.ram_mib, options_.pids_per_job});
     if (!cg.ok()) return cg.status();
     launch.cgroup_dir = *cg;
   }

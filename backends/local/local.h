@@ -46,6 +46,9 @@ struct LocalBackendOptions {
   // a cgroup below it with the request's vcpus and ram_mib as cpu.max and
   // memory.max, and its end kills what is left there. "": no limits.
   std::string cgroup_dir;
+  // With the pids controller there too: each attempt's pids.max (tasks,
+  // threads included), so that a fork bomb stops in its own cgroup. 0: none.
+  int64_t pids_per_job = 0;
   // The clocks (attempts' end times, the fallback kill's grace timer); unset
   // members: the system's.
   BackendEnvironment environment;
