@@ -52,11 +52,20 @@ struct GpuModel {
   std::optional<double> matmul_efficiency;
   double power_w = 0;
   std::vector<MigProfile> mig_profiles;  // empty: no MIG
+  // The GPU-to-GPU link within a node ("NVLink 4 (NVSwitch)", "PCIe Gen4 x16")
+  // and its per-GPU bidirectional GB/s as the vendor states it (gpu_links.csv);
+  // empty and 0 for a catalog without that file.
+  std::string intra_node_link;
+  double intra_node_gbyte_per_s = 0;
   std::string source;  // where the figures come from (file names, datasheets)
 
   bool Supports(Precision p) const { return dense_tflops.count(p) > 0; }
   std::optional<double> PeakTflops(Precision p) const;
 };
+
+// How instances of one type reach each other (instance_networks.csv).
+enum class NetworkKind { kEthernet, kEfa, kInfiniBand, kGpuDirectTcpx, kGpuDirectTcpxo, kRoce };
+std::string_view ToString(NetworkKind k);
 
 // One instance type in one region (and zone, where priced per zone).
 struct Offering {
@@ -73,6 +82,16 @@ struct Offering {
   std::optional<Money> reserved_1y_per_hour;
   std::optional<Money> flex_start_per_hour;
   std::string price_note;  // a documented quirk applied to this row, or ""
+  // Inter-node network for GPU traffic, Gbit/s per instance. network_fallback
+  // marks the conservative figure used where the provider documents none
+  // (docs/catalog.md, "Interconnect"); 0 for a catalog without the file.
+  NetworkKind network_kind = NetworkKind::kEthernet;
+  double network_gbit_per_s = 0;
+  bool network_fallback = false;
+  // The GPUs' link within this instance: the GPU model's, unless the
+  // instance links them differently (PCIe cards of an NVLink-capable model).
+  std::string intra_node_link;
+  double intra_node_gbyte_per_s = 0;
 
   std::optional<Money> PricePerHour(PricingModel m) const;
 };

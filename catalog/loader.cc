@@ -16,6 +16,8 @@ namespace {
 constexpr std::string_view kCarbonPrefix = "carbon/";
 constexpr std::string_view kCsvSuffix = ".csv";
 const std::string kMigPlacements = "mig_placements.csv";
+const std::string kGpuLinks = "gpu_links.csv";
+const std::string kInstanceNetworks = "instance_networks.csv";
 
 Result<CsvTable> Table(const CatalogFiles& files, const std::string& name) {
   auto it = files.find(name);
@@ -63,6 +65,14 @@ Result<CatalogParts> LoadParts(const CatalogFiles& files) {
     if (!g.ok()) return g.status();
     parts.gpus = std::move(g).value();
   }
+  // Optional, as placements: a catalog without them has no interconnect data.
+  if (files.count(kGpuLinks) > 0) {
+    Result<CsvTable> links = Table(files, kGpuLinks);
+    if (!links.ok()) return links.status();
+    g = internal::ParseGpuLinks(*links, std::move(parts.gpus));
+    if (!g.ok()) return g.status();
+    parts.gpus = std::move(g).value();
+  }
 
   Result<CsvTable> regions = Table(files, "regions.csv");
   if (!regions.ok()) return regions.status();
@@ -75,6 +85,13 @@ Result<CatalogParts> LoadParts(const CatalogFiles& files) {
   Result<std::vector<Offering>> o = internal::ParseOfferings(*offerings, parts.gpus, parts.regions);
   if (!o.ok()) return o.status();
   parts.offerings = std::move(o).value();
+  if (files.count(kInstanceNetworks) > 0) {
+    Result<CsvTable> networks = Table(files, kInstanceNetworks);
+    if (!networks.ok()) return networks.status();
+    o = internal::ParseInstanceNetworks(*networks, std::move(parts.offerings));
+    if (!o.ok()) return o.status();
+    parts.offerings = std::move(o).value();
+  }
 
   Result<CsvTable> egress = Table(files, "egress.csv");
   if (!egress.ok()) return egress.status();

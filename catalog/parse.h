@@ -18,6 +18,12 @@ Result<std::vector<GpuModel>> ParseMigPlacements(const CsvTable& t, std::vector<
 // `gpus` and `regions` are the names the offerings may refer to.
 Result<std::vector<Offering>> ParseOfferings(const CsvTable& t, const std::vector<GpuModel>& gpus,
                                              const std::vector<Region>& regions);
+// gpu_links.csv: one row per GPU model. Returns `gpus` with the intra-node link set.
+Result<std::vector<GpuModel>> ParseGpuLinks(const CsvTable& t, std::vector<GpuModel> gpus);
+// instance_networks.csv: one row per (provider, instance type); every offering
+// must have one. Returns `offerings` with their network and intra-node link set.
+Result<std::vector<Offering>> ParseInstanceNetworks(const CsvTable& t,
+                                                    std::vector<Offering> offerings);
 Result<std::vector<Region>> ParseRegions(const CsvTable& t);
 Result<std::map<std::pair<std::string, std::string>, double>> ParseEgress(
     const CsvTable& t, const std::vector<Region>& regions);

@@ -341,6 +341,72 @@ def offering_rows(offerings):
     return rows
 
 
+# ---------------------------------------------------------------- interconnect
+
+NETWORK_KINDS = ("EFA", "InfiniBand", "GPUDirect-TCPX", "GPUDirect-TCPXO", "RoCE", "Ethernet")
+# Instances the documentation does not cover: the slowest network any catalog GPU instance
+# documents as standard (AWS g/p sizes "up to 25 Gbps"), so an estimate from it never
+# overstates how fast a job spans nodes. See docs/catalog.md, "Interconnect".
+NETWORK_FALLBACK = ("Ethernet", 25)
+
+
+def build_gpu_links(gpus):
+    names = {g[0] for g in gpus}
+    rows = {}
+    for r in read_csv(f"{TOOLS}/catalog_interconnect_gpus.csv"):
+        if r["gpu"] not in names:
+            sys.exit(f"catalog_interconnect_gpus.csv: GPU {r['gpu']!r} is not in gpus.csv")
+        if r["gpu"] in rows:
+            sys.exit(f"catalog_interconnect_gpus.csv: GPU {r['gpu']!r} listed twice")
+        if not r["link"] or not (num(r["gbyte_per_s"]) or 0) > 0:
+            sys.exit(f"catalog_interconnect_gpus.csv: {r['gpu']} needs a link and gbyte_per_s > 0")
+        rows[r["gpu"]] = [r["gpu"], r["link"], fmt(num(r["gbyte_per_s"])), r["source"]]
+    missing = sorted(names - rows.keys())
+    if missing:
+        sys.exit(f"catalog_interconnect_gpus.csv lacks GPUs of gpus.csv: {missing}")
+    return [rows[n] for n in sorted(rows)]
+
+
+def build_instance_networks(offerings, links):
+    """One row per (provider, instance type) of the offerings: the documented figures where
+    tools/catalog_interconnect_instances.csv has them, else NETWORK_FALLBACK, marked."""
+    gpu_of = {(o["provider"], o["type"]): o["gpu"] for o in offerings}
+    link_of = {l[0]: l for l in links}
+    table = {}
+    for r in read_csv(f"{TOOLS}/catalog_interconnect_instances.csv"):
+        key = (r["provider"], r["instance_type"])
+        if key not in gpu_of:
+            sys.exit(f"catalog_interconnect_instances.csv: {key} is not an instance type of offerings.csv")
+        if key in table:
+            sys.exit(f"catalog_interconnect_instances.csv: {key} listed twice")
+        kind, gbit = r["network_kind"], num(r["network_gbit_per_s"])
+        if (kind == "") != (gbit is None) or (kind and (kind not in NETWORK_KINDS or gbit <= 0)):
+            sys.exit(f"catalog_interconnect_instances.csv: {key} needs a network_kind of {NETWORK_KINDS} "
+                     f"and network_gbit_per_s > 0, or neither")
+        if (r["intra_node_link"] == "") != (num(r["intra_node_gbyte_per_s"]) is None):
+            sys.exit(f"catalog_interconnect_instances.csv: {key} needs intra_node_link and intra_node_gbyte_per_s together")
+        table[key] = r
+    rows = []
+    for key in sorted(gpu_of):
+        gpu = link_of.get(gpu_of[key])
+        if gpu is None:
+            sys.exit(f"offering {key}: GPU {gpu_of[key]!r} has no row in catalog_interconnect_gpus.csv")
+        r = table.get(key, {})
+        link, gbyte = (r["intra_node_link"], fmt(num(r["intra_node_gbyte_per_s"]))) \
+            if r.get("intra_node_link") else (gpu[1], gpu[2])
+        if r.get("network_kind"):
+            kind, gbit, fallback, source = r["network_kind"], fmt(num(r["network_gbit_per_s"])), 0, r["source"]
+            stats["interconnect: instance types with a documented network figure"] += 1
+        else:
+            kind, gbit, fallback = NETWORK_FALLBACK[0], fmt(NETWORK_FALLBACK[1]), 1
+            source = "fallback: no documented figure (docs/catalog.md, Interconnect)"
+            if r.get("source"):
+                source += "; intra-node link: " + r["source"]
+            stats["interconnect: instance types on the fallback network"] += 1
+        rows.append([key[0], key[1], gpu_of[key], link, gbyte, kind, gbit, fallback, source])
+    return rows
+
+
 # ---------------------------------------------------------------- regions, carbon, egress
 
 def yearly_tables(data):
@@ -459,6 +525,16 @@ def main(argv):
               offering_rows(offerings), "prices/ (anycloud-sh/catalog 62ff0a98, skypilot-catalog 001367d2, tsaol/aws-gpu 77fcd9fe); quirk rules in docs/catalog.md")
     for o in offerings:
         stats[f"offerings: {o['provider']}"] += 1
+
+    links = build_gpu_links(gpus)
+    write_csv(f"{out_dir}/gpu_links.csv", ["gpu", "link", "gbyte_per_s", "source"], links,
+              "tools/catalog_interconnect_gpus.csv: the GPU-to-GPU link within a node, per-GPU bidirectional GB/s")
+    write_csv(f"{out_dir}/instance_networks.csv",
+              ["provider", "instance_type", "gpu_model", "intra_node_link", "intra_node_gbyte_per_s",
+               "network_kind", "network_gbit_per_s", "fallback", "source"],
+              build_instance_networks(offerings, links),
+              "tools/catalog_interconnect_instances.csv, else the fallback (fallback=1): Ethernet 25 Gbit/s; "
+              "intra-node link from gpu_links.csv unless the instance differs; docs/catalog.md \"Interconnect\"")
 
     zones = build_carbon(data, out_dir)
     regions = build_regions(data, {o["region"] for o in offerings})
