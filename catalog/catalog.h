@@ -52,12 +52,12 @@ struct GpuModel {
   std::optional<double> matmul_efficiency;
   double power_w = 0;
   std::vector<MigProfile> mig_profiles;  // empty: no MIG
+  std::string source;  // where the figures come from (file names, datasheets)
   // The GPU-to-GPU link within a node ("NVLink 4 (NVSwitch)", "PCIe Gen4 x16")
   // and its per-GPU bidirectional GB/s as the vendor states it (gpu_links.csv);
   // empty and 0 for a catalog without that file.
   std::string intra_node_link;
   double intra_node_gbyte_per_s = 0;
-  std::string source;  // where the figures come from (file names, datasheets)
 
   bool Supports(Precision p) const { return dense_tflops.count(p) > 0; }
   std::optional<double> PeakTflops(Precision p) const;

@@ -20,7 +20,7 @@ inline std::vector<catalog::GpuModel> TestGpus() {
   catalog::GpuModel h100{"H100-80GB", "nvidia", "hopper", 80, 3350,
                          {{P::kFp64, 67}, {P::kFp32, 67}, {P::kTf32, 494.5}, {P::kBf16, 989},
                           {P::kFp16, 989}, {P::kFp8, 1979}},
-                         0.803, 700, {}, "test"};
+                         0.803, 700, {}, "test", "", 0};
   // gpus/mig/go_nvml_mock_gpu_instance_profiles.csv (H100_SXM5_80GB rows).
   // No placement data: the estimator only sizes slices.
   h100.mig_profiles = {{"1g.10gb", 1, 1, 10, 7, 16, {}, 0}, {"1g.20gb", 1, 2, 20, 4, 16, {}, 0},
@@ -28,17 +28,17 @@ inline std::vector<catalog::GpuModel> TestGpus() {
   catalog::GpuModel a100{"A100-80GB", "nvidia", "ampere", 80, 2039,
                          {{P::kFp64, 19.5}, {P::kFp32, 19.5}, {P::kTf32, 156}, {P::kBf16, 312},
                           {P::kFp16, 312}},
-                         0.869, 400, {}, "test"};
+                         0.869, 400, {}, "test", "", 0};
   catalog::GpuModel l40s{"L40S", "nvidia", "ada", 48, 864,
                          {{P::kFp32, 91.6}, {P::kTf32, 183}, {P::kBf16, 362}, {P::kFp16, 362},
                           {P::kFp8, 733}},
-                         std::nullopt, 350, {}, "test"};
+                         std::nullopt, 350, {}, "test", "", 0};
   catalog::GpuModel v100{"V100-32GB", "nvidia", "volta", 32, 900,
                          {{P::kFp64, 7.8}, {P::kFp32, 15.7}, {P::kFp16, 125}},
-                         std::nullopt, 300, {}, "test"};
+                         std::nullopt, 300, {}, "test", "", 0};
   catalog::GpuModel l4{"L4", "nvidia", "ada", 24, 300,
                        {{P::kFp32, 30.3}, {P::kBf16, 121}, {P::kFp16, 121}, {P::kFp8, 242.5}},
-                       std::nullopt, 72, {}, "test"};
+                       std::nullopt, 72, {}, "test", "", 0};
   return {h100, a100, l40s, v100, l4};
 }
 
