@@ -61,6 +61,8 @@ TEST(Interconnect, InstanceNetworksMatchTheProviderDocs) {
   const Case cases[] = {
       // AWS p5-efa: up to 32 network cards, 3,200 Gbps.
       {"aws", "p5.48xlarge", NetworkKind::kEfa, 3200},
+      // AWS Compute Blog, "Amazon EC2 P4d instances deep dive": 400 Gbps EFA.
+      {"aws", "p4d.24xlarge", NetworkKind::kEfa, 400},
       // GCP gpu-network-bandwidth: A3 Mega up to 1,600 Gbps, GPUDirect-TCPXO.
       {"gcp", "a3-megagpu-8g", NetworkKind::kGpuDirectTcpxo, 1600},
       // GCP: A3 Ultra, eight CX7 NICs, 3,200 Gbps GPUDirect RDMA.
