@@ -199,10 +199,13 @@ plugins:
     ASSERT_EQ(kept.jobs[i].state, all.jobs[i].state) << t.jobs[i].name;
     if (all.jobs[i].start_s > t.jobs[i].submit_s) ++waited;
   }
-  // The quotas bind: jobs wait, and verdicts are kept rather than made again.
-  EXPECT_GT(waited, static_cast<int64_t>(t.jobs.size()) / 4);
-  EXPECT_GT(kept.kept_verdicts, 0);
-  EXPECT_LT(kept.decisions, all.decisions);
+  // The quotas bind: jobs wait, and verdicts are kept rather than made again
+  // (on the whole ten days; the sanitizers' two days barely queue).
+  if (!kSanitized) {
+    EXPECT_GT(waited, static_cast<int64_t>(t.jobs.size()) / 4);
+    EXPECT_GT(kept.kept_verdicts, 0);
+    EXPECT_LT(kept.decisions, all.decisions);
+  }
 }
 
 // Every example fleet under a generated workload (deadlines at twice the
