@@ -15,6 +15,7 @@
 #include "sched/kept_waits.h"
 #include "sched/plugin.h"
 #include "sched/profile.h"
+#include "sched/queue_state.h"
 #include "sched/scheduler.h"
 #include "sched/tenant_usage.h"
 
@@ -115,6 +116,10 @@ struct Scheduler::Impl {
     uint64_t to = 0;
     uint64_t stamp = 0;            // ... on this free capacity (Ledger::stamp)
     bool may_fit = false;          // and whether one of them may give it a candidate
+    // Frees below this were found not to fit the shape on the free capacity
+    // that followed them (RunQueue's check of a whole shape): a kept wait of
+    // the shape needs checking only from here.
+    uint64_t validated = 0;
   };
   std::vector<WaitShape> shapes;
   std::unordered_map<std::string, uint32_t> shape_index;  // key bytes -> shapes
@@ -123,6 +128,10 @@ struct Scheduler::Impl {
   uint64_t TenantReleased(TenantId t) const {
     return t.valid() && t.index() < tenant_released.size() ? tenant_released[t.index()] : 0;
   }
+  uint64_t released = 0;  // the sum of tenant_released
+  uint32_t kept_gen = 0;  // KeptWait::gen of the last verdict kept
+  // The queue a caller keeps here (Enqueue, Dequeue, RunQueue).
+  QueueState queue;
   uint64_t cycle = 0;    // BeginCycle's count
   size_t touched = 0;    // verdicts kept or stored since BeginCycle
   int64_t kept_verdicts = 0, full_decisions = 0;
@@ -131,6 +140,20 @@ struct Scheduler::Impl {
   std::vector<double> sort_keys;
   std::vector<uint32_t> sort_order;
 };
+
+// Kept verdicts (sched/scheduler.cc), for RunQueue (sched/run_queue.cc).
+// The index of job's wait shape.
+uint32_t WaitShapeOf(Scheduler::Impl& s, const QueuedJob& job);
+// Whether a kept wait still holds at snap (and, when it does, notes the
+// frees it has looked at).
+bool StillWaits(Scheduler::Impl& s, KeptWait& k, const QueuedJob& job, const Snapshot& snap);
+// Whether a free since `from` on `l` may give a job of wait shape `shape`
+// (`job` is one) a candidate, on l's free capacity now; true when the frees
+// are no longer known.
+bool ShapeMayFit(Scheduler::Impl& s, uint32_t shape, const QueuedJob& job, const Ledger& l,
+                 uint64_t from);
+// Preemptible fleet allocations of a priority below `tier` placed so far.
+int64_t PlacedBelow(const Ledger& l, Priority tier);
 
 // Generates the built-in candidates of the decision in `ctx` into ws.batch in
 // batches, filters each batch, and keeps up to the profile's limits feasible

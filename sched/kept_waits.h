@@ -34,6 +34,7 @@ struct KeptWait {
   uint32_t inputs = 0;              // WaitInput bits
   uint32_t shape = 0;               // its WaitShape (Scheduler::Impl::shapes)
   uint64_t cycle = 0;               // the last cycle that decided or kept it
+  uint32_t gen = 0;                 // which verdict this is (QueueState's indexes)
 };
 
 class KeptWaits {

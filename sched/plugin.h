@@ -317,6 +317,10 @@ class QueueSortPlugin {
   }
   // Whether Compare reads Snapshot::tenants (SortQueue builds it if so).
   virtual bool ReadsTenantUsage() const { return false; }
+  // Whether SortKey depends on the job alone (not the snapshot, the clock or
+  // other jobs): a queue kept across cycles (Scheduler::RunQueue) then keeps
+  // its jobs in order once instead of sorting them at every cycle.
+  virtual bool SortKeyIsStatic() const { return false; }
 };
 
 struct PreFilterResult {

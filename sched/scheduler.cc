@@ -108,6 +108,17 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& profile,
   Result<Ledger> empty = fleet->NewLedger();
   if (!empty.ok()) return empty.status();
   impl->empty = std::move(empty).value();
+  // RunQueue decides only what changed where the queue's order is fixed per
+  // job and nothing in a cycle depends on the jobs it does not look at: no
+  // head-of-line blocking, no cycle plugin (backfill's reservations for the
+  // head), sort keys of the job alone.
+  QueueState& q = impl->queue;
+  q.less.keys = impl->sorts.size();
+  q.incremental = options.keep_waits && !profile.options.head_of_line_blocking &&
+                  impl->cycles.empty() && impl->sorts.size() <= kMaxStaticSortKeys &&
+                  std::all_of(impl->sorts.begin(), impl->sorts.end(), [](const PluginSlot* p) {
+                    return p->sort->HasSortKey() && p->sort->SortKeyIsStatic();
+                  });
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 
@@ -491,13 +502,6 @@ int HeldBelow(const Ledger& l, Priority tier) {
   }
   return n;
 }
-int64_t PlacedBelow(const Ledger& l, Priority tier) {
-  int64_t n = 0;
-  for (int p = static_cast<int>(tier) + 1; p <= static_cast<int>(Priority::kLow); ++p) {
-    n += l.preemptible_placed(static_cast<Priority>(p));
-  }
-  return n;
-}
 
 // Whether freeing capacity on `node` may give `job` a candidate there: a
 // node of one of its GPU models now with the GPUs it needs on one node (a
@@ -515,9 +519,40 @@ bool MayFitOn(const Fleet& fleet, const Ledger& ledger, const QueuedJob& job, No
   return false;
 }
 
-// Whether a kept wait still holds at snap (and, when it does, notes the
-// frees it has looked at). The frees since the verdict are checked once per
-// wait shape, free capacity and range of frees (Impl::WaitShape).
+}  // namespace
+
+int64_t PlacedBelow(const Ledger& l, Priority tier) {
+  int64_t n = 0;
+  for (int p = static_cast<int>(tier) + 1; p <= static_cast<int>(Priority::kLow); ++p) {
+    n += l.preemptible_placed(static_cast<Priority>(p));
+  }
+  return n;
+}
+
+bool ShapeMayFit(Scheduler::Impl& s, uint32_t shape, const QueuedJob& job, const Ledger& l,
+                 uint64_t from) {
+  const uint64_t freed = l.freed_count();
+  if (from >= freed) return false;
+  Scheduler::Impl::WaitShape& w = s.shapes[shape];
+  if (w.from != from || w.to != freed || w.stamp != l.stamp()) {
+    std::optional<std::span<const uint32_t>> since = l.FreedSince(from);
+    bool may_fit = !since;
+    for (size_t i = 0; since && !may_fit && i < since->size(); ++i) {
+      const uint32_t n = (*since)[i];
+      may_fit = n == Ledger::kElasticFreed ? s.fleet->elastic()
+                                           : MayFitOn(*s.fleet, l, job, NodeId(n));
+    }
+    w.from = from;
+    w.to = freed;
+    w.stamp = l.stamp();
+    w.may_fit = may_fit;
+  }
+  return w.may_fit;
+}
+
+// The frees since the verdict are checked once per wait shape, free capacity
+// and range of frees (Impl::WaitShape), from where the shape's frees were
+// last all found not to fit (WaitShape::validated).
 bool StillWaits(Scheduler::Impl& s, KeptWait& k, const QueuedJob& job, const Snapshot& snap) {
   const Ledger& l = *snap.ledger;
   if (k.ledger != &l || k.job != &job) return false;
@@ -526,24 +561,10 @@ bool StillWaits(Scheduler::Impl& s, KeptWait& k, const QueuedJob& job, const Sna
   if ((k.inputs & kWaitVictims) && PlacedBelow(l, job.tier) != k.victims_placed) return false;
   if ((k.inputs & kWaitTenantFreed) && s.TenantReleased(job.tenant) != k.tenant_released) return false;
   const uint64_t freed = l.freed_count();
-  if (freed == k.freed) return true;
+  const uint64_t from = std::max(k.freed, s.shapes[k.shape].validated);
+  if (freed == from) return true;
   if (k.inputs & kWaitAnyFreed) return false;
-  Scheduler::Impl::WaitShape& w = s.shapes[k.shape];
-  if (w.from != k.freed || w.to != freed || w.stamp != l.stamp()) {
-    std::optional<std::span<const uint32_t>> since = l.FreedSince(k.freed);
-    if (!since) return false;
-    bool may_fit = false;
-    for (uint32_t n : *since) {
-      may_fit = n == Ledger::kElasticFreed ? s.fleet->elastic()
-                                           : MayFitOn(*s.fleet, l, job, NodeId(n));
-      if (may_fit) break;
-    }
-    w.from = k.freed;
-    w.to = freed;
-    w.stamp = l.stamp();
-    w.may_fit = may_fit;
-  }
-  if (w.may_fit) return false;
+  if (ShapeMayFit(s, k.shape, job, l, from)) return false;
   k.freed = freed;
   return true;
 }
@@ -563,8 +584,6 @@ uint32_t WaitShapeOf(Scheduler::Impl& s, const QueuedJob& job) {
   if (added) s.shapes.push_back({std::move(key)});
   return it->second;
 }
-
-}  // namespace
 
 bool Scheduler::KeepWait(const QueuedJob& job, const Snapshot& snap, Decision* d) {
   Impl& s = *impl_;
@@ -614,11 +633,11 @@ Decision Scheduler::DecideAndKeep(const QueuedJob& job, const Snapshot& snap) {
   k.inputs = inputs;
   k.shape = shape;
   k.cycle = s.cycle;
+  k.gen = ++s.kept_gen;
   ++s.touched;
   return d;
 }
 
-void Scheduler::Forget(JobId job) { impl_->kept.Erase(job); }
 int64_t Scheduler::kept_verdicts() const { return impl_->kept_verdicts; }
 int64_t Scheduler::full_decisions() const { return impl_->full_decisions; }
 
@@ -669,6 +688,7 @@ void Scheduler::Release(JobId job, const Snapshot& snap, Ledger* ledger) {
     auto& released = impl_->tenant_released;
     if (a->tenant.index() >= released.size()) released.resize(a->tenant.index() + 1, 0);
     ++released[a->tenant.index()];
+    ++impl_->released;
   }
   Decision none;
   none.job = job;

@@ -111,6 +111,26 @@ class Scheduler {
   void RunCycle(const Snapshot& snap, std::span<const QueuedJob* const> jobs, Ledger* ledger,
                 const std::function<void(Decision&)>& decided, bool report_kept = true);
 
+  // The queue kept here across cycles, for a caller that tells what enters
+  // and leaves it instead of handing the whole queue to every cycle (the
+  // simulator). Enqueue: a new job, or one queued again or changed (decided
+  // afresh; `job` must stay where it is until dequeued). Dequeue: placed,
+  // rejected, cancelled.
+  void Enqueue(const QueuedJob& job);
+  void Dequeue(JobId job);
+  size_t queued() const;
+  // The queued jobs, in the order they were enqueued.
+  std::vector<const QueuedJob*> Queued() const;
+  // One cycle over the queue: the decisions RunCycle(snap, Queued(), ledger,
+  // decided, false) makes, in the same order (a queue of one: DecideInCycle
+  // and its commit, without cycle plugins). Where the profile allows it (no
+  // head-of-line blocking, no cycle plugin, sort keys of the job alone), it
+  // looks only at the jobs an event could change (sched/queue_state.h): the
+  // unkept ones, and kept verdicts whose inputs moved, a wait shape's in
+  // queue order only while a free may still fit it. Placed and rejected
+  // jobs stay queued until the caller dequeues them.
+  void RunQueue(const Snapshot& snap, Ledger* ledger, const std::function<void(Decision&)>& decided);
+
   // The same cycle for a caller that commits decisions itself (the daemon
   // commits placements at once but a preemption only once its victims have
   // stopped): BeginCycle, then for each job in SortQueue order Decide, the

@@ -221,7 +221,6 @@ class Engine {
   std::vector<uint32_t> slot_;                    // by job: index into live_, or kNone
   std::vector<std::unique_ptr<LiveJob>> live_;
   std::vector<uint32_t> free_;
-  std::vector<uint32_t> waiting_;                 // jobs in the queue, in queue order
   // A cycle's full decisions, in order.
   std::vector<sched::Decision> decided_;
   bool dirty_ = false;
@@ -316,7 +315,7 @@ void Engine::Arrive(uint32_t j) {
   }
   SetWork(l, tj);
   o.state = JobState::kWaiting;
-  waiting_.push_back(j);
+  sched_->Enqueue(l.q);
   dirty_ = true;
 }
 
@@ -370,7 +369,7 @@ void Engine::Requeue(uint32_t j) {
   l.running = false;
   SetWork(l, trace_.jobs[j]);
   Out(j).state = JobState::kWaiting;
-  waiting_.push_back(j);
+  sched_->Enqueue(l.q);
   dirty_ = true;
 }
 
@@ -590,12 +589,14 @@ void Engine::Apply(const sched::Decision& d, UnixSeconds t) {
     case sched::DecisionKind::kPlace:
     case sched::DecisionKind::kPreempt:
     case sched::DecisionKind::kDefer:
+      sched_->Dequeue(d.job);
       for (JobId v : d.victims) {
         if (slot_[v.value()] != kNone) Interrupt(v.value(), t, Stop::kPreempted, true);
       }
       Place(j, d, t);
       break;
     case sched::DecisionKind::kReject:
+      sched_->Dequeue(d.job);
       Out(j).state = JobState::kRejected;
       Note("rejected: " + d.status.message());
       Drop(j);
@@ -619,59 +620,21 @@ void Engine::Retry(uint32_t j, std::optional<UnixSeconds> retry_at, UnixSeconds 
 
 void Engine::Cycle(UnixSeconds t) {
   dirty_ = false;
-  if (waiting_.empty()) return;
+  if (sched_->queued() == 0) return;
   ++out_.cycles;
-  std::vector<const sched::QueuedJob*> queue;
-  queue.reserve(waiting_.size());
-  for (uint32_t j : waiting_) queue.push_back(&Live(j).q);
-  sched::Snapshot snap = Snap(t);
-  snap.queue = queue;
-  std::vector<uint32_t> cycle_jobs;
-  cycle_jobs.swap(waiting_);  // victims and rejections re-enter waiting_ as they happen
-  if (queue.size() == 1) {
-    // A cycle of one job is one decision and its commit (no queue to sort,
-    // no reservation for later jobs to respect).
-    sched::Decision d = sched_->DecideInCycle(*queue[0], snap);
-    if (d.allocation) {
-      if (Status st = sched_->Commit(d, snap, &ledger_); !st.ok()) {
-        d.kind = sched::DecisionKind::kError;
-        d.status = st;
-        d.allocation.reset();
-      }
-    }
-    Apply(d, t);
-  } else {
-    // Applied once the cycle is over, in decision order (placements start
-    // leases and events only then). A kept wait changes nothing here: its
-    // retry event is the one its full decision set.
-    decided_.clear();
-    const int64_t kept_before = sched_->kept_verdicts();
-    sched_->RunCycle(
-        snap, queue, &ledger_, [&](sched::Decision& d) { decided_.push_back(std::move(d)); },
-        /*report_kept=*/false);
-    out_.kept_verdicts += sched_->kept_verdicts() - kept_before;
-    for (const sched::Decision& d : decided_) Apply(d, t);
-  }
-  // Jobs still waiting keep their place ahead of those requeued just now.
-  std::vector<uint32_t> still;
-  still.reserve(cycle_jobs.size() + waiting_.size());
-  for (uint32_t j : cycle_jobs) {
-    if (Out(j).state == JobState::kWaiting) still.push_back(j);
-  }
-  for (uint32_t j : waiting_) {
-    if (std::find(still.begin(), still.end(), j) == still.end()) still.push_back(j);
-  }
-  waiting_.swap(still);
+  // Applied once the cycle is over, in decision order (placements start
+  // leases and events only then). A kept wait changes nothing here: its
+  // retry event is the one its full decision set.
+  decided_.clear();
+  const int64_t kept_before = sched_->kept_verdicts();
+  sched_->RunQueue(Snap(t), &ledger_, [&](sched::Decision& d) { decided_.push_back(std::move(d)); });
+  out_.kept_verdicts += sched_->kept_verdicts() - kept_before;
+  for (const sched::Decision& d : decided_) Apply(d, t);
   if (options_.on_cycle) options_.on_cycle(t, ledger_);
-  out_.timeline.Level(Timeline::kQueued, t - t0_, static_cast<double>(waiting_.size()));
+  out_.timeline.Level(Timeline::kQueued, t - t0_, static_cast<double>(sched_->queued()));
 }
 
-std::vector<const sched::QueuedJob*> Engine::Queue() {
-  std::vector<const sched::QueuedJob*> queue;
-  queue.reserve(waiting_.size());
-  for (uint32_t j : waiting_) queue.push_back(&Live(j).q);
-  return queue;
-}
+std::vector<const sched::QueuedJob*> Engine::Queue() { return sched_->Queued(); }
 
 // Between cycles: the MIG repartition proposals, applied (sim/mig_cycle.h),
 // and one more cycle when any job was drained.
@@ -726,7 +689,7 @@ void Engine::Run() {
       options_.on_progress({out_.events, ended_, static_cast<int64_t>(n), now - t0_});
     }
   }
-  for (uint32_t j : waiting_) Out(j).state = JobState::kUnfinished;
+  for (const sched::QueuedJob* q : sched_->Queued()) Out(q->id.value()).state = JobState::kUnfinished;
   out_.end_s = std::max(last_activity_, t0_) - t0_;
   out_.timeline.Finish(out_.end_s);
   for (const auto& [what, count] : notes_) {

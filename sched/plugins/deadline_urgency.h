@@ -29,6 +29,7 @@ class DeadlineUrgency final : public Plugin, public QueueSortPlugin {
   // The stepped latest start; a job without a deadline after every one.
   bool HasSortKey() const override { return true; }
   double SortKey(const Snapshot& snap, const QueuedJob& job) const override;
+  bool SortKeyIsStatic() const override { return true; }  // from the deadline and run hours
 
   // deadline - fastest run; nullopt without a deadline.
   static std::optional<UnixSeconds> LatestStart(const QueuedJob& job);

@@ -20,6 +20,7 @@ class TierSort final : public Plugin, public QueueSortPlugin {
   double SortKey(const Snapshot&, const QueuedJob& job) const override {
     return static_cast<double>(job.tier);
   }
+  bool SortKeyIsStatic() const override { return true; }
 };
 
 }  // namespace meridian::sched

@@ -1,0 +1,316 @@
+// Scheduler::Enqueue, Dequeue and RunQueue: the queue kept across cycles
+// (sched/queue_state.h has the design).
+#include <algorithm>
+
+#include "sched/cycle.h"
+#include "sched/scheduler.h"
+
+namespace meridian::sched {
+
+namespace {
+
+// Lists m to be decided in full at the next cycle.
+void MarkUnkept(QueueState& q, QueueMember& m) {
+  if (m.unkept) return;
+  m.unkept = true;
+  q.unkept.push_back(m.job->id);
+}
+
+// m's kept verdict, if it is one DecideInCycle would look at (of this job
+// object, on this ledger).
+KeptWait* VerdictOf(Scheduler::Impl& s, const QueueMember& m, const Ledger& l) {
+  KeptWait* k = s.kept.Find(m.job->id);
+  return k && k->job == m.job && k->ledger == &l ? k : nullptr;
+}
+
+// Drops the dequeued members from `order`, keeping the others' order.
+void Compact(QueueState& q) {
+  size_t n = 0;
+  for (QueueMember* m : q.order) {
+    if (!m) continue;
+    m->pos = static_cast<uint32_t>(n);
+    q.order[n++] = m;
+  }
+  q.order.resize(n);
+  q.holes = 0;
+}
+
+// Indexes a verdict kept just now by what may change it.
+void IndexVerdict(QueueState& q, const KeptWait& k, const QueuedJob& job) {
+  const KeptRef r{job.id, k.gen};
+  if (k.retry_at) q.retries.push({*k.retry_at, r});
+  if (k.inputs & kWaitMarket) q.market.entries.push_back(r);
+  if (k.inputs & kWaitVictims) q.victims.entries.push_back(r);
+  if (k.inputs & kWaitAnyFreed) q.any_freed.entries.push_back(r);
+  if ((k.inputs & kWaitTenantFreed) && job.tenant.valid()) {
+    if (q.tenants.size() <= job.tenant.index()) q.tenants.resize(job.tenant.index() + 1);
+    q.tenants[job.tenant.index()].entries.push_back(r);
+  }
+}
+
+// Preemptible placements of every priority so far: grows whenever a
+// PlacedBelow does.
+int64_t PlacedAll(const Ledger& l) {
+  int64_t n = 0;
+  for (int p = 0; p <= static_cast<int>(Priority::kLow); ++p) {
+    n += l.preemptible_placed(static_cast<Priority>(p));
+  }
+  return n;
+}
+
+}  // namespace
+
+void Scheduler::Enqueue(const QueuedJob& job) {
+  Impl& s = *impl_;
+  QueueState& q = s.queue;
+  s.kept.Erase(job.id);
+  auto [it, added] = q.members.try_emplace(job.id.value());
+  QueueMember& m = it->second;
+  if (added) {
+    m.pos = static_cast<uint32_t>(q.order.size());
+    q.order.push_back(&m);
+  } else if (q.incremental) {
+    q.by_shape[m.shape].erase(m.in_shape);
+  }
+  m.job = &job;
+  MarkUnkept(q, m);
+  if (!q.incremental) return;
+  const Snapshot none;
+  for (size_t i = 0; i < s.sorts.size(); ++i) m.keys[i] = s.sorts[i]->sort->SortKey(none, job);
+  m.shape = WaitShapeOf(s, job);
+  while (q.by_shape.size() <= m.shape) q.by_shape.emplace_back(q.less);
+  m.in_shape = q.by_shape[m.shape].insert(&m).first;
+}
+
+void Scheduler::Dequeue(JobId job) {
+  Impl& s = *impl_;
+  QueueState& q = s.queue;
+  s.kept.Erase(job);
+  auto it = q.members.find(job.value());
+  if (it == q.members.end()) return;
+  QueueMember& m = it->second;
+  if (q.incremental) q.by_shape[m.shape].erase(m.in_shape);
+  q.order[m.pos] = nullptr;
+  ++q.holes;
+  q.members.erase(it);
+  if (q.holes > 1024 && 2 * q.holes > q.order.size()) Compact(q);
+}
+
+void Scheduler::Forget(JobId job) {
+  Impl& s = *impl_;
+  s.kept.Erase(job);
+  if (auto it = s.queue.members.find(job.value()); it != s.queue.members.end()) {
+    MarkUnkept(s.queue, it->second);
+  }
+}
+
+size_t Scheduler::queued() const { return impl_->queue.members.size(); }
+
+std::vector<const QueuedJob*> Scheduler::Queued() const {
+  std::vector<const QueuedJob*> out;
+  out.reserve(impl_->queue.members.size());
+  for (const QueueMember* m : impl_->queue.order) {
+    if (m) out.push_back(m->job);
+  }
+  return out;
+}
+
+void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
+                         const std::function<void(Decision&)>& decided) {
+  Impl& s = *impl_;
+  QueueState& q = s.queue;
+  if (q.members.empty()) return;
+  Snapshot live = snap;
+  live.ledger = ledger;
+  auto commit = [&](Decision& d) {
+    if (!d.allocation) return;
+    if (Status st = Commit(d, live, ledger); !st.ok()) {
+      d.kind = DecisionKind::kError;
+      d.status = st;
+      d.allocation.reset();
+    }
+  };
+  const Ledger& l = *ledger;
+  // Bookkeeping after a full decision of m: its new verdict indexed, or m
+  // decided in full again next time.
+  auto after_full = [&](QueueMember& m) {
+    if (!q.incremental) return;
+    if (const KeptWait* k = VerdictOf(s, m, l)) {
+      IndexVerdict(q, *k, *m.job);
+    } else {
+      MarkUnkept(q, m);
+    }
+  };
+  if (q.members.size() == 1) {
+    // A cycle of one job is one decision and its commit (no queue to sort,
+    // no reservation for later jobs to respect).
+    QueueMember& m = q.members.begin()->second;
+    if (m.unkept) {
+      m.unkept = false;
+      q.unkept.clear();
+    }
+    Decision d = DecideInCycle(*m.job, live);
+    if (d.kept) return;
+    commit(d);
+    after_full(m);
+    decided(d);
+    return;
+  }
+  if (!q.incremental) {
+    if (q.holes > 0) Compact(q);
+    RunCycle(live, Queued(), ledger, decided, /*report_kept=*/false);
+    return;
+  }
+
+  ++s.cycle;
+  const uint64_t cycle = s.cycle;
+  const size_t looked_at = q.members.size();
+  const int64_t full_before = s.full_decisions;
+  const QueueMember* at = nullptr;  // the member the cycle has reached, in queue order
+  std::vector<QueueMember*>& heap = q.heap;
+  heap.clear();
+  auto later = [&](const QueueMember* a, const QueueMember* b) { return q.less(b, a); };
+  auto push = [&](QueueMember* m) {
+    heap.push_back(m);
+    std::push_heap(heap.begin(), heap.end(), later);
+  };
+  // A woken verdict's member joins the cycle unless the cycle has passed it
+  // (then it waits for the next cycle: false).
+  auto wake = [&](const KeptRef& r) {
+    auto it = q.members.find(r.job.value());
+    if (it == q.members.end()) return true;
+    if (at && !q.less(at, &it->second)) return false;
+    push(&it->second);
+    return true;
+  };
+  // Scans `w` when its signal moved: wakes the entries `changed` says moved.
+  auto scan = [&](WakeList& w, uint64_t signal, auto changed) {
+    if (signal == w.scanned && !w.rescan) return;
+    w.scanned = signal;
+    w.rescan = false;
+    size_t keep = 0;
+    for (const KeptRef& r : w.entries) {
+      const KeptWait* k = s.kept.Find(r.job);
+      if (!k || k->gen != r.gen) continue;  // decided again or dropped since
+      if (changed(*k)) {
+        if (wake(r)) continue;
+        w.rescan = true;
+      }
+      w.entries[keep++] = r;
+    }
+    w.entries.resize(keep);
+  };
+  auto scan_inputs = [&] {
+    scan(q.victims, static_cast<uint64_t>(PlacedAll(l)),
+         [&](const KeptWait& k) { return PlacedBelow(l, k.job->tier) != k.victims_placed; });
+    scan(q.any_freed, l.freed_count(), [&](const KeptWait& k) { return k.freed != l.freed_count(); });
+    if (s.released != q.released_scanned) {
+      q.released_scanned = s.released;
+      for (size_t t = 0; t < q.tenants.size(); ++t) {
+        const uint64_t released = s.TenantReleased(TenantId(static_cast<uint32_t>(t)));
+        scan(q.tenants[t], released,
+             [&](const KeptWait& k) { return k.tenant_released != released; });
+      }
+    }
+  };
+  std::vector<QueueState::Cursor>& cursors = q.cursors;
+  cursors.clear();
+  // Opens a walk over each wait shape that a free since it was last found
+  // not to fit may fit, from the member the cycle has reached.
+  auto open_shapes = [&] {
+    const uint64_t freed = l.freed_count();
+    if (freed == q.shapes_scanned) return;
+    q.shapes_scanned = freed;
+    for (uint32_t sh = 0; sh < q.by_shape.size(); ++sh) {
+      const ShapeMembers& members = q.by_shape[sh];
+      Impl::WaitShape& w = s.shapes[sh];
+      if (members.empty() || w.validated >= freed) continue;
+      if (std::any_of(cursors.begin(), cursors.end(),
+                      [&](const QueueState::Cursor& c) { return c.shape == sh && !c.done; })) {
+        continue;
+      }
+      if (!ShapeMayFit(s, sh, *(*members.begin())->job, l, w.validated)) {
+        w.validated = freed;
+        continue;
+      }
+      auto from = at ? members.upper_bound(const_cast<QueueMember*>(at)) : members.begin();
+      cursors.push_back({sh, from, freed, false});
+    }
+  };
+
+  // The members to look at: the unkept, and kept verdicts whose inputs moved.
+  {
+    std::vector<JobId> unkept;
+    unkept.swap(q.unkept);
+    for (JobId id : unkept) {
+      auto it = q.members.find(id.value());
+      if (it == q.members.end() || !it->second.unkept) continue;
+      it->second.unkept = false;
+      if (!VerdictOf(s, it->second, l)) push(&it->second);
+    }
+  }
+  while (!q.retries.empty() && q.retries.top().at <= snap.now) {
+    const KeptRef r = q.retries.top().ref;
+    q.retries.pop();
+    if (const KeptWait* k = s.kept.Find(r.job); k && k->gen == r.gen) wake(r);
+  }
+  scan(q.market, static_cast<uint64_t>(snap.now), [&](const KeptWait& k) { return k.at != snap.now; });
+  scan_inputs();
+  open_shapes();
+
+  while (true) {
+    // The next member in queue order, from the heap or a shape's walk.
+    QueueMember* m = heap.empty() ? nullptr : heap.front();
+    QueueState::Cursor* from = nullptr;
+    for (QueueState::Cursor& c : cursors) {
+      if (c.done) continue;
+      const ShapeMembers& members = q.by_shape[c.shape];
+      while (c.at != members.end() && (*c.at)->cycle == cycle) ++c.at;
+      if (c.at == members.end()) {
+        // Every kept verdict of the shape was looked at from c.opened on.
+        Impl::WaitShape& w = s.shapes[c.shape];
+        w.validated = std::max(w.validated, c.opened);
+        c.done = true;
+        continue;
+      }
+      if (!m || q.less(*c.at, m)) {
+        m = *c.at;
+        from = &c;
+      }
+    }
+    if (!m) break;
+    if (from) {
+      ++from->at;
+    } else {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      heap.pop_back();
+    }
+    if (m->cycle == cycle) continue;
+    if (from) {
+      // No free fits the shape any more (an earlier job took the room): the
+      // rest of its kept verdicts hold without looking at them.
+      Impl::WaitShape& w = s.shapes[from->shape];
+      if (!ShapeMayFit(s, from->shape, *m->job, l, w.validated)) {
+        w.validated = l.freed_count();
+        from->done = true;
+        continue;
+      }
+      if (!VerdictOf(s, *m, l)) continue;  // unkept: in the heap
+    }
+    m->cycle = cycle;
+    at = m;
+    if (KeptWait* k = VerdictOf(s, *m, l); k && StillWaits(s, *k, *m->job, live)) continue;
+    s.kept.Erase(m->job->id);
+    Decision d = DecideAndKeep(*m->job, live);
+    commit(d);
+    after_full(*m);
+    decided(d);
+    // What its commit changed (a preemption's victims released) may wake
+    // verdicts further on.
+    scan_inputs();
+    open_shapes();
+  }
+  s.kept_verdicts += static_cast<int64_t>(looked_at) - (s.full_decisions - full_before);
+}
+
+}  // namespace meridian::sched
