@@ -486,7 +486,9 @@ class CyclePlugin {
   virtual void EndCycle() = 0;
   // Whether Decided needs a full decision for `job` now (backfill: while it
   // has reservations to make). false lets the scheduler hand it a kept
-  // verdict (Decision::kept) instead. The default asks every time.
+  // verdict (Decision::kept) instead. The default asks every time. Decided
+  // must change nothing for a kept verdict it did not want: Scheduler::RunQueue
+  // does not hand those over (nor look at those jobs at all).
   virtual bool WantsDecision(const QueuedJob&) const { return true; }
 };
 

@@ -3,7 +3,10 @@
 // thousands decides only the jobs an event could change instead of looking
 // at every one.
 //
-// Every queued job is a QueueMember. A member without a kept verdict is
+// Every queued job is a QueueMember. With head-of-line blocking, or a cycle
+// plugin that wants full decisions for the queue's head (backfill), a cycle
+// first walks the queue from its head in order, as RunCycle does, for as long
+// as that lasts (to the first wait; until the reservations are made). A member without a kept verdict is
 // "unkept" and decided in full at every cycle (new jobs, jobs whose verdict
 // the scheduler may not keep). A member with a kept verdict is looked at only
 // when something its verdict depends on (Plugin::WaitInputs) changed, found
@@ -56,6 +59,7 @@ struct QueueMember {
   std::array<double, kMaxStaticSortKeys> keys{};  // the static sort keys, in profile order
   uint32_t shape = 0;             // its wait shape (Scheduler::Impl::shapes)
   ShapeMembers::iterator in_shape;  // its place in QueueState::by_shape[shape]
+  ShapeMembers::iterator in_all;    // its place in QueueState::all
   uint32_t pos = 0;               // in QueueState::order
   uint64_t cycle = 0;             // the last cycle that looked at it
   bool unkept = false;            // listed in QueueState::unkept
@@ -107,6 +111,9 @@ struct QueueState {
   std::vector<WakeList> tenants;  // by TenantId index
   // Per wait shape: its queued members in queue order (Impl::shapes' index).
   std::vector<ShapeMembers> by_shape;
+  // Every member in queue order: the head a cycle with head-of-line blocking
+  // or a cycle plugin (backfill's reservations) decides first.
+  ShapeMembers all;
   uint64_t shapes_scanned = 0;    // the ledger's freed_count() when the shapes were last checked
   uint64_t released_scanned = 0;  // Impl::released when the tenants' lists were last scanned
   // RunQueue's scratch: the members to look at, as a heap in queue order,

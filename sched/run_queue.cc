@@ -71,6 +71,7 @@ void Scheduler::Enqueue(const QueuedJob& job) {
     q.order.push_back(&m);
   } else if (q.incremental) {
     q.by_shape[m.shape].erase(m.in_shape);
+    q.all.erase(m.in_all);
   }
   m.job = &job;
   MarkUnkept(q, m);
@@ -80,6 +81,7 @@ void Scheduler::Enqueue(const QueuedJob& job) {
   m.shape = WaitShapeOf(s, job);
   while (q.by_shape.size() <= m.shape) q.by_shape.emplace_back(q.less);
   m.in_shape = q.by_shape[m.shape].insert(&m).first;
+  m.in_all = q.all.insert(&m).first;
 }
 
 void Scheduler::Dequeue(JobId job) {
@@ -89,7 +91,10 @@ void Scheduler::Dequeue(JobId job) {
   auto it = q.members.find(job.value());
   if (it == q.members.end()) return;
   QueueMember& m = it->second;
-  if (q.incremental) q.by_shape[m.shape].erase(m.in_shape);
+  if (q.incremental) {
+    q.by_shape[m.shape].erase(m.in_shape);
+    q.all.erase(m.in_all);
+  }
   q.order[m.pos] = nullptr;
   ++q.holes;
   q.members.erase(it);
@@ -162,10 +167,10 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
     return;
   }
 
-  ++s.cycle;
+  BeginCycle(live);
   const uint64_t cycle = s.cycle;
-  const size_t looked_at = q.members.size();
   const int64_t full_before = s.full_decisions;
+  int64_t kept = 0;  // kept verdicts: looked at, or passed over
   const QueueMember* at = nullptr;  // the member the cycle has reached, in queue order
   std::vector<QueueMember*>& heap = q.heap;
   heap.clear();
@@ -238,79 +243,134 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
     }
   };
 
-  // The members to look at: the unkept, and kept verdicts whose inputs moved.
-  {
-    std::vector<JobId> unkept;
-    unkept.swap(q.unkept);
-    for (JobId id : unkept) {
-      auto it = q.members.find(id.value());
-      if (it == q.members.end() || !it->second.unkept) continue;
-      it->second.unkept = false;
-      if (!VerdictOf(s, it->second, l)) push(&it->second);
-    }
-  }
-  while (!q.retries.empty() && q.retries.top().at <= snap.now) {
-    const KeptRef r = q.retries.top().ref;
-    q.retries.pop();
-    if (const KeptWait* k = s.kept.Find(r.job); k && k->gen == r.gen) wake(r);
-  }
-  scan(q.market, static_cast<uint64_t>(snap.now), [&](const KeptWait& k) { return k.at != snap.now; });
-  scan_inputs();
-  open_shapes();
-
-  while (true) {
-    // The next member in queue order, from the heap or a shape's walk.
-    QueueMember* m = heap.empty() ? nullptr : heap.front();
-    QueueState::Cursor* from = nullptr;
-    for (QueueState::Cursor& c : cursors) {
-      if (c.done) continue;
-      const ShapeMembers& members = q.by_shape[c.shape];
-      while (c.at != members.end() && (*c.at)->cycle == cycle) ++c.at;
-      if (c.at == members.end()) {
-        // Every kept verdict of the shape was looked at from c.opened on.
-        Impl::WaitShape& w = s.shapes[c.shape];
-        w.validated = std::max(w.validated, c.opened);
-        c.done = true;
-        continue;
-      }
-      if (!m || q.less(*c.at, m)) {
-        m = *c.at;
-        from = &c;
-      }
-    }
-    if (!m) break;
-    if (from) {
-      ++from->at;
-    } else {
-      std::pop_heap(heap.begin(), heap.end(), later);
-      heap.pop_back();
-    }
-    if (m->cycle == cycle) continue;
-    if (from) {
-      // No free fits the shape any more (an earlier job took the room): the
-      // rest of its kept verdicts hold without looking at them.
-      Impl::WaitShape& w = s.shapes[from->shape];
-      if (!ShapeMayFit(s, from->shape, *m->job, l, w.validated)) {
-        w.validated = l.freed_count();
-        from->done = true;
-        continue;
-      }
-      if (!VerdictOf(s, *m, l)) continue;  // unkept: in the heap
-    }
-    m->cycle = cycle;
-    at = m;
-    if (KeptWait* k = VerdictOf(s, *m, l); k && StillWaits(s, *k, *m->job, live)) continue;
-    s.kept.Erase(m->job->id);
-    Decision d = DecideAndKeep(*m->job, live);
+  // A full decision of m, committed, handed to the cycle plugins and the
+  // caller; true: the cycle ends (head-of-line blocking).
+  auto decide = [&](QueueMember& m) {
+    s.kept.Erase(m.job->id);
+    Decision d = DecideAndKeep(*m.job, live);
     commit(d);
-    after_full(*m);
+    Decided(live, *m.job, &d);
+    after_full(m);
+    const bool ends = EndsCycle(d);
     decided(d);
-    // What its commit changed (a preemption's victims released) may wake
-    // verdicts further on.
+    return ends;
+  };
+
+  // The queue's head, in order, for as long as every job there must be
+  // looked at: with head-of-line blocking to the first wait; while a cycle
+  // plugin wants full decisions (backfill's reservations).
+  const bool blocking = s.profile.options.head_of_line_blocking;
+  auto wanted = [&](const QueuedJob& job) {
+    return std::any_of(s.cycles.begin(), s.cycles.end(),
+                       [&](const PluginSlot* p) { return p->cycle->WantsDecision(job); });
+  };
+  bool ended = false;
+  if (blocking || !s.cycles.empty()) {
+    ended = true;  // unless the walk stops short of the queue's end
+    for (QueueMember* m : q.all) {
+      const bool wants = wanted(*m->job);
+      if (!blocking && !wants) {
+        ended = false;
+        break;
+      }
+      m->cycle = cycle;
+      at = m;
+      if (KeptWait* k = VerdictOf(s, *m, l); !wants && k && StillWaits(s, *k, *m->job, live)) {
+        ++kept;
+        Decision d;
+        d.job = m->job->id;
+        d.kind = DecisionKind::kWait;
+        d.status = Status::Unschedulable("no room (kept)");
+        d.retry_at = k->retry_at;
+        d.kept = true;
+        Decided(live, *m->job, &d);
+        break;  // blocking: the head waits
+      }
+      if (decide(*m)) break;
+    }
+  }
+
+  if (!ended) {
+    // The unkept members are decided in full (those the walk from the head
+    // reached already were).
+    {
+      std::vector<JobId> unkept;
+      unkept.swap(q.unkept);
+      for (JobId id : unkept) {
+        auto it = q.members.find(id.value());
+        if (it == q.members.end() || !it->second.unkept) continue;
+        if (it->second.cycle == cycle) {  // decided just now, and again next cycle
+          q.unkept.push_back(id);
+          continue;
+        }
+        it->second.unkept = false;
+        if (!VerdictOf(s, it->second, l)) push(&it->second);
+      }
+    }
+
+    // Kept verdicts whose inputs moved, and the wait shapes a free may fit.
+    while (!q.retries.empty() && q.retries.top().at <= snap.now) {
+      const KeptRef r = q.retries.top().ref;
+      q.retries.pop();
+      if (const KeptWait* k = s.kept.Find(r.job); k && k->gen == r.gen) wake(r);
+    }
+    scan(q.market, static_cast<uint64_t>(snap.now),
+         [&](const KeptWait& k) { return k.at != snap.now; });
     scan_inputs();
     open_shapes();
+    while (true) {
+      // The next member in queue order, from the heap or a shape's walk.
+      QueueMember* m = heap.empty() ? nullptr : heap.front();
+      QueueState::Cursor* from = nullptr;
+      for (QueueState::Cursor& c : cursors) {
+        if (c.done) continue;
+        const ShapeMembers& members = q.by_shape[c.shape];
+        while (c.at != members.end() && (*c.at)->cycle == cycle) ++c.at;
+        if (c.at == members.end()) {
+          // Every kept verdict of the shape was looked at from c.opened on.
+          Impl::WaitShape& w = s.shapes[c.shape];
+          w.validated = std::max(w.validated, c.opened);
+          c.done = true;
+          continue;
+        }
+        if (!m || q.less(*c.at, m)) {
+          m = *c.at;
+          from = &c;
+        }
+      }
+      if (!m) break;
+      if (from) {
+        ++from->at;
+      } else {
+        std::pop_heap(heap.begin(), heap.end(), later);
+        heap.pop_back();
+      }
+      if (m->cycle == cycle) continue;
+      if (from) {
+        // No free fits the shape any more (an earlier job took the room):
+        // the rest of its kept verdicts hold without looking at them.
+        Impl::WaitShape& w = s.shapes[from->shape];
+        if (!ShapeMayFit(s, from->shape, *m->job, l, w.validated)) {
+          w.validated = l.freed_count();
+          from->done = true;
+          continue;
+        }
+        if (!VerdictOf(s, *m, l)) continue;  // unkept: in the heap
+      }
+      m->cycle = cycle;
+      at = m;
+      if (KeptWait* k = VerdictOf(s, *m, l); k && StillWaits(s, *k, *m->job, live)) continue;
+      decide(*m);
+      // What its commit changed (a preemption's victims released) may wake
+      // verdicts further on.
+      scan_inputs();
+      open_shapes();
+    }
+    // Every member not decided in full kept its verdict.
+    kept = static_cast<int64_t>(q.members.size()) - (s.full_decisions - full_before);
   }
-  s.kept_verdicts += static_cast<int64_t>(looked_at) - (s.full_decisions - full_before);
+  s.kept_verdicts += kept;
+  for (PluginSlot* p : s.cycles) p->cycle->EndCycle();
 }
 
 }  // namespace meridian::sched

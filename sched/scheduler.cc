@@ -109,13 +109,12 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& profile,
   if (!empty.ok()) return empty.status();
   impl->empty = std::move(empty).value();
   // RunQueue decides only what changed where the queue's order is fixed per
-  // job and nothing in a cycle depends on the jobs it does not look at: no
-  // head-of-line blocking, no cycle plugin (backfill's reservations for the
-  // head), sort keys of the job alone.
+  // job (sort keys of the job alone), so that jobs it does not look at keep
+  // their place.
   QueueState& q = impl->queue;
   q.less.keys = impl->sorts.size();
-  q.incremental = options.keep_waits && !profile.options.head_of_line_blocking &&
-                  impl->cycles.empty() && impl->sorts.size() <= kMaxStaticSortKeys &&
+  q.all = ShapeMembers(q.less);
+  q.incremental = options.keep_waits && impl->sorts.size() <= kMaxStaticSortKeys &&
                   std::all_of(impl->sorts.begin(), impl->sorts.end(), [](const PluginSlot* p) {
                     return p->sort->HasSortKey() && p->sort->SortKeyIsStatic();
                   });
