@@ -40,6 +40,7 @@
 #include "sched/decision.h"
 #include "sched/rng.h"
 #include "sched/snapshot.h"
+#include "sched/tenant_usage.h"
 
 namespace meridian::sched {
 
@@ -321,6 +322,18 @@ class QueueSortPlugin {
   // other jobs): a queue kept across cycles (Scheduler::RunQueue) then keeps
   // its jobs in order once instead of sorting them at every cycle.
   virtual bool SortKeyIsStatic() const { return false; }
+  // Whether SortKey is a function of what the job's tenant holds plus what
+  // its jobs queued ahead of it ask for (TenantUsage::Before: DRF's
+  // progressive filling), the same for every job of a tenant at one time
+  // and never smaller for more: along a tenant's jobs in grant order (tier,
+  // submission, sequence, id) it never falls. RunQueue then finds the next
+  // job of a tenant without sorting the tenant's queue. ProgressiveKey gives
+  // it from `before` (TenantUsage::Before) and the fleet's capacity.
+  virtual bool SortKeyIsProgressive() const { return false; }
+  virtual double ProgressiveKey(const QueuedJob&, UnixSeconds, const ResourceAmounts&,
+                                const ResourceAmounts&) const {
+    return 0;
+  }
 };
 
 struct PreFilterResult {

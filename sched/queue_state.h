@@ -27,6 +27,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <queue>
 #include <set>
@@ -37,6 +38,7 @@
 #include "core/ids.h"
 #include "core/time.h"
 #include "sched/queued_job.h"
+#include "sched/tenant_usage.h"
 
 namespace meridian::sched {
 
@@ -54,6 +56,19 @@ struct MemberOrder {
 };
 using ShapeMembers = std::set<QueueMember*, MemberOrder>;
 
+// A tenant's grant order (TenantUsage): tier, submission time, sequence, id.
+struct GrantOrder {
+  bool operator()(const QueueMember* a, const QueueMember* b) const;
+};
+using TenantMembers = std::set<QueueMember*, GrantOrder>;
+
+// With a progressive sort key (QueueSortPlugin::SortKeyIsProgressive): the
+// jobs whose order among themselves is their grant order (one tenant, one
+// tier, equal static keys ahead of the progressive one). Their progressive
+// keys never fall in that order, so the queue's next job among them is in
+// the first run of equal keys.
+using PartKey = std::array<double, kMaxStaticSortKeys + 2>;  // tenant, tier, keys ahead
+
 struct QueueMember {
   const QueuedJob* job = nullptr;
   std::array<double, kMaxStaticSortKeys> keys{};  // the static sort keys, in profile order
@@ -63,7 +78,23 @@ struct QueueMember {
   uint32_t pos = 0;               // in QueueState::order
   uint64_t cycle = 0;             // the last cycle that looked at it
   bool unkept = false;            // listed in QueueState::unkept
+  // With a progressive sort key (QueueState::progressive):
+  ResourceAmounts demand;         // TenantUsage::Demand
+  uint32_t tenant = 0;            // QueueState::tenants_queued index
+  uint32_t ahead = 0;             // its place in its tenant's grant order
+  uint64_t key_cycle = 0;         // the cycle keys[progressive] is of
+  PartKey part{};
+  TenantMembers::iterator in_tenant;
+  ShapeMembers::iterator in_part;  // in QueueState::shape_parts[shape][part]
+  ShapeMembers::iterator in_all_parts;  // in QueueState::all_parts[part]
 };
+
+inline bool GrantOrder::operator()(const QueueMember* a, const QueueMember* b) const {
+  if (a->job->tier != b->job->tier) return a->job->tier < b->job->tier;
+  if (a->job->submitted != b->job->submitted) return a->job->submitted < b->job->submitted;
+  if (a->job->sequence != b->job->sequence) return a->job->sequence < b->job->sequence;
+  return a->job->id < b->job->id;
+}
 
 inline bool MemberOrder::operator()(const QueueMember* a, const QueueMember* b) const {
   for (size_t i = 0; i < keys; ++i) {
@@ -116,12 +147,37 @@ struct QueueState {
   ShapeMembers all;
   uint64_t shapes_scanned = 0;    // the ledger's freed_count() when the shapes were last checked
   uint64_t released_scanned = 0;  // Impl::released when the tenants' lists were last scanned
+  std::vector<uint32_t> shape_count;  // members per wait shape
+
+  // A progressive sort key's index among the sort plugins (the members'
+  // keys[progressive] is computed at each cycle), or -1.
+  int progressive = -1;
+  struct TenantQueue {
+    TenantMembers members;
+    std::vector<ResourceAmounts> ahead;  // what the members before each ask for
+    bool dirty = false;                  // members changed since `ahead`
+  };
+  std::vector<TenantQueue> tenants_queued;  // by TenantId index + 1; 0: no tenant
+  std::vector<ResourceAmounts> held;        // by the same index, at the cycle's start
+  ResourceAmounts capacity;
+  // Per wait shape, its members by PartKey, each in grant order; and all
+  // members so (the queue's head).
+  std::vector<std::map<PartKey, ShapeMembers>> shape_parts;
+  std::map<PartKey, ShapeMembers> all_parts;
+
   // RunQueue's scratch: the members to look at, as a heap in queue order,
   // and the walks over wait shapes that a free may fit.
   std::vector<QueueMember*> heap;
+  struct PartWalk {  // one PartKey's members, run by run of equal keys
+    const ShapeMembers* members = nullptr;
+    ShapeMembers::const_iterator next;  // the first not yet in a run
+    std::vector<QueueMember*> run;      // the current run, in queue order
+    size_t at = 0;
+  };
   struct Cursor {
     uint32_t shape = 0;
-    ShapeMembers::iterator at;
+    ShapeMembers::iterator at;   // fixed order: by_shape[shape]
+    std::vector<PartWalk> parts;  // progressive key: shape_parts[shape]
     uint64_t opened = 0;  // freed_count() when opened
     bool done = false;
   };

@@ -58,6 +58,24 @@ int64_t PlacedAll(const Ledger& l) {
   return n;
 }
 
+// Takes m out of the indexes that order it (not out of `members`).
+void Unlink(QueueState& q, QueueMember& m) {
+  --q.shape_count[m.shape];
+  if (q.progressive < 0) {
+    q.by_shape[m.shape].erase(m.in_shape);
+    q.all.erase(m.in_all);
+    return;
+  }
+  QueueState::TenantQueue& t = q.tenants_queued[m.tenant];
+  t.members.erase(m.in_tenant);
+  t.dirty = true;
+  for (auto* parts : {&q.shape_parts[m.shape], &q.all_parts}) {
+    auto part = parts->find(m.part);
+    part->second.erase(parts == &q.all_parts ? m.in_all_parts : m.in_part);
+    if (part->second.empty()) parts->erase(part);
+  }
+}
+
 }  // namespace
 
 void Scheduler::Enqueue(const QueuedJob& job) {
@@ -70,18 +88,41 @@ void Scheduler::Enqueue(const QueuedJob& job) {
     m.pos = static_cast<uint32_t>(q.order.size());
     q.order.push_back(&m);
   } else if (q.incremental) {
-    q.by_shape[m.shape].erase(m.in_shape);
-    q.all.erase(m.in_all);
+    Unlink(q, m);
   }
   m.job = &job;
   MarkUnkept(q, m);
   if (!q.incremental) return;
   const Snapshot none;
-  for (size_t i = 0; i < s.sorts.size(); ++i) m.keys[i] = s.sorts[i]->sort->SortKey(none, job);
+  for (size_t i = 0; i < s.sorts.size(); ++i) {
+    if (static_cast<int>(i) != q.progressive) m.keys[i] = s.sorts[i]->sort->SortKey(none, job);
+  }
   m.shape = WaitShapeOf(s, job);
-  while (q.by_shape.size() <= m.shape) q.by_shape.emplace_back(q.less);
-  m.in_shape = q.by_shape[m.shape].insert(&m).first;
-  m.in_all = q.all.insert(&m).first;
+  if (q.shape_count.size() <= m.shape) {
+    q.shape_count.resize(m.shape + 1, 0);
+    q.shape_parts.resize(m.shape + 1);
+    while (q.by_shape.size() <= m.shape) q.by_shape.emplace_back(q.less);
+  }
+  ++q.shape_count[m.shape];
+  if (q.progressive < 0) {
+    m.in_shape = q.by_shape[m.shape].insert(&m).first;
+    m.in_all = q.all.insert(&m).first;
+    return;
+  }
+  m.key_cycle = 0;
+  m.demand = TenantUsage::Demand(job);
+  m.tenant = job.tenant.valid() ? job.tenant.index() + 1 : 0;
+  if (q.tenants_queued.size() <= m.tenant) q.tenants_queued.resize(m.tenant + 1);
+  QueueState::TenantQueue& t = q.tenants_queued[m.tenant];
+  m.in_tenant = t.members.insert(&m).first;
+  t.dirty = true;
+  m.part.fill(0);
+  m.part[0] = m.tenant;
+  m.part[1] = static_cast<double>(job.tier);
+  for (int i = 0; i < q.progressive; ++i) m.part[2 + static_cast<size_t>(i)] = m.keys[static_cast<size_t>(i)];
+  auto part = q.shape_parts[m.shape].try_emplace(m.part, MemberOrder{0}).first;
+  m.in_part = part->second.insert(&m).first;
+  m.in_all_parts = q.all_parts.try_emplace(m.part, MemberOrder{0}).first->second.insert(&m).first;
 }
 
 void Scheduler::Dequeue(JobId job) {
@@ -91,10 +132,7 @@ void Scheduler::Dequeue(JobId job) {
   auto it = q.members.find(job.value());
   if (it == q.members.end()) return;
   QueueMember& m = it->second;
-  if (q.incremental) {
-    q.by_shape[m.shape].erase(m.in_shape);
-    q.all.erase(m.in_all);
-  }
+  if (q.incremental) Unlink(q, m);
   q.order[m.pos] = nullptr;
   ++q.holes;
   q.members.erase(it);
@@ -127,6 +165,7 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
   if (q.members.empty()) return;
   Snapshot live = snap;
   live.ledger = ledger;
+  live.tenants = nullptr;  // built from the ledger and this queue, as SortQueue builds it
   auto commit = [&](Decision& d) {
     if (!d.allocation) return;
     if (Status st = Commit(d, live, ledger); !st.ok()) {
@@ -172,11 +211,43 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
   const int64_t full_before = s.full_decisions;
   int64_t kept = 0;  // kept verdicts: looked at, or passed over
   const QueueMember* at = nullptr;  // the member the cycle has reached, in queue order
+  // A progressive key is computed once per cycle for the members looked at,
+  // from what each tenant holds now (TenantUsage::Rebuild's arithmetic).
+  const size_t progressive = static_cast<size_t>(q.progressive);
+  if (q.progressive >= 0) {
+    q.held.assign(q.tenants_queued.size(), ResourceAmounts{});
+    for (const auto& [job, a] : l.allocations()) {
+      if (!a.tenant.valid() || a.tenant.index() + 1 >= q.held.size()) continue;
+      q.held[a.tenant.index() + 1] += TenantUsage::Of(*s.fleet, a);
+    }
+    for (QueueState::TenantQueue& t : q.tenants_queued) {
+      if (!t.dirty) continue;
+      t.dirty = false;
+      t.ahead.resize(t.members.size());
+      ResourceAmounts running;
+      uint32_t i = 0;
+      for (QueueMember* m : t.members) {
+        m->ahead = i;
+        t.ahead[i++] = running;
+        running += m->demand;
+      }
+    }
+  }
+  auto keyed = [&](QueueMember* m) {
+    if (q.progressive >= 0 && m->key_cycle != cycle) {
+      ResourceAmounts before = q.held[m->tenant];
+      before += q.tenants_queued[m->tenant].ahead[m->ahead];
+      m->keys[progressive] =
+          s.sorts[progressive]->sort->ProgressiveKey(*m->job, snap.now, before, q.capacity);
+      m->key_cycle = cycle;
+    }
+    return m;
+  };
   std::vector<QueueMember*>& heap = q.heap;
   heap.clear();
   auto later = [&](const QueueMember* a, const QueueMember* b) { return q.less(b, a); };
   auto push = [&](QueueMember* m) {
-    heap.push_back(m);
+    heap.push_back(keyed(m));
     std::push_heap(heap.begin(), heap.end(), later);
   };
   // A woken verdict's member joins the cycle unless the cycle has passed it
@@ -184,9 +255,54 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
   auto wake = [&](const KeptRef& r) {
     auto it = q.members.find(r.job.value());
     if (it == q.members.end()) return true;
-    if (at && !q.less(at, &it->second)) return false;
+    if (at && !q.less(at, keyed(&it->second))) return false;
     push(&it->second);
     return true;
+  };
+  // A walk's next member in queue order that the cycle has not looked at
+  // and not passed; nullptr at the end.
+  auto next_of_part = [&](QueueState::PartWalk& w) -> QueueMember* {
+    while (true) {
+      while (w.at < w.run.size() &&
+             (w.run[w.at]->cycle == cycle || (at && !q.less(at, w.run[w.at])))) {
+        ++w.at;
+      }
+      if (w.at < w.run.size()) return w.run[w.at];
+      if (w.next == w.members->end()) return nullptr;
+      // The next run of equal progressive keys, in queue order.
+      w.run.clear();
+      w.at = 0;
+      const double first = keyed(*w.next)->keys[progressive];
+      while (w.next != w.members->end() && keyed(*w.next)->keys[progressive] == first) {
+        w.run.push_back(*w.next++);
+      }
+      std::sort(w.run.begin(), w.run.end(), q.less);
+    }
+  };
+  auto next_of = [&](QueueState::Cursor& c) -> QueueMember* {
+    if (q.progressive < 0) {
+      const ShapeMembers& members = q.by_shape[c.shape];
+      while (c.at != members.end() && (*c.at)->cycle == cycle) ++c.at;
+      return c.at == members.end() ? nullptr : *c.at;
+    }
+    QueueMember* best = nullptr;
+    for (QueueState::PartWalk& w : c.parts) {
+      QueueMember* m = next_of_part(w);
+      if (m && (!best || q.less(m, best))) best = m;
+    }
+    return best;
+  };
+  auto advance = [&](QueueState::Cursor& c, const QueueMember* m) {
+    if (q.progressive < 0) {
+      ++c.at;
+      return;
+    }
+    for (QueueState::PartWalk& w : c.parts) {
+      if (w.at < w.run.size() && w.run[w.at] == m) {
+        ++w.at;
+        return;
+      }
+    }
   };
   // Scans `w` when its signal moved: wakes the entries `changed` says moved.
   auto scan = [&](WakeList& w, uint64_t signal, auto changed) {
@@ -226,20 +342,34 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
     const uint64_t freed = l.freed_count();
     if (freed == q.shapes_scanned) return;
     q.shapes_scanned = freed;
-    for (uint32_t sh = 0; sh < q.by_shape.size(); ++sh) {
-      const ShapeMembers& members = q.by_shape[sh];
+    for (uint32_t sh = 0; sh < q.shape_count.size(); ++sh) {
       Impl::WaitShape& w = s.shapes[sh];
-      if (members.empty() || w.validated >= freed) continue;
+      if (q.shape_count[sh] == 0 || w.validated >= freed) continue;
       if (std::any_of(cursors.begin(), cursors.end(),
                       [&](const QueueState::Cursor& c) { return c.shape == sh && !c.done; })) {
         continue;
       }
-      if (!ShapeMayFit(s, sh, *(*members.begin())->job, l, w.validated)) {
+      const QueuedJob& one = q.progressive < 0 ? *(*q.by_shape[sh].begin())->job
+                                               : *(*q.shape_parts[sh].begin()->second.begin())->job;
+      if (!ShapeMayFit(s, sh, one, l, w.validated)) {
         w.validated = freed;
         continue;
       }
-      auto from = at ? members.upper_bound(const_cast<QueueMember*>(at)) : members.begin();
-      cursors.push_back({sh, from, freed, false});
+      QueueState::Cursor c;
+      c.shape = sh;
+      c.opened = freed;
+      if (q.progressive < 0) {
+        const ShapeMembers& members = q.by_shape[sh];
+        c.at = at ? members.upper_bound(const_cast<QueueMember*>(at)) : members.begin();
+      } else {
+        for (const auto& [key, members] : q.shape_parts[sh]) {
+          QueueState::PartWalk walk;
+          walk.members = &members;
+          walk.next = members.begin();
+          c.parts.push_back(std::move(walk));
+        }
+      }
+      cursors.push_back(std::move(c));
     }
   };
 
@@ -267,7 +397,31 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
   bool ended = false;
   if (blocking || !s.cycles.empty()) {
     ended = true;  // unless the walk stops short of the queue's end
-    for (QueueMember* m : q.all) {
+    auto head = q.all.begin();
+    std::vector<QueueState::PartWalk> walks;  // progressive key: all_parts
+    for (const auto& [key, members] : q.all_parts) {
+      QueueState::PartWalk walk;
+      walk.members = &members;
+      walk.next = members.begin();
+      walks.push_back(std::move(walk));
+    }
+    while (true) {
+      QueueMember* m = nullptr;
+      if (q.progressive < 0) {
+        if (head == q.all.end()) break;
+        m = *head++;
+      } else {
+        QueueState::PartWalk* from = nullptr;
+        for (QueueState::PartWalk& w : walks) {
+          QueueMember* next = next_of_part(w);
+          if (next && (!m || q.less(next, m))) {
+            m = next;
+            from = &w;
+          }
+        }
+        if (!m) break;
+        ++from->at;
+      }
       const bool wants = wanted(*m->job);
       if (!blocking && !wants) {
         ended = false;
@@ -324,23 +478,22 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
       QueueState::Cursor* from = nullptr;
       for (QueueState::Cursor& c : cursors) {
         if (c.done) continue;
-        const ShapeMembers& members = q.by_shape[c.shape];
-        while (c.at != members.end() && (*c.at)->cycle == cycle) ++c.at;
-        if (c.at == members.end()) {
+        QueueMember* next = next_of(c);
+        if (!next) {
           // Every kept verdict of the shape was looked at from c.opened on.
           Impl::WaitShape& w = s.shapes[c.shape];
           w.validated = std::max(w.validated, c.opened);
           c.done = true;
           continue;
         }
-        if (!m || q.less(*c.at, m)) {
-          m = *c.at;
+        if (!m || q.less(next, m)) {
+          m = next;
           from = &c;
         }
       }
       if (!m) break;
       if (from) {
-        ++from->at;
+        advance(*from, m);
       } else {
         std::pop_heap(heap.begin(), heap.end(), later);
         heap.pop_back();

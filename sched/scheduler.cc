@@ -111,13 +111,23 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const Profile& profile,
   // RunQueue decides only what changed where the queue's order is fixed per
   // job (sort keys of the job alone), so that jobs it does not look at keep
   // their place.
+  // With a progressive key (DRF's share), the order changes from cycle to
+  // cycle but never within a tenant's grant order: RunQueue finds the next
+  // job, of the queue or of a shape, per tenant.
   QueueState& q = impl->queue;
   q.less.keys = impl->sorts.size();
   q.all = ShapeMembers(q.less);
-  q.incremental = options.keep_waits && impl->sorts.size() <= kMaxStaticSortKeys &&
-                  std::all_of(impl->sorts.begin(), impl->sorts.end(), [](const PluginSlot* p) {
-                    return p->sort->HasSortKey() && p->sort->SortKeyIsStatic();
-                  });
+  q.incremental = options.keep_waits && impl->sorts.size() <= kMaxStaticSortKeys;
+  for (size_t i = 0; i < impl->sorts.size(); ++i) {
+    const QueueSortPlugin& p = *impl->sorts[i]->sort;
+    if (!p.HasSortKey()) {
+      q.incremental = false;
+    } else if (!p.SortKeyIsStatic()) {
+      if (!p.SortKeyIsProgressive() || q.progressive >= 0) q.incremental = false;
+      q.progressive = static_cast<int>(i);
+    }
+  }
+  if (q.progressive >= 0) q.capacity = TenantUsage::Capacity(*fleet);
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 

@@ -33,6 +33,17 @@ ResourceAmounts TenantUsage::Demand(const QueuedJob& job) {
   return r;
 }
 
+ResourceAmounts TenantUsage::Capacity(const Fleet& fleet) {
+  ResourceAmounts c;
+  for (const Node& n : fleet.nodes()) {
+    c.v[ResourceAmounts::kGpus] += static_cast<int64_t>(n.gpus) * kMigMemorySlices;
+    c.v[ResourceAmounts::kVcpus] += n.vcpus;
+    c.v[ResourceAmounts::kRam] += n.ram_mib;
+    c.v[ResourceAmounts::kCost] += fleet.cluster(n.cluster).gpu_hour.micros() * n.gpus;
+  }
+  return c;
+}
+
 TenantUsage TenantUsage::Build(const Fleet& fleet, const Ledger& ledger,
                                std::span<const QueuedJob* const> queue) {
   TenantUsage u;
@@ -43,14 +54,8 @@ TenantUsage TenantUsage::Build(const Fleet& fleet, const Ledger& ledger,
 void TenantUsage::Rebuild(const Fleet& fleet, const Ledger& ledger,
                           std::span<const QueuedJob* const> queue) {
   TenantUsage& u = *this;
-  u.capacity_ = {};
+  u.capacity_ = Capacity(fleet);
   for (ResourceAmounts& h : u.held_) h = {};
-  for (const Node& n : fleet.nodes()) {
-    u.capacity_.v[ResourceAmounts::kGpus] += static_cast<int64_t>(n.gpus) * kMigMemorySlices;
-    u.capacity_.v[ResourceAmounts::kVcpus] += n.vcpus;
-    u.capacity_.v[ResourceAmounts::kRam] += n.ram_mib;
-    u.capacity_.v[ResourceAmounts::kCost] += fleet.cluster(n.cluster).gpu_hour.micros() * n.gpus;
-  }
   for (const auto& [job, a] : ledger.allocations()) {
     if (!a.tenant.valid()) continue;
     if (a.tenant.index() >= u.held_.size()) u.held_.resize(a.tenant.index() + 1);

@@ -63,6 +63,8 @@ class TenantUsage {
     return queue.data() == queue_data_ && queue.size() == before_at_.size();
   }
 
+  // The fleet's totals, in these units.
+  static ResourceAmounts Capacity(const Fleet& fleet);
   // What one allocation holds, in these units.
   static ResourceAmounts Of(const Fleet& fleet, const Allocation& a);
   // What a queued job asks for (GPUs of its smallest demand, vCPUs, RAM).

@@ -90,13 +90,6 @@ double DrfFairShare::WeightOf(const QueuedJob& job, UnixSeconds now) const {
   return weights_[static_cast<size_t>(i)];
 }
 
-double DrfFairShare::WeightedShare(const Snapshot& snap, const QueuedJob& job) const {
-  if (!snap.tenants) return 0;
-  const TenantUsage& u = *snap.tenants;
-  double w = WeightOf(job, snap.now);
-  return DominantShare(u.Before(job), u.capacity(), options_.counted) / w;
-}
-
 double DrfFairShare::Step(double share) const {
   // A hair over the step's multiple, so 0.02 / 0.01 lands in step 2, not 1.
   return options_.share_step > 0 ? std::floor(share / options_.share_step + 1e-9) : share;
@@ -104,7 +97,13 @@ double DrfFairShare::Step(double share) const {
 
 double DrfFairShare::SortKey(const Snapshot& snap, const QueuedJob& job) const {
   if (!snap.tenants) return 0;
-  return Step(WeightedShare(snap, job));
+  return ProgressiveKey(job, snap.now, snap.tenants->Before(job), snap.tenants->capacity());
+}
+
+double DrfFairShare::ProgressiveKey(const QueuedJob& job, UnixSeconds now,
+                                    const ResourceAmounts& before,
+                                    const ResourceAmounts& capacity) const {
+  return Step(DominantShare(before, capacity, options_.counted) / WeightOf(job, now));
 }
 
 void DrfFairShare::SortKeys(const Snapshot& snap, std::span<const QueuedJob* const> jobs,
@@ -115,8 +114,7 @@ void DrfFairShare::SortKeys(const Snapshot& snap, std::span<const QueuedJob* con
   }
   const TenantUsage& u = *snap.tenants;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    const double share = DominantShare(u.BeforeAt(i), u.capacity(), options_.counted);
-    keys[i] = Step(share / WeightOf(*jobs[i], snap.now));
+    keys[i] = ProgressiveKey(*jobs[i], snap.now, u.BeforeAt(i), u.capacity());
   }
 }
 

@@ -60,13 +60,14 @@ class DrfFairShare : public Plugin, public QueueSortPlugin {
   void SortKeys(const Snapshot& snap, std::span<const QueuedJob* const> jobs,
                 std::span<double> keys) const override;
   bool ReadsTenantUsage() const override { return true; }
+  bool SortKeyIsProgressive() const override { return true; }
+  double ProgressiveKey(const QueuedJob& job, UnixSeconds now, const ResourceAmounts& before,
+                        const ResourceAmounts& capacity) const override;
 
   // max over the counted resources of used / capacity (resources without
   // capacity skipped).
   static double DominantShare(const ResourceAmounts& used, const ResourceAmounts& capacity,
                               const std::array<bool, ResourceAmounts::kCount>& counted);
-  // The job's tenant's dominant share before the job, over its weight at snap.now.
-  double WeightedShare(const Snapshot& snap, const QueuedJob& job) const;
   // The weight of the job's tenant at `now`.
   double WeightOf(const QueuedJob& job, UnixSeconds now) const;
   const Options& options() const { return options_; }
