@@ -27,8 +27,8 @@
 #pragma once
 
 #include <array>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -60,7 +60,34 @@ using ShapeMembers = std::set<QueueMember*, MemberOrder>;
 struct GrantOrder {
   bool operator()(const QueueMember* a, const QueueMember* b) const;
 };
-using TenantMembers = std::set<QueueMember*, GrantOrder>;
+
+// One tenant's members of one tier in grant order, with running sums of what
+// they ask for (TenantUsage::Demand) in a Fenwick tree, so that what the
+// members ahead of one ask for is O(log n) however the queue changed.
+// Members arrive in grant order (later submissions) at the end; one that
+// does not (queued again after a preemption) renumbers the tier, as does a
+// tree more than half emptied by members that left.
+class GrantSums {
+ public:
+  void Add(QueueMember* m);
+  void Remove(QueueMember* m);
+  // What the members before m ask for.
+  ResourceAmounts Before(const QueueMember& m) const;
+  const ResourceAmounts& total() const { return total_; }
+
+ private:
+  void Renumber(std::vector<QueueMember*> members);
+  void Append(QueueMember* m);
+  std::vector<QueueMember*> slots_;  // nullptr: left
+  std::vector<ResourceAmounts> tree_;  // Fenwick, 1-based in tree_[1..]
+  ResourceAmounts total_;
+  size_t holes_ = 0;
+  struct {  // the grant order of the last slot's member (one tier: no tier)
+    UnixSeconds submitted = 0;
+    uint64_t sequence = 0;
+    JobId id;
+  } last_;
+};
 
 // With a progressive sort key (QueueSortPlugin::SortKeyIsProgressive): the
 // jobs whose order among themselves is their grant order (one tenant, one
@@ -81,10 +108,9 @@ struct QueueMember {
   // With a progressive sort key (QueueState::progressive):
   ResourceAmounts demand;         // TenantUsage::Demand
   uint32_t tenant = 0;            // QueueState::tenants_queued index
-  uint32_t ahead = 0;             // its place in its tenant's grant order
+  uint32_t slot = 0;              // its place in its GrantSums
   uint64_t key_cycle = 0;         // the cycle keys[progressive] is of
   PartKey part{};
-  TenantMembers::iterator in_tenant;
   ShapeMembers::iterator in_part;  // in QueueState::shape_parts[shape][part]
   ShapeMembers::iterator in_all_parts;  // in QueueState::all_parts[part]
 };
@@ -152,12 +178,8 @@ struct QueueState {
   // A progressive sort key's index among the sort plugins (the members'
   // keys[progressive] is computed at each cycle), or -1.
   int progressive = -1;
-  struct TenantQueue {
-    TenantMembers members;
-    std::vector<ResourceAmounts> ahead;  // what the members before each ask for
-    bool dirty = false;                  // members changed since `ahead`
-  };
-  std::vector<TenantQueue> tenants_queued;  // by TenantId index + 1; 0: no tenant
+  // Per tenant (TenantId index + 1; 0: no tenant), per tier.
+  std::vector<std::array<GrantSums, static_cast<size_t>(Priority::kLow) + 1>> tenants_queued;
   std::vector<ResourceAmounts> held;        // by the same index, at the cycle's start
   ResourceAmounts capacity;
   // Per wait shape, its members by PartKey, each in grant order; and all

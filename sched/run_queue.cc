@@ -1,6 +1,7 @@
 // Scheduler::Enqueue, Dequeue and RunQueue: the queue kept across cycles
 // (sched/queue_state.h has the design).
 #include <algorithm>
+#include <tuple>
 
 #include "sched/cycle.h"
 #include "sched/scheduler.h"
@@ -66,9 +67,7 @@ void Unlink(QueueState& q, QueueMember& m) {
     q.all.erase(m.in_all);
     return;
   }
-  QueueState::TenantQueue& t = q.tenants_queued[m.tenant];
-  t.members.erase(m.in_tenant);
-  t.dirty = true;
+  q.tenants_queued[m.tenant][static_cast<size_t>(m.part[1])].Remove(&m);  // its tier when added
   for (auto* parts : {&q.shape_parts[m.shape], &q.all_parts}) {
     auto part = parts->find(m.part);
     part->second.erase(parts == &q.all_parts ? m.in_all_parts : m.in_part);
@@ -77,6 +76,67 @@ void Unlink(QueueState& q, QueueMember& m) {
 }
 
 }  // namespace
+
+void GrantSums::Append(QueueMember* m) {
+  m->slot = static_cast<uint32_t>(slots_.size());
+  slots_.push_back(m);
+  last_ = {m->job->submitted, m->job->sequence, m->job->id};
+  // Fenwick node i covers (i - lowbit(i), i]: the members it spans before
+  // this one, summed from the nodes below it, plus this one.
+  const size_t i = slots_.size();
+  if (tree_.empty()) tree_.resize(1);
+  ResourceAmounts node = m->demand;
+  for (size_t j = i - 1, stop = i - (i & (~i + 1)); j > stop; j -= j & (~j + 1)) node += tree_[j];
+  tree_.push_back(node);
+  total_ += m->demand;
+}
+
+void GrantSums::Add(QueueMember* m) {
+  const QueuedJob& j = *m->job;
+  if (slots_.empty() || std::tie(last_.submitted, last_.sequence, last_.id) <
+                            std::tie(j.submitted, j.sequence, j.id)) {
+    // After the last slot's member in grant order (whether or not it has
+    // left since): appended.
+    Append(m);
+    return;
+  }
+  std::vector<QueueMember*> members;
+  members.reserve(slots_.size() + 1 - holes_);
+  for (QueueMember* x : slots_) {
+    if (x) members.push_back(x);
+  }
+  members.insert(std::lower_bound(members.begin(), members.end(), m, GrantOrder{}), m);
+  Renumber(std::move(members));
+}
+
+void GrantSums::Remove(QueueMember* m) {
+  ResourceAmounts minus;
+  for (int r = 0; r < ResourceAmounts::kCount; ++r) minus.v[r] = -m->demand.v[r];
+  for (size_t i = m->slot + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += minus;
+  total_ += minus;
+  slots_[m->slot] = nullptr;
+  if (++holes_ > 64 && 2 * holes_ > slots_.size()) {
+    std::vector<QueueMember*> members;
+    for (QueueMember* x : slots_) {
+      if (x) members.push_back(x);
+    }
+    Renumber(std::move(members));
+  }
+}
+
+ResourceAmounts GrantSums::Before(const QueueMember& m) const {
+  ResourceAmounts sum;
+  for (size_t i = m.slot; i > 0; i -= i & (~i + 1)) sum += tree_[i];
+  return sum;
+}
+
+void GrantSums::Renumber(std::vector<QueueMember*> members) {
+  slots_.clear();
+  tree_.clear();
+  total_ = {};
+  holes_ = 0;
+  for (QueueMember* x : members) Append(x);
+}
 
 void Scheduler::Enqueue(const QueuedJob& job) {
   Impl& s = *impl_;
@@ -113,9 +173,7 @@ void Scheduler::Enqueue(const QueuedJob& job) {
   m.demand = TenantUsage::Demand(job);
   m.tenant = job.tenant.valid() ? job.tenant.index() + 1 : 0;
   if (q.tenants_queued.size() <= m.tenant) q.tenants_queued.resize(m.tenant + 1);
-  QueueState::TenantQueue& t = q.tenants_queued[m.tenant];
-  m.in_tenant = t.members.insert(&m).first;
-  t.dirty = true;
+  q.tenants_queued[m.tenant][static_cast<size_t>(job.tier)].Add(&m);
   m.part.fill(0);
   m.part[0] = m.tenant;
   m.part[1] = static_cast<double>(job.tier);
@@ -220,23 +278,15 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
       if (!a.tenant.valid() || a.tenant.index() + 1 >= q.held.size()) continue;
       q.held[a.tenant.index() + 1] += TenantUsage::Of(*s.fleet, a);
     }
-    for (QueueState::TenantQueue& t : q.tenants_queued) {
-      if (!t.dirty) continue;
-      t.dirty = false;
-      t.ahead.resize(t.members.size());
-      ResourceAmounts running;
-      uint32_t i = 0;
-      for (QueueMember* m : t.members) {
-        m->ahead = i;
-        t.ahead[i++] = running;
-        running += m->demand;
-      }
-    }
   }
   auto keyed = [&](QueueMember* m) {
     if (q.progressive >= 0 && m->key_cycle != cycle) {
+      // Held, then the tenant's jobs of higher tiers, then of its own tier ahead.
       ResourceAmounts before = q.held[m->tenant];
-      before += q.tenants_queued[m->tenant].ahead[m->ahead];
+      const auto& tiers = q.tenants_queued[m->tenant];
+      const size_t tier = static_cast<size_t>(m->job->tier);
+      for (size_t t = 0; t < tier; ++t) before += tiers[t].total();
+      before += tiers[tier].Before(*m);
       m->keys[progressive] =
           s.sorts[progressive]->sort->ProgressiveKey(*m->job, snap.now, before, q.capacity);
       m->key_cycle = cycle;
