@@ -514,15 +514,16 @@ int HeldBelow(const Ledger& l, Priority tier) {
 
 // Whether freeing capacity on `node` may give `job` a candidate there: a
 // node of one of its GPU models now with the GPUs it needs on one node (a
-// gang's member: one; a MIG slice: any free), any CPU node, any node for a
-// CPU-only job. Errs towards yes.
+// gang's member: its share, ShapeFor over this node's GPUs, which a pool of
+// larger nodes only raises; a MIG slice: any free), any CPU node, any node
+// for a CPU-only job. Errs towards yes.
 bool MayFitOn(const Fleet& fleet, const Ledger& ledger, const QueuedJob& job, NodeId n) {
   const Node& node = fleet.node(n);
   if (job.cpu_only || !node.gpu_model.valid()) return true;
   for (const ModelDemand& d : job.demands) {
     if (d.model != node.gpu_model) continue;
     if (d.mig_profile >= 0 || node.mig_gpus != 0) return true;
-    const int need = d.gpus <= node.gpus ? d.gpus : 1;
+    const int need = ShapeFor(d.gpus, node.gpus).gpus_per_node;
     if (ledger.free_gpu_count(n) >= need) return true;
   }
   return false;
