@@ -1,0 +1,79 @@
+// GrantSums against a second method: after random arrivals (mostly in grant
+// order, some out of it, as jobs queued again are) and departures, what the
+// members before each one ask for equals the sum over the members a sort by
+// grant order puts before it, and the total the sum over all.
+#include "sched/queue_state.h"
+
+#include <algorithm>
+#include <list>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace meridian::sched {
+namespace {
+
+ResourceAmounts Amounts(int64_t gpus, int64_t vcpus, int64_t ram, int64_t cost) {
+  ResourceAmounts r;
+  r.v[ResourceAmounts::kGpus] = gpus;
+  r.v[ResourceAmounts::kVcpus] = vcpus;
+  r.v[ResourceAmounts::kRam] = ram;
+  r.v[ResourceAmounts::kCost] = cost;
+  return r;
+}
+
+void ExpectEqual(const ResourceAmounts& a, const ResourceAmounts& b, const char* what, JobId id) {
+  for (int r = 0; r < ResourceAmounts::kCount; ++r) {
+    ASSERT_EQ(a.v[r], b.v[r]) << what << " of job " << id.value() << ", resource " << r;
+  }
+}
+
+TEST(GrantSums, BeforeEachMemberIsTheSumOfThoseAheadInGrantOrder) {
+  std::mt19937 rng(11);
+  std::list<QueuedJob> jobs;  // stable addresses
+  std::list<QueueMember> members;
+  std::vector<QueueMember*> live;
+  GrantSums sums;
+  UnixSeconds clock = 1000;
+  uint32_t next_id = 0;
+  auto check = [&] {
+    std::vector<QueueMember*> sorted = live;
+    std::sort(sorted.begin(), sorted.end(), GrantOrder{});
+    ResourceAmounts running;
+    for (QueueMember* m : sorted) {
+      ExpectEqual(sums.Before(*m), running, "before", m->job->id);
+      running += m->demand;
+    }
+    ExpectEqual(sums.total(), running, "total", JobId(0));
+  };
+  for (int step = 0; step < 6000; ++step) {
+    const uint32_t op = rng() % 10;
+    if (op < 6 || live.empty()) {
+      QueuedJob& j = jobs.emplace_back();
+      j.id = JobId(next_id++);
+      // Mostly later submissions; one in five from the past (queued again).
+      clock += static_cast<UnixSeconds>(rng() % 5);
+      j.submitted = rng() % 5 == 0 ? clock - static_cast<UnixSeconds>(rng() % 500) : clock;
+      j.sequence = rng() % 3;
+      QueueMember& m = members.emplace_back();
+      m.job = &j;
+      m.demand = Amounts(rng() % 65, rng() % 129, rng() % 100000, rng() % 5000000);
+      sums.Add(&m);
+      live.push_back(&m);
+    } else {
+      const size_t k = rng() % live.size();
+      sums.Remove(live[k]);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    if (step % 97 == 0) check();
+  }
+  check();
+  // Emptied and filled again.
+  for (QueueMember* m : live) sums.Remove(m);
+  live.clear();
+  check();
+}
+
+}  // namespace
+}  // namespace meridian::sched
