@@ -141,6 +141,30 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
   EXPECT_NE(r.out.find("\nNotes\n"), std::string::npos);
 }
 
+// docs/estimator.md's calibration table quotes these plans; a change to the
+// model that moves them must update the table (the published figures stay).
+TEST(Cli, CalibrationRunsGiveTheFiguresTheDocsQuote) {
+  struct Case {
+    const char* file;
+    const char* layout;
+    double mfu;
+  };
+  const Case cases[] = {
+      {"llama-65b", "TP 8 x PP 1 x DP 256 (ZeRO-1)", 0.717},
+      {"opt-175b", "TP 4 x PP 4 x DP 62 (ZeRO-1)", 0.560},
+      {"bloom-176b", "TP 4 x PP 4 x DP 24 (ZeRO-1)", 0.592},
+      {"megatron-1t", "TP 8 x PP 8 x DP 48 (ZeRO-1)", 0.521},
+  };
+  for (const Case& c : cases) {
+    CliRun r = Meridian({"plan", std::string("estimate/testdata/calibration/") + c.file + ".yaml",
+                         "-o", "json", "--top", "1"});
+    ASSERT_EQ(r.code, 0) << c.file << ": " << r.err;
+    const json t = json::parse(r.out)["estimates"].at(0)["throughput"];
+    EXPECT_EQ(t["layout"], c.layout) << c.file;
+    EXPECT_NEAR(t["mfu"].get<double>(), c.mfu, 0.0005) << c.file;
+  }
+}
+
 TEST(Cli, PlanJsonCarriesLayoutCommunicationAndMfu) {
   CliRun r = Meridian({"plan", "examples/fine-tuning.yaml", "-o", "json", "--top", "1"});
   ASSERT_EQ(r.code, 0) << r.err;
