@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
+#include <vector>
 
 #include "estimate/memory.h"
 

@@ -61,6 +61,29 @@ Timing ComputeTime(double flops, const ThroughputEstimate& t, int gpus) {
   return out;
 }
 
+// Stated FLOPs: compute-bound, or with work.arithmetic_intensity the roofline:
+// the larger of compute and the bytes it moves (FLOPs / intensity) over memory
+// bandwidth x kMemoryBandwidthEfficiency (Williams, Waterman and Patterson
+// 2009, "Roofline").
+Timing FlopsTime(const Work& w, const catalog::GpuModel& gpu, const ThroughputEstimate& t,
+                 int gpus) {
+  Timing c = ComputeTime(w.flops, t, gpus);
+  c.model_flops = w.flops;
+  if (!w.arithmetic_intensity) return c;
+  const double bytes = w.flops / *w.arithmetic_intensity;
+  const double mem_s =
+      bytes / (gpus * gpu.memory_bandwidth_gbps * kBytesPerGB * kMemoryBandwidthEfficiency);
+  c.arithmetic = "compute " + c.arithmetic + "; memory " + Sci(w.flops) + " FLOP / " +
+                 Fixed(*w.arithmetic_intensity, 2) + " FLOP/B = " + Sci(bytes) + " B / (" +
+                 std::to_string(gpus) + " x " + Fixed(gpu.memory_bandwidth_gbps, 0) + " GB/s x " +
+                 Fixed(kMemoryBandwidthEfficiency, 2) + ") = " + Fixed(mem_s, 0) + " s";
+  if (mem_s > c.seconds) {
+    c.seconds = mem_s;
+    c.bound = "memory-bandwidth";
+  }
+  return c;
+}
+
 // Tensor-parallel all-reduces of inference on top of `timing`.
 void AddInferenceAllReduce(const ResolvedJob& job, double tokens, int gpus,
                            const Interconnect& net, const char* phase, Timing* timing,
@@ -215,9 +238,7 @@ Result<Timing> WorkTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
   switch (w.form) {
     case Work::Form::kTokens: return TokensTime(job, gpu, t, q);
     case Work::Form::kFlops: {
-      Timing c = ComputeTime(w.flops, t, q.gpus);
-      c.model_flops = w.flops;
-      c = WithLayout(job, gpu, t, q, std::move(c));
+      Timing c = WithLayout(job, gpu, t, q, FlopsTime(w, gpu, t, q.gpus));
       return Recomputes(job, q) ? WithRecompute(c) : c;
     }
     case Work::Form::kGpuHours: {

@@ -122,6 +122,20 @@ TEST(ThroughputTest, Fp64UsesTheFp64RateNeverFp32) {
   // 1e18 / 5.46e12 = 183150 s = 50.875 h.
   EXPECT_DOUBLE_EQ(t->peak_tflops_per_gpu, 7.8);
   EXPECT_NEAR(t->run_hours, 50.875, 0.001);
+  // A stencil code at 0.5 FLOP/byte moves 1e18 / 0.5 = 2e18 B: over 900 GB/s
+  // x 0.80 = 720 GB/s that is 2.778e6 s = 771.6 h, far above the 50.875 h of
+  // compute: bandwidth-bound (Roofline, Williams et al. 2009).
+  JobSpec stencil = j;
+  stencil.work.arithmetic_intensity = 0.5;
+  auto bw = EstimateThroughput(Resolve(stencil), *cat->FindGpu("V100-32GB"), *cat, {});
+  ASSERT_TRUE(bw.ok());
+  EXPECT_EQ(bw->bound, "memory-bandwidth");
+  EXPECT_NEAR(bw->run_hours, 771.605, 0.001);
+  // At 20 FLOP/byte: 5e16 B / 720 GB/s = 69444 s < 183150 s: compute-bound.
+  stencil.work.arithmetic_intensity = 20;
+  bw = EstimateThroughput(Resolve(stencil), *cat->FindGpu("V100-32GB"), *cat, {});
+  EXPECT_EQ(bw->bound, "compute");
+  EXPECT_NEAR(bw->run_hours, 50.875, 0.001);
   // L40S and L4 have no fp64 in the catalog: ineligible.
   EXPECT_FALSE(EstimateThroughput(job, *cat->FindGpu("L40S"), *cat, {}).ok());
 }
