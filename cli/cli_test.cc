@@ -132,6 +132,55 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
   EXPECT_NE(r.out.find("memory:"), std::string::npos);
   EXPECT_NE(r.out.find("speed:"), std::string::npos);
   EXPECT_NE(r.out.find("/h x "), std::string::npos);
+  // The 70B fine-tune on 24 H100s: its layout, communication share and MFU
+  // (docs/estimator.md, section 2's worked example: 16.68 h, MFU 58.9%).
+  EXPECT_NE(r.out.find("layout: TP 1 x PP 4 x DP 6 (ZeRO-3), communication 0.5% of the run, "
+                       "MFU 58.9%"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\nNotes\n"), std::string::npos);
+}
+
+// docs/estimator.md's calibration table quotes these plans; a change to the
+// model that moves them must update the table (the published figures stay).
+TEST(Cli, CalibrationRunsGiveTheFiguresTheDocsQuote) {
+  struct Case {
+    const char* file;
+    const char* layout;
+    double mfu;
+  };
+  const Case cases[] = {
+      {"llama-65b", "TP 8 x PP 1 x DP 256 (ZeRO-1)", 0.717},
+      {"opt-175b", "TP 4 x PP 4 x DP 62 (ZeRO-1)", 0.560},
+      {"bloom-176b", "TP 4 x PP 4 x DP 24 (ZeRO-1)", 0.592},
+      {"megatron-1t", "TP 8 x PP 8 x DP 48 (ZeRO-1)", 0.521},
+  };
+  for (const Case& c : cases) {
+    CliRun r = Meridian({"plan", std::string("estimate/testdata/calibration/") + c.file + ".yaml",
+                         "-o", "json", "--top", "1"});
+    ASSERT_EQ(r.code, 0) << c.file << ": " << r.err;
+    const json t = json::parse(r.out)["estimates"].at(0)["throughput"];
+    EXPECT_EQ(t["layout"], c.layout) << c.file;
+    EXPECT_NEAR(t["mfu"].get<double>(), c.mfu, 0.0005) << c.file;
+  }
+}
+
+TEST(Cli, PlanJsonCarriesLayoutCommunicationAndMfu) {
+  CliRun r = Meridian({"plan", "examples/fine-tuning.yaml", "-o", "json", "--top", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  const json* h100 = nullptr;
+  for (const auto& e : j["estimates"]) {
+    if (e["gpu"] == "H100-80GB") h100 = &e;
+  }
+  ASSERT_NE(h100, nullptr);
+  const json& t = (*h100)["throughput"];
+  EXPECT_EQ(t["layout"], "TP 1 x PP 4 x DP 6 (ZeRO-3)");
+  // MFU: 6 x 7e10 x 2e9 = 8.4e20 model FLOP / (24 x 989e12 x 16.68 h x 3600) = 0.589.
+  EXPECT_NEAR(t["mfu"].get<double>(), 0.589, 0.001);
+  EXPECT_GT(t["communication_share"].get<double>(), 0);
+  EXPECT_LT(t["communication_share"].get<double>(), 0.01);
+  ASSERT_TRUE(j["notes"].is_array());
 }
 
 TEST(Cli, CatalogCommands) {

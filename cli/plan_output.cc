@@ -85,6 +85,9 @@ json EstimateToJson(const estimate::GpuEstimate& e) {
         {"efficiency_measured", t.efficiency_measured},
         {"bound", t.bound},
         {"run_hours", Round(t.run_hours, 3)},
+        {"layout", t.layout},
+        {"communication_share", Round(t.communication_share, 4)},
+        {"mfu", Round(t.mfu, 4)},
         {"arithmetic", t.arithmetic}}},
   };
   if (e.shortfall) {
@@ -119,6 +122,7 @@ json PlanToJson(const estimate::Plan& plan) {
   for (const auto& r : plan.rejected) {
     j["rejected"].push_back({{"gpu", r.gpu}, {"reason", r.reason}});
   }
+  j["notes"] = plan.notes;
   return j;
 }
 
@@ -172,6 +176,12 @@ void PrintEstimates(const estimate::Plan& plan, std::ostream& out) {
     out << "    memory: " << e.memory.method;
     if (!e.memory.arithmetic.empty()) out << ": " << e.memory.arithmetic;
     out << "\n    speed:  " << e.throughput.arithmetic << "\n";
+    if (!e.throughput.layout.empty()) {
+      out << "    layout: " << e.throughput.layout << ", communication "
+          << Fixed(100 * e.throughput.communication_share, 1) << "% of the run";
+      if (e.throughput.mfu > 0) out << ", MFU " << Fixed(100 * e.throughput.mfu, 1) << "%";
+      out << "\n";
+    }
     if (e.shortfall) out << "    vram:   " << e.shortfall->explanation << "\n";
   }
 }
@@ -237,6 +247,12 @@ void PrintRejected(const estimate::Plan& plan, std::ostream& out) {
   t.Print(out, "  ");
 }
 
+void PrintNotes(const estimate::Plan& plan, std::ostream& out) {
+  if (plan.notes.empty()) return;
+  out << "\nNotes\n";
+  for (const auto& n : plan.notes) out << "  - " << n << "\n";
+}
+
 }  // namespace
 
 void PrintPlanTable(const estimate::Plan& plan, const PlanTableOptions& options,
@@ -246,6 +262,7 @@ void PrintPlanTable(const estimate::Plan& plan, const PlanTableOptions& options,
   PrintEstimates(plan, out);
   PrintOptions(plan, options.top, out);
   PrintRejected(plan, out);
+  PrintNotes(plan, out);
 }
 
 }  // namespace meridian::cli

@@ -44,6 +44,9 @@ struct Work {
   // precision never keeps it off that model (estimate/run_time.h).
   std::string recorded_on;
   std::optional<int64_t> duration_s;  // a service's planned run time (work.duration)
+  // kFlops: FLOPs per byte moved to and from GPU memory (work.arithmetic_intensity),
+  // for the roofline; nullopt: compute-bound (docs/estimator.md, "Roofline").
+  std::optional<double> arithmetic_intensity;
 };
 
 struct CpuFallback {

@@ -26,9 +26,34 @@ inline constexpr int kGpusPerNode = 8;
 
 // Throughput.
 inline constexpr double kMemoryBandwidthEfficiency = 0.80;  // achievable / peak HBM
-inline constexpr double kIntraNodeScaling = 0.95;  // 2..8 GPUs on one node
-inline constexpr double kInterNodeScaling = 0.90;  // more than one node
+
 inline constexpr double kMicroBatchHalvingSlowdown = 0.10;  // +10% run time per halving
+
+// Communication (parallelism.h). Formulas: Narayanan et al. 2021, "Efficient
+// Large-Scale Language Model Training on GPU Clusters Using Megatron-LM"
+// (tensor-parallel all-reduces per layer, the pipeline bubble (p-1)/(m+p-1));
+// ring all-reduce 2(N-1)/N x bytes / bus bandwidth (Patarasuk and Yuan 2009;
+// NCCL's "bus bandwidth", nccl-tests doc/PERFORMANCE.md).
+// Achievable fraction of a link's one-direction bandwidth for collectives,
+// stated like kMemoryBandwidthEfficiency (nccl-tests report bus bandwidths
+// below the link's figure; no single measured value covers every link).
+inline constexpr double kLinkEfficiency = 0.80;
+// Share of a step's compute that data-parallel traffic hides behind: the
+// backward pass, 4 of the 6 x P x T FLOPs. Gradient buckets are all-reduced
+// while backward runs (Li et al. 2020, "PyTorch Distributed: Experiences on
+// Accelerating Data Parallel Training", VLDB, section 3.2.3); ZeRO-3 prefetches
+// the next layer's parameters the same way (Rajbhandari et al. 2020, section
+// 7). Tensor-parallel all-reduces are on the critical path (Narayanan et al.
+// 2021, section 2.3) and are not overlapped.
+inline constexpr double kDataParallelOverlap = 4.0 / 6.0;
+// Tokens per optimizer step when the spec states none: Llama 2's 4M-token
+// batch (Touvron et al. 2023, "Llama 2", section 2.2); GPT-3 175B used 3.2M.
+inline constexpr double kGlobalBatchTokens = 4.0 * 1024 * 1024;
+// A catalog without interconnect data: the catalog's own conservative
+// fallback network (docs/catalog.md, "Interconnect": Ethernet at 25 Gbit/s)
+// and the slowest documented intra-node link (PCIe Gen3 x16, 32 GB/s).
+inline constexpr double kUnknownNetworkGbitPerS = 25;
+inline constexpr double kUnknownIntraNodeGbytePerS = 32;
 
 // Runs without stated work.
 inline constexpr double kDefaultServiceHours = 1.0;

@@ -205,7 +205,7 @@ std::optional<Rung> CheapestRung(const ResolvedJob& job, const std::vector<int>&
     for (int n : counts) {
       MemoryEstimate m = MemoryAt(job, n, w.micro_batch, w.recompute);
       if (m.per_gpu_gib > usable) continue;
-      double cost = MicroBatchSlowdown(mb0, w.micro_batch) * compute / ScalingEfficiency(n);
+      double cost = MicroBatchSlowdown(mb0, w.micro_batch) * compute;
       if (!best || cost < best->cost) best = Rung{m, w.micro_batch, cost};
     }
   }

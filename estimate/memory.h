@@ -57,13 +57,14 @@ struct MemoryFit {
 
 // The cheapest way `job` fits `gpu`, by GPU-hours relative to one GPU at the
 // job's micro-batch without recomputation:
-//   cost = slowdown(micro_batch) x (4/3 if full recomputation) / ScalingEfficiency(N).
-// The job's micro-batch without recomputation is taken at its smallest fitting
-// count whenever one exists (scaling loses at most 10%, recomputation costs 33%);
-// otherwise the cheapest of full recomputation at the job's micro-batch and of
-// halved micro-batches (down to 1, with or without recomputation), which is
-// reported as a shortfall. Ties go to fewer GPUs, then the larger micro-batch,
-// then no recomputation.
+//   cost = slowdown(micro_batch) x (4/3 if full recomputation),
+// at the smallest count where the way fits (communication grows with the count,
+// so more GPUs never cost fewer GPU-hours; throughput.h charges it once the
+// count is chosen). The job's micro-batch without recomputation is taken
+// whenever some count fits it; otherwise the cheapest of full recomputation at
+// the job's micro-batch and of halved micro-batches (down to 1, with or
+// without recomputation), which is reported as a shortfall. Ties go to fewer
+// GPUs, then the larger micro-batch, then no recomputation.
 MemoryFit FitMemory(const ResolvedJob& job, const catalog::GpuModel& gpu);
 
 }  // namespace meridian::estimate

@@ -91,6 +91,7 @@ Locations AllowedLocations(const JobSpec& job, const std::string& gpu,
 
 struct CountPlan {
   int gpus = 1;
+  ThroughputQuery query;  // over the model's reference interconnect
   ThroughputEstimate throughput;
   double memory_per_gpu_gib = 0;
 };
@@ -105,6 +106,10 @@ struct OptionInput {
   const PlanContext* ctx;
   CarbonCache* carbon;
 };
+
+void AddOnce(std::vector<std::string>* list, const std::string& s) {
+  if (std::find(list->begin(), list->end(), s) == list->end()) list->push_back(s);
+}
 
 Money EgressCost(const OptionInput& in, const std::string& region, std::vector<std::string>* notes) {
   const DataLocation& data = in.job->spec.data;
@@ -172,8 +177,42 @@ void AddEnergy(const OptionInput& in, Option* o) {
   o->co2 = Co2Grams::FromGrams(std::llround(o->energy_kwh * o->carbon_gco2_per_kwh));
 }
 
+// Hours of `count` on `instances` instances of `off`: the reference estimate,
+// x SpanFactor when a count of one node spreads over several instances.
+struct Span {
+  double factor = 1;
+  std::string refusal;  // the instance type's network would make the gang slower
+};
+
+// A gang across instances pays the instance type's own network: where that
+// makes the run slower than the reference interconnect the estimate (and the
+// scheduler's queue) assumes, the offering is not used for it, with the reason.
+Span SpanOn(const OptionInput& in, const CountPlan& count, const catalog::Offering& off,
+            int instances) {
+  Span s;
+  if (instances <= 1) return s;
+  s.factor = SpanFactor(*in.job, *in.gpu, *in.catalog, count.query);
+  if (in.job->spec.work.form == Work::Form::kNone) return s;
+  ThroughputQuery own = count.query;
+  own.net = OfferingInterconnect(count.query.net, off);
+  if (count.gpus <= kGpusPerNode) {  // as SpanFactor: one GPU a node, its share of the network
+    own.net.inter_gbit_per_s /= std::max(1, own.net.gpus_per_node);
+    own.net.gpus_per_node = 1;
+    own.keep.reset();
+  }
+  Result<ThroughputEstimate> t = EstimateThroughput(*in.job, *in.gpu, *in.catalog, own);
+  const double hours = count.throughput.run_hours * s.factor;
+  if (t.ok() && t->run_hours > hours * (1 + 1e-9)) {
+    s.refusal = std::to_string(instances) + " x " + off.instance_type + " (" +
+                own.net.inter_name + "): " + Fixed(t->run_hours, 2) + " h over its network against " +
+                Fixed(hours, 2) + " h over " + count.query.net.inter_name +
+                "; not offered across instances";
+  }
+  return s;
+}
+
 Option MakeOption(const OptionInput& in, const CountPlan& count, const catalog::Offering& off,
-                  const PricingTerms& terms) {
+                  const PricingTerms& terms, double span) {
   Option o;
   o.gpu = in.gpu->name;
   o.instances = InstancesFor(off, count.gpus);
@@ -183,13 +222,12 @@ Option MakeOption(const OptionInput& in, const CountPlan& count, const catalog::
   o.pricing = terms.model;
   o.price_per_hour = terms.per_instance_hour.Times(o.instances);
   o.wait_hours = terms.wait_hours;
-  double span = SpanFactor(in.job->spec, count.gpus, o.instances);
   o.hours = count.throughput.run_hours * span * terms.run_multiplier;
   o.notes = terms.notes;
   if (span != 1.0) {
-    o.notes.push_back("spans " + std::to_string(o.instances) + " instances: scaling " +
-                      Fixed(kInterNodeScaling, 2) + " instead of " +
-                      Fixed(ScalingEfficiency(count.gpus), 2) + ", run x" + Fixed(span, 3));
+    o.notes.push_back("spans " + std::to_string(o.instances) +
+                      " instances: no intra-node link, every collective over the network, run x" +
+                      Fixed(span, 3));
   }
   o.billed_hours = BilledHours(terms, o.hours);
   if (std::string c = CommitmentNote(terms, o.hours); !c.empty()) o.notes.push_back(c);
@@ -206,15 +244,14 @@ Option MakeOption(const OptionInput& in, const CountPlan& count, const catalog::
 std::vector<CountPlan> CountPlans(const OptionInput& in) {
   std::vector<CountPlan> out;
   const GpuEstimate& e = *in.estimate;
-  double slowdown = e.shortfall ? e.shortfall->slowdown : 1.0;
   int mb = e.shortfall ? e.shortfall->reduced_micro_batch
                        : (in.job->dims ? in.job->dims->micro_batch : 1);
-  const Recompute r = e.memory.recompute;
+  const Interconnect net = ReferenceInterconnect(*in.gpu, *in.catalog);
   for (int n : OptionCounts(in.job->spec, e.memory.gpus)) {
-    Result<ThroughputEstimate> t =
-        EstimateThroughput(*in.job, *in.gpu, *in.catalog, {n, slowdown, r});
+    ThroughputQuery q = QueryFor(e, n, net);
+    Result<ThroughputEstimate> t = EstimateThroughput(*in.job, *in.gpu, *in.catalog, q);
     if (!t.ok()) continue;
-    out.push_back({n, *t, MemoryAt(*in.job, n, mb, r).per_gpu_gib});
+    out.push_back({n, q, *t, MemoryAt(*in.job, n, mb, e.memory.recompute).per_gpu_gib});
   }
   return out;
 }
@@ -233,10 +270,16 @@ OptionSet BuildOptions(const ResolvedJob& job, const GpuEstimate& estimate,
   for (const CountPlan& count : CountPlans(in)) {
     for (const auto& [loc, offerings] : where.by_location) {
       for (const catalog::Offering* off : BestFitOfferings(offerings, count.gpus)) {
-        const RunWindow window{count.throughput.run_hours, ctx.at, ctx.deadline,
-                               InstancesFor(*off, count.gpus)};
+        const int instances = InstancesFor(*off, count.gpus);
+        const Span span = SpanOn(in, count, *off, instances);
+        if (!span.refusal.empty()) {
+          if (set.refusal.empty()) set.refusal = span.refusal;
+          AddOnce(&set.notes, span.refusal);
+          continue;
+        }
+        const RunWindow window{count.throughput.run_hours, ctx.at, ctx.deadline, instances};
         for (const PricingTerms& terms : PricingFor(job.spec, *off, catalog.market(), window)) {
-          set.options.push_back(MakeOption(in, count, *off, terms));
+          set.options.push_back(MakeOption(in, count, *off, terms, span.factor));
         }
       }
     }

@@ -42,6 +42,9 @@ catalog::CarbonReading MeanCarbon(const catalog::Catalog& catalog, const std::st
 struct OptionSet {
   std::vector<Option> options;
   std::string refusal;  // when empty: why no offering could carry the job
+  // Offerings left out for a count: an instance type whose network makes a
+  // gang across its instances slower than the estimate's interconnect.
+  std::vector<std::string> notes;
 };
 
 // All options for one fitting GPU model.

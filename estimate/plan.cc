@@ -102,6 +102,7 @@ Status PlanGpu(const ResolvedJob& job, const catalog::GpuModel& gpu,
   if (estimate.memory.recompute == Recompute::kFull) AddRecomputeAssumption(job, estimate, plan);
   plan->estimates.push_back(std::move(estimate));
   for (auto& o : set.options) plan->options.push_back(std::move(o));
+  for (const auto& n : set.notes) plan->notes.push_back(gpu.name + ": " + n);
   return Status::Ok();
 }
 

@@ -28,6 +28,17 @@ enum class Recompute {
           // layer's forward, one layer's activations live at a time (8PT FLOPs)
 };
 
+// How a training run splits its GPUs (parallelism.h): t-way tensor parallelism
+// within a node, p pipeline stages, and data parallelism over the rest with
+// ZeRO-1 (optimizer state sharded) or ZeRO-3 (all state sharded).
+enum class ZeroStage { kOne, kThree };
+struct LayoutShape {
+  int tensor = 1;
+  int pipeline = 1;
+  int data = 1;
+  ZeroStage zero = ZeroStage::kThree;
+};
+
 // Memory the job needs, in GiB, and how it is split over GPUs.
 struct MemoryEstimate {
   double weights_gib = 0;
@@ -53,6 +64,10 @@ struct ThroughputEstimate {
   std::string bound;             // "compute" | "memory-bandwidth" | "stated"
   double run_hours = 0;          // wall-clock hours of running, waiting excluded
   std::string arithmetic;        // "6 x 7e9 x 2e9 = 8.4e19 FLOP / (2 x 989 TFLOPS x 0.80) = ..."
+  std::string layout;            // training: "TP 8 x PP 1 x DP 4 (ZeRO-1)"; inference: "TP 4"; "" none
+  std::optional<LayoutShape> shape;  // training with a known shape on several GPUs
+  double communication_share = 0;  // of a step's time: collectives and sends not hidden
+  double mfu = 0;                // model FLOPs / (GPUs x dense peak x run time); 0 unknown
 };
 
 // When VRAM is short on a GPU model at its usual count: the seed's

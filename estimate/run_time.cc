@@ -71,27 +71,65 @@ Result<GpuEstimate> EstimateOnGpu(const ResolvedJob& job, const catalog::GpuMode
   const ResolvedJob& on = fallback ? *fallback : job;
   MemoryFit fit = FitMemory(on, gpu);
   if (!fit.memory) return Status::Unresolvable(fit.reason);
-  const double slowdown = fit.shortfall ? fit.shortfall->slowdown : 1.0;
-  Result<ThroughputEstimate> t =
-      EstimateThroughput(on, gpu, catalog, {fit.memory->gpus, slowdown, fit.memory->recompute});
-  if (!t.ok()) return t.status();
   GpuEstimate e;
   e.gpu = gpu.name;
   e.memory = *fit.memory;
-  e.throughput = *t;
   e.shortfall = fit.shortfall;
+  Result<ThroughputEstimate> t = EstimateThroughput(
+      on, gpu, catalog, QueryFor(e, e.memory.gpus, ReferenceInterconnect(gpu, catalog)));
+  if (!t.ok()) return t.status();
+  e.throughput = *t;
   e.mig_profile = fit.mig_profile;
   return e;
 }
 
-double SpanFactor(const JobSpec& job, int gpus, int nodes) {
-  if (nodes <= 1 || job.work.form == Work::Form::kNone) return 1.0;
-  return ScalingEfficiency(gpus) / kInterNodeScaling;
+namespace {
+
+Interconnect SpreadInterconnect(const Interconnect& reference) {
+  Interconnect net = reference;
+  net.inter_gbit_per_s = reference.inter_gbit_per_s / std::max(1, reference.gpus_per_node);
+  net.gpus_per_node = 1;
+  net.intra_name = "no intra-node link (one GPU per instance)";
+  return net;
 }
 
-double MigRunHours(const JobSpec& job, double run_hours, int compute_slices) {
+}  // namespace
+
+ThroughputQuery QueryFor(const GpuEstimate& e, int gpus, const Interconnect& net) {
+  ThroughputQuery q;
+  q.gpus = gpus;
+  q.slowdown = e.shortfall ? e.shortfall->slowdown : 1.0;
+  q.recompute = e.memory.recompute;
+  q.micro_batch = e.shortfall ? e.shortfall->reduced_micro_batch : 0;
+  q.net = net;
+  if (gpus > e.memory.gpus) q.keep = e.throughput.shape;
+  return q;
+}
+
+double SpanFactor(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                  const catalog::Catalog& catalog, const ThroughputQuery& q) {
+  if (job.spec.work.form == Work::Form::kNone || q.gpus <= 1 || q.gpus > kGpusPerNode) return 1.0;
+  Result<ThroughputEstimate> node = EstimateThroughput(job, gpu, catalog, q);
+  ThroughputQuery spread = q;
+  spread.net = SpreadInterconnect(q.net);
+  spread.keep.reset();  // one GPU a node: no tensor parallelism to keep
+  Result<ThroughputEstimate> apart = EstimateThroughput(job, gpu, catalog, spread);
+  if (!node.ok() || !apart.ok() || node->run_hours <= 0) return 1.0;
+  return std::max(1.0, apart->run_hours / node->run_hours);
+}
+
+double MigRunHours(const JobSpec& job, const GpuEstimate& e, const catalog::GpuModel& gpu,
+                   const catalog::MigProfile& profile) {
+  const double run_hours = e.throughput.run_hours;
   if (job.work.form == Work::Form::kNone) return run_hours;
-  return run_hours * 7.0 / static_cast<double>(std::max(1, compute_slices));
+  if (e.throughput.bound == "memory-bandwidth") {
+    int slices = 0;
+    for (const auto& p : gpu.mig_profiles) slices = std::max(slices, p.memory_slices);
+    if (slices > 0 && profile.memory_slices > 0) {
+      return run_hours * slices / static_cast<double>(profile.memory_slices);
+    }
+  }
+  return run_hours * 7.0 / static_cast<double>(std::max(1, profile.compute_slices));
 }
 
 double RecordedRunRatio(WorkloadKind kind, const catalog::GpuModel& recorded,

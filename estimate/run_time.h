@@ -13,11 +13,16 @@
 //                     precision elsewhere, and fp64, never fall back.
 //   EstimateOnGpu     memory fit and run hours on the fitted count, at that
 //                     precision (the estimator's roofline: compute-bound at
-//                     dense TFLOPS x efficiency, decode at memory bandwidth)
-//   SpanFactor        the run-time factor of a count spread over several
-//                     nodes or instances (inter-node scaling)
-//   MigRunHours       the run on a MIG slice (compute share 7/g for counted
-//                     work; a run of stated duration lasts as long)
+//                     dense TFLOPS x efficiency, decode at memory bandwidth,
+//                     plus the communication of its parallel layout), on
+//                     nodes of kGpusPerNode over the model's reference
+//                     interconnect (parallelism.h, ReferenceInterconnect)
+//   SpanFactor        the run-time factor of a count of one node spread over
+//                     several nodes or instances (every collective crosses
+//                     the network)
+//   MigRunHours       the run on a MIG slice (memory-slice share for
+//                     bandwidth-bound work, compute share 7/g for the rest;
+//                     a run of stated duration lasts as long)
 //   RecordedRunRatio  how a run recorded on one model scales to another, per
 //                     GPU, for the job's kind at each model's precision
 //
@@ -29,7 +34,9 @@
 #include "catalog/catalog.h"
 #include "core/status.h"
 #include "estimate/defaults.h"
+#include "estimate/parallelism.h"
 #include "estimate/plan.h"
+#include "estimate/throughput.h"
 
 namespace meridian::estimate {
 
@@ -49,15 +56,25 @@ ResolvedJob AtPrecision(const ResolvedJob& job, Precision p);
 Result<GpuEstimate> EstimateOnGpu(const ResolvedJob& job, const catalog::GpuModel& gpu,
                                   const catalog::Catalog& catalog);
 
-// Run-time factor of `gpus` GPUs spread over `nodes` nodes or instances:
-// the count's ScalingEfficiency assumed one node up to kGpusPerNode GPUs;
-// separate nodes scale as kInterNodeScaling does. 1 for one node, and for a
-// run of stated duration (no work to speed up or slow down).
-double SpanFactor(const JobSpec& job, int gpus, int nodes);
+// The query behind `e` (its micro-batch, recomputation and slowdown) at `gpus`
+// GPUs over `net`; above e's count it keeps e's layout shape (more replicas).
+ThroughputQuery QueryFor(const GpuEstimate& e, int gpus, const Interconnect& net);
 
-// Run hours on a MIG slice of `compute_slices` sevenths of the GPU, for a run
-// of `run_hours` on the whole GPU.
-double MigRunHours(const JobSpec& job, double run_hours, int compute_slices);
+// Run-time factor of `q.gpus` GPUs (at most one node) spread over several
+// nodes or instances, against one node over q.net: every GPU on its own node
+// with its share of q.net's network (Gbit/s / gpus_per_node), so no tensor
+// parallelism and every collective over the network. 1 past one node (the
+// estimate already spans nodes), for one GPU, and for a run of stated duration
+// (no work to speed up or slow down); never below 1. `job` at its precision on
+// `gpu` (RunPrecision).
+double SpanFactor(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                  const catalog::Catalog& catalog, const ThroughputQuery& q);
+
+// Run hours of `e` on MIG slice `profile` of `gpu`: bandwidth-bound work
+// (decode, rendering) by the slice's memory slices (x 8/m on an 8-slice GPU),
+// the rest by compute share (x 7/g); a run of stated duration lasts as long.
+double MigRunHours(const JobSpec& job, const GpuEstimate& e, const catalog::GpuModel& gpu,
+                   const catalog::MigProfile& profile);
 
 // How many times longer a run recorded on `recorded` (at `p_recorded`) takes
 // on `target` (at `p_target`), per GPU: bandwidth-limited kinds (inference,

@@ -133,16 +133,53 @@ TEST(CheckpointOf, DefaultsWhereTheJobStatesNone) {
   EXPECT_EQ(CheckpointOf(stated).restart_overhead_s, 300);
 }
 
-TEST(SpanFactor, SeparateInstancesScaleAsNodes) {
+TEST(MigRunHours, BandwidthBoundBySliceMemoryComputeBoundByComputeSlices) {
+  auto cat = testing::TestCatalog();
+  const catalog::GpuModel& h100 = *cat->FindGpu("H100-80GB");
+  const catalog::MigProfile& slice = h100.mig_profiles[2];  // 3g.40gb: 3 of 7, 4 of 8
+  ASSERT_EQ(slice.name, "3g.40gb");
   JobSpec counted;
   counted.work.form = Work::Form::kTokens;
-  // 4 GPUs on one node scale at 0.95; on 4 instances at 0.90: x 0.95 / 0.90.
-  EXPECT_DOUBLE_EQ(SpanFactor(counted, 4, 4), 0.95 / 0.90);
-  EXPECT_DOUBLE_EQ(SpanFactor(counted, 4, 1), 1.0);
-  // 16 GPUs already scale at 0.90 across nodes.
-  EXPECT_DOUBLE_EQ(SpanFactor(counted, 16, 2), 1.0);
+  GpuEstimate e;
+  e.throughput.run_hours = 2;
+  e.throughput.bound = "memory-bandwidth";  // decode reads half the GPU's bandwidth
+  EXPECT_DOUBLE_EQ(MigRunHours(counted, e, h100, slice), 2.0 * 8 / 4);
+  e.throughput.bound = "compute";  // 3 of 7 compute slices
+  EXPECT_DOUBLE_EQ(MigRunHours(counted, e, h100, slice), 2.0 * 7 / 3);
+  JobSpec stated;  // a run of stated duration lasts as long
+  EXPECT_DOUBLE_EQ(MigRunHours(stated, e, h100, slice), 2.0);
+}
+
+TEST(SpanFactor, SpreadGpusPayTheNetworkForEveryCollective) {
+  auto cat = testing::TestCatalog();
+  const catalog::GpuModel& h100 = *cat->FindGpu("H100-80GB");
+  JobSpec s;
+  s.kind = WorkloadKind::kFineTuning;
+  s.model.params_b = 7;
+  s.model.layers = 32;
+  s.model.hidden = 4096;
+  s.work.form = Work::Form::kTokens;
+  s.work.tokens = 1e9;
+  const ResolvedJob job = Resolve(s);
+  ThroughputQuery q;
+  q.gpus = 2;
+  q.net = ReferenceInterconnect(h100, *cat);  // NVLink 4 900 GB/s; 1,000 Gbit/s a node
+  // One node: ZeRO-3 over 2 GPUs, a step of 2048 x 2048 tokens computes
+  // 6 x 7e9 x 4194304 / (2 x 989e12 x 0.803) = 110.909 s; its gathers,
+  // 1024 x 3 x 1/2 x 14e9 B / 360 GB/s = 59.7 s, hide in 2/3 of it.
+  // Spread, one GPU a node at 1000 / 8 Gbit/s x 0.80 = 12.5 GB/s: ZeRO-3's
+  // 1024 x 3 x 1/2 x 14e9 / 12.5e9 = 1720 s would not hide; ZeRO-1 over 2
+  // (74.7 GiB) does not fit 72; two pipeline stages (61.7 GiB) do: bubble
+  // 110.909 / 2048 = 0.054 s + sends 2 x 2048 x 2048 x 4096 x 2 B / 12.5e9 =
+  // 5.498 s: 116.461 / 110.909 = 1.0501.
+  EXPECT_NEAR(SpanFactor(job, h100, *cat, q), 1.0501, 1e-4);
+  q.gpus = 16;  // past one node the estimate already spans nodes
+  EXPECT_DOUBLE_EQ(SpanFactor(job, h100, *cat, q), 1.0);
+  q.gpus = 1;
+  EXPECT_DOUBLE_EQ(SpanFactor(job, h100, *cat, q), 1.0);
   JobSpec stated;  // a run of stated duration does not speed up or slow down
-  EXPECT_DOUBLE_EQ(SpanFactor(stated, 4, 4), 1.0);
+  q.gpus = 2;
+  EXPECT_DOUBLE_EQ(SpanFactor(Resolve(stated), h100, *cat, q), 1.0);
 }
 
 }  // namespace

@@ -15,12 +15,13 @@ inline Money Usd(double d) { return Money::FromDollars(d); }
 // gpus/specs/stas00_mamf_bf16.csv; FP64 from NVIDIA's datasheets (H100 SXM 67,
 // A100 SXM 19.5, V100 SXM2 7.8 TFLOPS: FP64 is absent from the data); V100 and
 // L4 from gpus/specs/mlco2_impact_gpus.csv and the NVIDIA datasheets it cites.
+// Intra-node links from data/catalog/gpu_links.csv.
 inline std::vector<catalog::GpuModel> TestGpus() {
   using P = Precision;
   catalog::GpuModel h100{"H100-80GB", "nvidia", "hopper", 80, 3350,
                          {{P::kFp64, 67}, {P::kFp32, 67}, {P::kTf32, 494.5}, {P::kBf16, 989},
                           {P::kFp16, 989}, {P::kFp8, 1979}},
-                         0.803, 700, {}, "test", "", 0};
+                         0.803, 700, {}, "test", "NVLink 4 (NVSwitch)", 900};
   // gpus/mig/go_nvml_mock_gpu_instance_profiles.csv (H100_SXM5_80GB rows).
   // No placement data: the estimator only sizes slices.
   h100.mig_profiles = {{"1g.10gb", 1, 1, 10, 7, 16, {}, 0}, {"1g.20gb", 1, 2, 20, 4, 16, {}, 0},
@@ -28,17 +29,17 @@ inline std::vector<catalog::GpuModel> TestGpus() {
   catalog::GpuModel a100{"A100-80GB", "nvidia", "ampere", 80, 2039,
                          {{P::kFp64, 19.5}, {P::kFp32, 19.5}, {P::kTf32, 156}, {P::kBf16, 312},
                           {P::kFp16, 312}},
-                         0.869, 400, {}, "test", "", 0};
+                         0.869, 400, {}, "test", "NVLink 3 (NVSwitch)", 600};
   catalog::GpuModel l40s{"L40S", "nvidia", "ada", 48, 864,
                          {{P::kFp32, 91.6}, {P::kTf32, 183}, {P::kBf16, 362}, {P::kFp16, 362},
                           {P::kFp8, 733}},
-                         std::nullopt, 350, {}, "test", "", 0};
+                         std::nullopt, 350, {}, "test", "PCIe Gen4 x16", 64};
   catalog::GpuModel v100{"V100-32GB", "nvidia", "volta", 32, 900,
                          {{P::kFp64, 7.8}, {P::kFp32, 15.7}, {P::kFp16, 125}},
-                         std::nullopt, 300, {}, "test", "", 0};
+                         std::nullopt, 300, {}, "test", "NVLink 2", 300};
   catalog::GpuModel l4{"L4", "nvidia", "ada", 24, 300,
                        {{P::kFp32, 30.3}, {P::kBf16, 121}, {P::kFp16, 121}, {P::kFp8, 242.5}},
-                       std::nullopt, 72, {}, "test", "", 0};
+                       std::nullopt, 72, {}, "test", "PCIe Gen4 x16", 64};
   return {h100, a100, l40s, v100, l4};
 }
 
@@ -83,6 +84,17 @@ inline std::vector<catalog::Offering> TestOfferings() {
       Offer("gcp:us-central1", "us-central1-a", "n1-v100-1", "V100-32GB", 1, 2.48, 0.99),
   };
   v[10].reserved_1y_per_hour = Usd(1.17243);
+  // Networks from data/catalog/instance_networks.csv: a3-highgpu-8g documents
+  // 1,000 Gbit/s GPUDirect-TCPX; the other rows are on the 25 Gbit/s fallback.
+  for (catalog::Offering& o : v) {
+    o.network_gbit_per_s = 25;
+    o.network_fallback = true;
+    if (o.instance_type == "a3-highgpu-8g") {
+      o.network_kind = catalog::NetworkKind::kGpuDirectTcpx;
+      o.network_gbit_per_s = 1000;
+      o.network_fallback = false;
+    }
+  }
   return v;
 }
 

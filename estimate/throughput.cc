@@ -6,11 +6,6 @@
 
 namespace meridian::estimate {
 
-double ScalingEfficiency(int gpus) {
-  if (gpus <= 1) return 1.0;
-  return gpus <= kGpusPerNode ? kIntraNodeScaling : kInterNodeScaling;
-}
-
 double DefaultEfficiency(WorkloadKind kind) {
   switch (kind) {
     case WorkloadKind::kScientific: return 0.70;
@@ -48,34 +43,85 @@ struct Timing {
   double seconds = 0;
   std::string bound;
   std::string arithmetic;
+  double model_flops = 0;  // 6PT / 2PT or the stated FLOPs; 0 when not counted
+  std::string layout;
+  double communication_share = 0;
+  std::optional<LayoutShape> shape;
 };
 
-// F FLOP over `gpus` GPUs: "4.2e19 FLOP / (1 x 989 TFLOPS x 0.803 x 1.00) = 52886 s".
+// F FLOP over `gpus` GPUs: "4.2e19 FLOP / (1 x 989 TFLOPS x 0.803) = 52886 s".
 Timing ComputeTime(double flops, const ThroughputEstimate& t, int gpus) {
-  double rate = gpus * t.peak_tflops_per_gpu * 1e12 * t.efficiency * ScalingEfficiency(gpus);
+  double rate = gpus * t.peak_tflops_per_gpu * 1e12 * t.efficiency;
   Timing out;
   out.seconds = flops / rate;
   out.bound = "compute";
   out.arithmetic = Sci(flops) + " FLOP / (" + std::to_string(gpus) + " x " +
                    Fixed(t.peak_tflops_per_gpu, 1) + " TFLOPS x " + Fixed(t.efficiency, 3) +
-                   " x " + Fixed(ScalingEfficiency(gpus), 2) + ") = " + Fixed(out.seconds, 0) +
-                   " s";
+                   ") = " + Fixed(out.seconds, 0) + " s";
   return out;
 }
 
-// Inference: prefill (compute) + decode max(compute, bytes read / bandwidth).
+// Stated FLOPs: compute-bound, or with work.arithmetic_intensity the roofline:
+// the larger of compute and the bytes it moves (FLOPs / intensity) over memory
+// bandwidth x kMemoryBandwidthEfficiency (Williams, Waterman and Patterson
+// 2009, "Roofline").
+Timing FlopsTime(const Work& w, const catalog::GpuModel& gpu, const ThroughputEstimate& t,
+                 int gpus) {
+  Timing c = ComputeTime(w.flops, t, gpus);
+  c.model_flops = w.flops;
+  if (!w.arithmetic_intensity) return c;
+  const double bytes = w.flops / *w.arithmetic_intensity;
+  const double mem_s =
+      bytes / (gpus * gpu.memory_bandwidth_gbps * kBytesPerGB * kMemoryBandwidthEfficiency);
+  c.arithmetic = "compute " + c.arithmetic + "; memory " + Sci(w.flops) + " FLOP / " +
+                 Fixed(*w.arithmetic_intensity, 2) + " FLOP/B = " + Sci(bytes) + " B / (" +
+                 std::to_string(gpus) + " x " + Fixed(gpu.memory_bandwidth_gbps, 0) + " GB/s x " +
+                 Fixed(kMemoryBandwidthEfficiency, 2) + ") = " + Fixed(mem_s, 0) + " s";
+  if (mem_s > c.seconds) {
+    c.seconds = mem_s;
+    c.bound = "memory-bandwidth";
+  }
+  return c;
+}
+
+// Tensor-parallel all-reduces of inference on top of `timing`.
+void AddInferenceAllReduce(const ResolvedJob& job, double tokens, int gpus,
+                           const Interconnect& net, const char* phase, Timing* timing,
+                           double* comm_s) {
+  if (gpus <= 1) return;
+  double s = InferenceAllReduceSeconds(*job.dims, tokens, gpus, BytesPerValue(job.precision), net);
+  *comm_s += s;
+  timing->arithmetic += "; " + std::string(phase) + " tensor all-reduce 2 x " +
+                        std::to_string(job.dims->layers) + " layers x 2(" + std::to_string(gpus) +
+                        "-1)/" + std::to_string(gpus) + " x " + Sci(tokens) + " tokens x " +
+                        std::to_string(job.dims->hidden) + " x " +
+                        Fixed(BytesPerValue(job.precision), 0) + " B / " +
+                        Fixed((gpus > net.gpus_per_node ? InterNodeBusBytesPerS(net)
+                                                        : IntraNodeBusBytesPerS(net)) /
+                                  kBytesPerGB,
+                              1) +
+                        " GB/s = " + Fixed(s, 0) + " s";
+}
+
+// Inference: prefill (compute) + decode max(compute, bytes read / bandwidth),
+// each + its tensor-parallel all-reduces.
 Timing InferenceTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
-                     const ThroughputEstimate& t, int gpus) {
+                     const ThroughputEstimate& t, const ThroughputQuery& q) {
   const ModelDims& d = *job.dims;
+  const int gpus = q.gpus;
   double tokens = job.spec.work.tokens;
   Timing out;
   double prefill_s = 0;
+  double comm_s = 0;
+  out.model_flops = 2 * d.params * tokens;
   if (d.output_tokens > 0 && d.seq_len > d.output_tokens) {
     double prompt = tokens / d.output_tokens * (d.seq_len - d.output_tokens);
     Timing p = ComputeTime(2 * d.params * prompt, t, gpus);
     prefill_s = p.seconds;
-    out.arithmetic = "prefill 2 x " + Sci(d.params) + " x " + Sci(prompt) + " = " + p.arithmetic +
-                     "; ";
+    out.model_flops += 2 * d.params * prompt;
+    out.arithmetic = "prefill 2 x " + Sci(d.params) + " x " + Sci(prompt) + " = " + p.arithmetic;
+    AddInferenceAllReduce(job, prompt, gpus, q.net, "prefill", &out, &comm_s);
+    out.arithmetic += "; ";
   }
   Timing c = ComputeTime(2 * d.params * tokens, t, gpus);
   double bytes_per_step =
@@ -89,9 +135,43 @@ Timing InferenceTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
                     std::to_string(gpus) + " x " + Fixed(gpu.memory_bandwidth_gbps, 0) +
                     " GB/s x " + Fixed(kMemoryBandwidthEfficiency, 2) + ") = " +
                     Fixed(mem_s, 0) + " s";
+  AddInferenceAllReduce(job, tokens, gpus, q.net, "decode", &out, &comm_s);
   out.bound = mem_s > c.seconds ? "memory-bandwidth" : "compute";
-  out.seconds = prefill_s + std::max(mem_s, c.seconds);
+  out.seconds = prefill_s + std::max(mem_s, c.seconds) + comm_s;
+  if (gpus > 1) {
+    out.layout = "TP " + std::to_string(gpus);
+    out.communication_share = comm_s / out.seconds;
+  }
   return out;
+}
+
+// The run on q.gpus GPUs in its fastest parallel layout: `timing` (compute on
+// q.gpus GPUs) x the layout's step time over its compute time. A kind that
+// does not train, or a job without a shape, has no layout: its GPUs share the
+// work with no communication counted, and a multi-GPU run says so.
+Timing WithLayout(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                  const ThroughputEstimate& t, const ThroughputQuery& q, Timing timing) {
+  if (q.gpus <= 1) return timing;
+  if (!job.dims || !TrainsWeights(job.spec.kind)) {
+    timing.arithmetic += " (no model shape to lay out: communication not counted)";
+    return timing;
+  }
+  LayoutQuery lq;
+  lq.gpus = q.gpus;
+  lq.micro_batch = q.micro_batch > 0 ? q.micro_batch : job.dims->micro_batch;
+  lq.recompute = q.recompute == Recompute::kFull;
+  lq.usable_gib = UsableGib(gpu, false);
+  lq.peak_flops = t.peak_tflops_per_gpu * 1e12 * t.efficiency;
+  lq.bytes_per_value = BytesPerValue(job.precision);
+  lq.keep = q.keep;
+  LayoutChoice choice = ChooseLayout(*job.dims, lq, q.net);
+  timing.seconds *= choice.Slowdown();
+  timing.layout = choice.layout.Describe();
+  timing.shape = choice.layout.Shape();
+  timing.communication_share = choice.step.CommunicationShare();
+  timing.arithmetic += " x " + Fixed(choice.Slowdown(), 3) + " (" + choice.arithmetic + "; " +
+                       q.net.intra_name + ", " + q.net.inter_name + ")";
+  return timing;
 }
 
 bool Recomputes(const ResolvedJob& job, const ThroughputQuery& q) {
@@ -103,18 +183,22 @@ Result<Timing> TokensTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
   if (!job.dims) {
     return Status::Invalid("work.tokens: counting FLOPs needs model.params_b");
   }
-  if (IsInference(job.spec.kind)) return InferenceTime(job, gpu, t, q.gpus);
+  if (IsInference(job.spec.kind)) return InferenceTime(job, gpu, t, q);
   const bool recompute = Recomputes(job, q);
-  double factor = TrainsWeights(job.spec.kind) ? (recompute ? 8 : 6) : 2;
+  const bool trains = TrainsWeights(job.spec.kind);
+  double factor = trains ? (recompute ? 8 : 6) : 2;
   Timing c = ComputeTime(factor * job.dims->params * job.spec.work.tokens, t, q.gpus);
   c.arithmetic = Fixed(factor, 0) + " x " + Sci(job.dims->params) + " x " +
                  Sci(job.spec.work.tokens) + (recompute ? " (8 x P x T with recomputation)" : "") +
                  " = " + c.arithmetic;
-  return c;
+  c.model_flops = (trains ? 6 : 2) * job.dims->params * job.spec.work.tokens;
+  return WithLayout(job, gpu, t, q, std::move(c));
 }
 
 Result<Timing> GpuHoursTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
-                            const catalog::Catalog& catalog, int gpus) {
+                            const catalog::Catalog& catalog, const ThroughputEstimate& t,
+                            const ThroughputQuery& q) {
+  const int gpus = q.gpus;
   const catalog::GpuModel* ref = catalog.FindGpu(job.spec.work.on_gpu);
   if (!ref) {
     return Status::Invalid("work.on_gpu: \"" + job.spec.work.on_gpu +
@@ -124,7 +208,7 @@ Result<Timing> GpuHoursTime(const ResolvedJob& job, const catalog::GpuModel& gpu
                                      job.spec.kind);
   if (!h.ok()) return h.status();
   Timing out;
-  out.seconds = *h * 3600 / (gpus * ScalingEfficiency(gpus));
+  out.seconds = *h * 3600 / gpus;
   out.bound = BandwidthLimited(job.spec.kind) ? "memory-bandwidth" : "compute";
   std::string ratio =
       BandwidthLimited(job.spec.kind)
@@ -133,9 +217,9 @@ Result<Timing> GpuHoursTime(const ResolvedJob& job, const catalog::GpuModel& gpu
           : Fixed(EffectiveTflops(*ref, job.precision, job.spec.kind), 1) + " / " +
                 Fixed(EffectiveTflops(gpu, job.precision, job.spec.kind), 1) + " eff. TFLOPS";
   out.arithmetic = Fixed(job.spec.work.gpu_hours, 1) + " GPU-h on " + ref->name + " x " + ratio +
-                   " = " + Fixed(*h, 1) + " GPU-h on " + gpu.name + " / (" +
-                   std::to_string(gpus) + " x " + Fixed(ScalingEfficiency(gpus), 2) + ")";
-  return out;
+                   " = " + Fixed(*h, 1) + " GPU-h on " + gpu.name + " / " +
+                   std::to_string(gpus) + " GPU(s)";
+  return WithLayout(job, gpu, t, q, std::move(out));
 }
 
 // Stated FLOPs or GPU-hours with full recomputation: x 4/3 for the extra forward.
@@ -154,11 +238,11 @@ Result<Timing> WorkTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
   switch (w.form) {
     case Work::Form::kTokens: return TokensTime(job, gpu, t, q);
     case Work::Form::kFlops: {
-      Timing c = ComputeTime(w.flops, t, q.gpus);
+      Timing c = WithLayout(job, gpu, t, q, FlopsTime(w, gpu, t, q.gpus));
       return Recomputes(job, q) ? WithRecompute(c) : c;
     }
     case Work::Form::kGpuHours: {
-      Result<Timing> g = GpuHoursTime(job, gpu, catalog, q.gpus);
+      Result<Timing> g = GpuHoursTime(job, gpu, catalog, t, q);
       return Recomputes(job, q) ? WithRecompute(std::move(g)) : g;
     }
     case Work::Form::kNone: break;
@@ -207,8 +291,15 @@ Result<ThroughputEstimate> EstimateThroughput(const ResolvedJob& job,
   double slowdown = job.spec.work.form == Work::Form::kNone ? 1.0 : q.slowdown;
   t.run_hours = timing->seconds / 3600 * slowdown;
   t.arithmetic = timing->arithmetic;
+  t.layout = timing->layout;
+  t.shape = timing->shape;
+  t.communication_share = timing->communication_share;
+  if (timing->model_flops > 0 && t.run_hours > 0) {
+    t.mfu = timing->model_flops / (q.gpus * t.peak_tflops_per_gpu * 1e12 * t.run_hours * 3600);
+  }
   if (slowdown != 1) t.arithmetic += " x " + Fixed(slowdown, 2) + " (smaller micro-batch)";
   t.arithmetic += " = " + Fixed(t.run_hours, 2) + " h";
+  if (t.mfu > 0) t.arithmetic += ", MFU " + Fixed(100 * t.mfu, 1) + "%";
   return t;
 }
 

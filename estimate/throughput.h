@@ -1,8 +1,11 @@
 // The throughput model: how long a job runs on N GPUs of one model. Compute
 // time is FLOPs over (N x dense peak at the job's precision x achievable
-// efficiency x scaling efficiency); memory-bound work (decode, rendering) is
-// bytes over (N x memory bandwidth x kMemoryBandwidthEfficiency); a roofline
-// takes the larger. A precision the GPU lacks natively makes it ineligible.
+// efficiency); memory-bound work (decode, rendering) is bytes over (N x memory
+// bandwidth x kMemoryBandwidthEfficiency); a roofline takes the larger.
+// Communication is charged on top: a training job with a known shape runs in
+// its fastest parallel layout (parallelism.h), its run time x the layout's step
+// time over its compute time; inference pays its tensor-parallel all-reduces.
+// A precision the GPU lacks natively makes it ineligible.
 #pragma once
 
 #include <string>
@@ -10,12 +13,10 @@
 #include "catalog/catalog.h"
 #include "core/status.h"
 #include "estimate/defaults.h"
+#include "estimate/parallelism.h"
 #include "estimate/plan.h"
 
 namespace meridian::estimate {
-
-// Multi-GPU scaling efficiency: 1 GPU 1.0, one node (2..8) 0.95, more 0.90.
-double ScalingEfficiency(int gpus);
 
 // The stated achievable fraction of peak for a kind when the catalog has no
 // measured figure: 0.75 for training and inference, 0.70 for scientific,
@@ -51,6 +52,9 @@ struct ThroughputQuery {
   // tokens count 8 x P x T FLOPs instead of 6; stated FLOPs and GPU-hours
   // (measured without it) take x kRecomputeComputeFactor.
   Recompute recompute = Recompute::kNone;
+  int micro_batch = 0;  // training: the fitted micro-batch; 0 = the job's
+  Interconnect net;     // how the GPUs reach each other (ReferenceInterconnect or an offering's)
+  std::optional<LayoutShape> keep;  // a count above the fitted one: the fitted layout's shape
 };
 
 // Run time of `job` on `q.gpus` GPUs of `gpu`. Unresolvable when the GPU lacks

@@ -57,20 +57,22 @@ Result<ModelDemand> DemandOn(const estimate::ResolvedJob& r, const catalog::GpuM
       if (p.name != *e->mig_profile) continue;
       d.mig_profile = static_cast<int8_t>(i);
       d.mig_span = static_cast<uint8_t>(PlacementsOf(p).span);
-      d.mig_run_hours = static_cast<float>(estimate::MigRunHours(r.spec, d.run_hours, p.compute_slices));
+      d.mig_run_hours = static_cast<float>(estimate::MigRunHours(r.spec, *e, gpu, p));
     }
   }
+  const estimate::ResolvedJob on = estimate::AtPrecision(r, d.precision);
+  d.span_factor = static_cast<float>(estimate::SpanFactor(
+      on, gpu, catalog,
+      estimate::QueryFor(*e, e->memory.gpus, estimate::ReferenceInterconnect(gpu, catalog))));
   return d;
 }
 
-// Spread factor and recorded-run ratio of each demand (see ModelDemand).
-void AddRunFactors(const estimate::ResolvedJob& r, const catalog::Catalog& catalog, QueuedJob& q) {
+// Recorded-run ratio of each demand (see ModelDemand).
+void AddRecordedRatios(const estimate::ResolvedJob& r, const catalog::Catalog& catalog, QueuedJob& q) {
   const catalog::GpuModel* recorded = catalog.FindGpu(r.spec.work.recorded_on);
   const std::optional<Precision> p_recorded =
       recorded ? estimate::RunPrecision(r, *recorded) : std::nullopt;
   for (ModelDemand& d : q.demands) {
-    const int per_node = d.gpus;  // the count's scaling assumed one node up to kGpusPerNode
-    d.span_factor = static_cast<float>(estimate::SpanFactor(r.spec, per_node, 2));
     if (!recorded || !p_recorded) continue;
     const catalog::GpuModel& target = catalog.gpus()[d.model.index()];
     d.recorded_ratio = static_cast<float>(
@@ -117,7 +119,7 @@ Result<QueuedJob> MakeQueuedJob(std::shared_ptr<const JobSpec> spec, const catal
     }
   }
   if (!q.refusal.empty()) q.unfit_models = q.allowed_models;
-  AddRunFactors(r, catalog, q);
+  AddRecordedRatios(r, catalog, q);
 
   if (s.preemptible) {
     q.spot_run_multiplier = estimate::SpotRunMultiplier(s, 1);

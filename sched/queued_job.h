@@ -38,7 +38,8 @@ struct ModelDemand {
   // index into the model's mig_profiles and its span in memory slices; -1/0 none.
   int8_t mig_profile = -1;
   uint8_t mig_span = 0;
-  float mig_run_hours = 0;       // on that slice: run_hours x 7 / compute slices
+  float mig_run_hours = 0;       // on that slice (estimate::MigRunHours): memory-slice
+                                 // share when bandwidth-bound, else x 7 / compute slices
                                  // (a run of stated duration: run_hours)
   bool shortfall = false;        // fits only with a smaller micro-batch (slower)
 };

@@ -117,8 +117,9 @@ std::vector<Option> BruteForce(const testing::World& w, const QueuedJob& job) {
       }
     }
     // Every catalog choice for the demand x each pricing model the job may take.
-    // Hours on `instances` instances: GPUs spread over several scale at 0.90
-    // instead of one node's 0.95 (counted work only); on spot each instance is
+    // Hours on `instances` instances: the demand's hours x its span factor, the
+    // estimator's run-time model (estimate::SpanFactor, checked against hand
+    // arithmetic in estimate/run_time_test.cc); on spot each instance is
     // reclaimed 0.47 times an hour, each reclaim losing half the checkpoint
     // interval plus the restart (defaults 30 and 5 min), refused at half an hour
     // lost an hour or more.
@@ -139,7 +140,7 @@ std::vector<Option> BruteForce(const testing::World& w, const QueuedJob& job) {
         std::optional<Money> price = w.market->PricePerHour(e.offering, m, kNow);
         if (!price) continue;
         double hours = d.run_hours;
-        if (e.instances > 1 && counted) hours *= (d.gpus <= 1 ? 1.0 : d.gpus <= 8 ? 0.95 : 0.90) / 0.90;
+        if (e.instances > 1 && counted) hours *= d.span_factor;
         if (m == PricingModel::kSpot) hours /= 1.0 - lost_per_hour;
         Option o;
         o.what = off.region + " " + off.instance_type + " x" + std::to_string(e.instances) + " " +

@@ -60,12 +60,18 @@ void ReadModel(SpecReader& r, const YAML::Node& node, const std::string& path, M
 }
 
 void ReadWork(SpecReader& r, const YAML::Node& node, const std::string& path, Work& out) {
-  static const std::vector<std::string> kKeys = {"tokens", "flops", "gpu_hours", "on",
-                                                 "duration"};
+  static const std::vector<std::string> kKeys = {"tokens", "flops",    "gpu_hours",
+                                                 "on",     "duration", "arithmetic_intensity"};
   std::vector<std::string> forms;
   bool has_on = false;
+  bool has_intensity = false;
   bool is_map = ForEachKey(r, node, path, kKeys, [&](const std::string& key,
                                                      const YAML::Node& v, const std::string& p) {
+    if (key == "arithmetic_intensity") {
+      has_intensity = true;
+      out.arithmetic_intensity = r.Number(v, p, {0, true});
+      return;
+    }
     if (key == "on") {
       has_on = true;
       if (std::optional<std::string> s = r.String(v, p)) out.on_gpu = *s;
@@ -100,6 +106,11 @@ void ReadWork(SpecReader& r, const YAML::Node& node, const std::string& path, Wo
   }
   if (has_on && forms.size() == 1 && !gpu_hours) {
     r.Error(node, JoinPath(path, "on"), "belongs only with gpu_hours, not with " + forms[0]);
+  }
+  if (has_intensity && forms.size() == 1 && forms[0] != "flops") {
+    r.Error(node, JoinPath(path, "arithmetic_intensity"),
+            "belongs only with flops, not with " + forms[0] +
+                " (the roofline divides the stated FLOPs by it to count the bytes)");
   }
 }
 

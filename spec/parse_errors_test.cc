@@ -114,6 +114,10 @@ std::vector<BadCase> BadCases() {
       {"on without gpu_hours", Job("work: {tokens: 1, on: L4}"),
        {"work.on: belongs only with gpu_hours, not with tokens"}},
       {"zero tokens", Job("work: {tokens: 0}"), {"work.tokens: \"0\" is out of range"}},
+      {"zero intensity", Job("work: {flops: 1e18, arithmetic_intensity: 0}"),
+       {"work.arithmetic_intensity: \"0\" is out of range"}},
+      {"intensity with tokens", Job("work: {tokens: 1e9, arithmetic_intensity: 2}"),
+       {"work.arithmetic_intensity: belongs only with flops, not with tokens"}},
       // Lists of jobs.
       {"empty jobs list", "jobs: []\n", {"bad.yaml:1:7: jobs: is empty; list at least one job"}},
       {"jobs not a list", "jobs: {name: x}\n", {"jobs: a map where a list belongs"}},

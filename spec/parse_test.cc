@@ -153,6 +153,12 @@ TEST(ParseJobSpecs, WorkForms) {
     EXPECT_EQ(j.work.duration_s, c.duration_s) << c.work;
   }
   EXPECT_EQ(ParseOne("name: x\nkind: training\nwork: {gpu_hours: 1, on: L4}").work.on_gpu, "L4");
+  JobSpec stencil =
+      ParseOne("name: x\nkind: scientific\nwork: {flops: 1e18, arithmetic_intensity: 0.5}");
+  EXPECT_EQ(stencil.work.form, Work::Form::kFlops);
+  EXPECT_EQ(stencil.work.arithmetic_intensity, 0.5);
+  EXPECT_EQ(ParseOne("name: x\nkind: scientific\nwork: {flops: 1e18}").work.arithmetic_intensity,
+            std::nullopt);
 }
 
 TEST(ParseJobSpecs, DeadlinesAndDurations) {
