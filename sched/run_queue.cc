@@ -224,14 +224,6 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
   Snapshot live = snap;
   live.ledger = ledger;
   live.tenants = nullptr;  // built from the ledger and this queue, as SortQueue builds it
-  auto commit = [&](Decision& d) {
-    if (!d.allocation) return;
-    if (Status st = Commit(d, live, ledger); !st.ok()) {
-      d.kind = DecisionKind::kError;
-      d.status = st;
-      d.allocation.reset();
-    }
-  };
   const Ledger& l = *ledger;
   // Bookkeeping after a full decision of m: its new verdict indexed, or m
   // decided in full again next time.
@@ -253,7 +245,7 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
     }
     Decision d = DecideInCycle(*m.job, live);
     if (d.kept) return;
-    commit(d);
+    CommitOrFail(*this, d, live, ledger);
     after_full(m);
     decided(d);
     return;
@@ -428,7 +420,7 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
   auto decide = [&](QueueMember& m) {
     s.kept.Erase(m.job->id);
     Decision d = DecideAndKeep(*m.job, live);
-    commit(d);
+    CommitOrFail(*this, d, live, ledger);
     Decided(live, *m.job, &d);
     after_full(m);
     const bool ends = EndsCycle(d);
@@ -549,6 +541,7 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
         heap.pop_back();
       }
       if (m->cycle == cycle) continue;
+      KeptWait* k = VerdictOf(s, *m, l);
       if (from) {
         // No free fits the shape any more (an earlier job took the room):
         // the rest of its kept verdicts hold without looking at them.
@@ -558,11 +551,11 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
           from->done = true;
           continue;
         }
-        if (!VerdictOf(s, *m, l)) continue;  // unkept: in the heap
+        if (!k) continue;  // unkept: in the heap
       }
       m->cycle = cycle;
       at = m;
-      if (KeptWait* k = VerdictOf(s, *m, l); k && StillWaits(s, *k, *m->job, live)) continue;
+      if (k && StillWaits(s, *k, *m->job, live)) continue;
       decide(*m);
       // What its commit changed (a preemption's victims released) may wake
       // verdicts further on.

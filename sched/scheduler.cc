@@ -531,6 +531,15 @@ bool MayFitOn(const Fleet& fleet, const Ledger& ledger, const QueuedJob& job, No
 
 }  // namespace
 
+void CommitOrFail(Scheduler& scheduler, Decision& d, const Snapshot& snap, Ledger* ledger) {
+  if (!d.allocation) return;
+  if (Status st = scheduler.Commit(d, snap, ledger); !st.ok()) {
+    d.kind = DecisionKind::kError;
+    d.status = st;
+    d.allocation.reset();
+  }
+}
+
 int64_t PlacedBelow(const Ledger& l, Priority tier) {
   int64_t n = 0;
   for (int p = static_cast<int>(tier) + 1; p <= static_cast<int>(Priority::kLow); ++p) {
@@ -780,14 +789,7 @@ void Scheduler::RunCycle(const Snapshot& snap, std::span<const QueuedJob* const>
       continue;
     }
     Decision d = DecideAndKeep(*j, live);
-    if (d.allocation) {
-      Status st = Commit(d, live, ledger);
-      if (!st.ok()) {
-        d.kind = DecisionKind::kError;
-        d.status = st;
-        d.allocation.reset();
-      }
-    }
+    CommitOrFail(*this, d, live, ledger);
     Decided(live, *j, &d);
     const bool ends = EndsCycle(d);
     decided(d);

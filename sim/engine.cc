@@ -580,11 +580,7 @@ void Engine::Handle(const Event& e) {
 
 void Engine::Apply(const sched::Decision& d, UnixSeconds t) {
   const uint32_t j = d.job.value();
-  if (d.kept) {
-    ++out_.kept_verdicts;
-  } else {
-    ++out_.decisions;
-  }
+  ++out_.decisions;  // kept verdicts are counted by the scheduler (Cycle), never handed over
   switch (d.kind) {
     case sched::DecisionKind::kPlace:
     case sched::DecisionKind::kPreempt:
