@@ -153,6 +153,12 @@ class Ledger {
   // Preemptible fleet allocations (victims preemption may choose) of
   // priority `p`: held now, and reserved since the ledger was made.
   int preemptible_held(Priority p) const { return preemptible_held_[static_cast<size_t>(p)]; }
+  // Held now, of every priority below `tier` (the victims a job of `tier` may have).
+  int preemptible_held_below(Priority tier) const {
+    int n = 0;
+    for (size_t p = static_cast<size_t>(tier) + 1; p < preemptible_held_.size(); ++p) n += preemptible_held_[p];
+    return n;
+  }
   int64_t preemptible_placed(Priority p) const {
     return preemptible_placed_[static_cast<size_t>(p)];
   }

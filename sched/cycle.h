@@ -78,6 +78,35 @@ struct Workspace {
   CycleState state;
 };
 
+// FindEarliestStart's answers for one ledger state (Ledger::stamp) at one
+// time, by node group and per-node need: jobs of one shape that wait between
+// two commits ask it the same question, and a waiting queue asks it once
+// per such job per cycle.
+struct EarliestCache {
+  struct Need {
+    int gpus = 0;
+    int vcpus = 0;
+    int64_t ram_mib = 0;
+    int mig_span = 0;  // > 0: a MIG instance of at least this span instead of GPUs
+    bool operator==(const Need&) const = default;
+  };
+  struct RoomTime {
+    UnixSeconds at;
+    NodeId node;
+    JobId after;  // the release that makes room; invalid: room now
+  };
+  struct Answer {
+    uint32_t group_first;
+    Need need;
+    int nodes_needed;
+    std::vector<RoomTime> times;  // the first nodes_needed nodes to have room, by (time, node)
+  };
+  const Ledger* ledger = nullptr;
+  uint64_t stamp = 0;
+  UnixSeconds now = 0;
+  std::vector<Answer> answers;
+};
+
 // What narrows generation for one decision.
 struct GenerationScope {
   RegionSet regions;
@@ -104,6 +133,7 @@ struct Scheduler::Impl {
   // no examples (a full explanation names the rejected nodes themselves).
   bool run_length = false;
   Workspace ws;
+  EarliestCache earliest;
   // DecideInCycle's kept verdicts: jobs that waited with no feasible
   // candidate, and what would change that (Plugin::WaitInputs).
   KeptWaits kept;

@@ -10,12 +10,8 @@ namespace meridian::sched {
 
 namespace {
 
-struct Need {
-  int gpus = 0;
-  int vcpus = 0;
-  int64_t ram_mib = 0;
-  int mig_span = 0;  // > 0: a MIG instance of at least this span instead of GPUs
-};
+using Need = EarliestCache::Need;
+using NodeTime = EarliestCache::RoomTime;
 
 // A node's capacity as releases add to it.
 struct Room {
@@ -31,12 +27,6 @@ Room FreeNow(const Ledger& live, NodeId n) {
   return {live.free_gpu_count(n), live.free_vcpus(n), live.largest_free_mig_span(n),
           live.free_ram_mib(n)};
 }
-
-struct NodeTime {
-  UnixSeconds at;
-  NodeId node;
-  JobId after;  // the release that makes room; invalid: room now
-};
 
 // When node `n` has room for `need`: now, or as its holders end in order of
 // expected end (an overdue one: now).
@@ -85,6 +75,25 @@ std::vector<NodeTime> EarliestRoom(const Ledger& live, uint32_t first, uint32_t 
   return out;
 }
 
+// EarliestRoom's answer for the group at `first`, worked out once per ledger
+// state and time.
+const std::vector<NodeTime>& CachedEarliestRoom(EarliestCache& cache, const Ledger& live,
+                                                const NodeGroupInfo& g, const Need& need,
+                                                int needed, UnixSeconds now) {
+  if (cache.ledger != &live || cache.stamp != live.stamp() || cache.now != now) {
+    cache.ledger = &live;
+    cache.stamp = live.stamp();
+    cache.now = now;
+    cache.answers.clear();
+  }
+  for (const EarliestCache::Answer& a : cache.answers) {
+    if (a.group_first == g.first.value() && a.need == need && a.nodes_needed == needed) return a.times;
+  }
+  cache.answers.push_back(
+      {g.first.value(), need, needed, EarliestRoom(live, g.first.value(), g.count, need, needed, now)});
+  return cache.answers.back().times;
+}
+
 const NodeGroupInfo* GroupOf(const Fleet& fleet, NodeId n) {
   const Node& node = fleet.node(n);
   for (uint32_t gi : fleet.GroupsOf(node.gpu_model)) {
@@ -118,8 +127,8 @@ std::optional<EarliestStart> FindEarliestStart(Scheduler::Impl& s, const CycleCo
     need.vcpus = (job.vcpus + nodes_needed - 1) / nodes_needed;
     need.ram_mib = (job.ram_mib + nodes_needed - 1) / nodes_needed;
     // The nodes_needed-th earliest node of the group (a gang needs that many).
-    std::vector<NodeTime> times =
-        EarliestRoom(live, g->first.value(), g->count, need, nodes_needed, ctx.now());
+    const std::vector<NodeTime>& times =
+        CachedEarliestRoom(s.earliest, live, *g, need, nodes_needed, ctx.now());
     if (static_cast<int>(times.size()) < nodes_needed) continue;
     const NodeTime& t = times.back();
     if (!best || t.at < best->at) {

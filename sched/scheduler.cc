@@ -502,16 +502,6 @@ uint32_t WaitInputsOf(const Scheduler::Impl& s, const QueuedJob& job, const Snap
 constexpr uint32_t kKnownWaitInputs =
     kWaitFreedFit | kWaitAnyFreed | kWaitTenantFreed | kWaitVictims | kWaitMarket;
 
-// Preemptible fleet allocations of a priority below `tier`: held now, or
-// placed since the ledger was made.
-int HeldBelow(const Ledger& l, Priority tier) {
-  int n = 0;
-  for (int p = static_cast<int>(tier) + 1; p <= static_cast<int>(Priority::kLow); ++p) {
-    n += l.preemptible_held(static_cast<Priority>(p));
-  }
-  return n;
-}
-
 // Whether freeing capacity on `node` may give `job` a candidate there: a
 // node of one of its GPU models now with the GPUs it needs on one node (a
 // gang's member: its share, ShapeFor over this node's GPUs, which a pool of
@@ -639,7 +629,7 @@ Decision Scheduler::DecideAndKeep(const QueuedJob& job, const Snapshot& snap) {
   }
   const uint32_t inputs = WaitInputsOf(s, job, snap);
   if ((inputs & ~kKnownWaitInputs) != 0) return d;
-  if ((inputs & kWaitVictims) && HeldBelow(*snap.ledger, job.tier) > 0) return d;
+  if ((inputs & kWaitVictims) && snap.ledger->preemptible_held_below(job.tier) > 0) return d;
   const uint32_t shape = WaitShapeOf(s, job);
   KeptWait& k = s.kept.Put(job.id);
   k.ledger = snap.ledger;

@@ -394,6 +394,56 @@ TEST(SchedulerTest, EarliestStartLooksAtEveryNodeOfTheGroup) {
   EXPECT_EQ(g.start_nodes, (std::vector<NodeId>{NodeId(19), NodeId(18)}));
 }
 
+// Earliest-start answers are shared by jobs asking on the same ledger at the
+// same time, and never outlive a change. Twenty full H100 nodes, node k's
+// holder ending at now + (20 - k) h: an 8-GPU job's earliest start is node
+// 19 at now + 1 h, and a second such job on the same ledger gets the same.
+// Then node 19's holder is replaced, at the same time, by a 4-GPU one that
+// ends at +3 h: a third job's earliest start is node 18 at +2 h, not the
+// answer from before the change.
+TEST(SchedulerTest, EarliestStartFollowsEveryLedgerChangeAtTheSameTime) {
+  FleetSpec f;
+  ClusterSpec c;
+  c.name = "big";
+  c.region = "gcp:us-central1";
+  c.gpu_hour = Money::FromDollars(1.10);
+  c.nodes.push_back({20, "H100-80GB", 8, 64, 512, {}, "", {}});
+  f.clusters = {c};
+  testing::World w = MakeWorld(f, /*elastic=*/false);
+  for (uint32_t k = 0; k < 20; ++k) {
+    Allocation a;
+    a.job = JobId(100 + k);
+    a.nodes.push_back({NodeId(k), 0xff, std::nullopt, 0, 0});
+    a.start = kNow;
+    a.end = kNow + (20 - k) * 3600;
+    ASSERT_TRUE(w.ledger.Reserve(a).ok());
+  }
+  auto s = Make(w);
+  const JobSpec eight = TwoHourJob("eight", 8, 40);
+  const QueuedJob one = Queue(w, eight, 1), two = Queue(w, eight, 2);
+  for (const QueuedJob* j : {&one, &two}) {
+    Decision d = s->Decide(*j, w.At());
+    ASSERT_EQ(d.kind, DecisionKind::kWait) << FormatDecision(d);
+    EXPECT_EQ(d.start, kNow + 3600);
+    EXPECT_EQ(d.start_nodes, std::vector<NodeId>{NodeId(19)});
+  }
+  // Room now on node 19, but a 4-GPU holder (ending at +3 h) keeps the job
+  // from starting: only half the node is free.
+  std::optional<Allocation> taken = w.ledger.Take(JobId(119));
+  ASSERT_TRUE(taken.has_value());
+  Allocation half;
+  half.job = JobId(200);
+  half.nodes.push_back({NodeId(19), 0x0f, std::nullopt, 0, 0});
+  half.start = kNow;
+  half.end = kNow + 3 * 3600;
+  ASSERT_TRUE(w.ledger.Reserve(half).ok());
+  Decision d = s->Decide(Queue(w, eight, 3), w.At());
+  ASSERT_EQ(d.kind, DecisionKind::kWait) << FormatDecision(d);
+  // Node 18 frees all 8 at +2 h; node 19 only at +3 h.
+  EXPECT_EQ(d.start, kNow + 2 * 3600);
+  EXPECT_EQ(d.start_nodes, std::vector<NodeId>{NodeId(18)});
+}
+
 // Verdicts of jobs that leave the queue without a commit (cancelled) are
 // dropped once they outnumber the cycle's by more than 4,096: 5,000 waits
 // kept in one cycle, then a cycle that asks about job 1 alone; job 2 is then

@@ -224,6 +224,8 @@ void Preemption::ConsiderGang(const CycleContext& ctx, const ModelDemand& d, uin
 std::optional<Preemption::Plan> Preemption::Best(const CycleContext& ctx) const {
   const QueuedJob& job = ctx.job();
   if (job.tier == Priority::kLow || ctx.ever_pass()) return std::nullopt;  // no lower tier
+  // Nothing preemptible of a lower tier is held: no victims anywhere.
+  if (ctx.ledger().preemptible_held_below(job.tier) == 0) return std::nullopt;
   std::optional<Plan> best;
   for (size_t i = 0; i < job.demands.size(); ++i) {
     const ModelDemand& d = job.demands[i];
