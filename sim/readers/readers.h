@@ -42,6 +42,7 @@ class ErrorList {
   // A message already in the "<file>:<line>: ..." form.
   void AddRaw(std::string message);
   bool ok() const { return count_ == 0; }
+  size_t count() const { return count_; }  // problems added so far
   Status ToStatus() const;
   const std::string& source() const { return source_; }
 
@@ -60,6 +61,10 @@ Status ReadOpenb(const std::string& path, const std::string& nodes_path,
                  const catalog::Catalog& catalog, Trace& trace);
 Status ReadDlrm(const std::string& path, const catalog::Catalog& catalog, Trace& trace);
 Status ReadJsonl(const std::string& path, const catalog::Catalog& catalog, Trace& trace);
+Status ReadSacct(const std::string& path, const TraceOptions& options,
+                 const catalog::Catalog& catalog, Trace& trace);
+Status ReadK8sJobs(const std::string& path, const TraceOptions& options,
+                   const catalog::Catalog& catalog, Trace& trace);
 
 // The whole file, or kNotFound naming it.
 Result<std::string> ReadWholeFile(const std::string& path);

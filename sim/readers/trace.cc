@@ -82,14 +82,23 @@ std::string WithThousands(int64_t n) {
 
 Result<Trace> ReadTrace(const std::string& path, TraceFormat format,
                         const catalog::Catalog& catalog, const std::string& nodes_path) {
+  TraceOptions options;
+  options.nodes_path = nodes_path;
+  return ReadTrace(path, format, catalog, options);
+}
+
+Result<Trace> ReadTrace(const std::string& path, TraceFormat format,
+                        const catalog::Catalog& catalog, const TraceOptions& options) {
   Trace trace;
   trace.format = format;
   trace.source = path;
   Status s;
   switch (format) {
-    case TraceFormat::kOpenb: s = ReadOpenb(path, nodes_path, catalog, trace); break;
+    case TraceFormat::kOpenb: s = ReadOpenb(path, options.nodes_path, catalog, trace); break;
     case TraceFormat::kDlrm: s = ReadDlrm(path, catalog, trace); break;
     case TraceFormat::kJsonl: s = ReadJsonl(path, catalog, trace); break;
+    case TraceFormat::kSacct: s = ReadSacct(path, options, catalog, trace); break;
+    case TraceFormat::kK8sJobs: s = ReadK8sJobs(path, options, catalog, trace); break;
   }
   if (!s.ok()) return s;
   std::stable_sort(trace.jobs.begin(), trace.jobs.end(),
@@ -112,7 +121,10 @@ Result<TraceFormat> ParseTraceFormat(const std::string& name) {
   if (name == "openb") return TraceFormat::kOpenb;
   if (name == "dlrm") return TraceFormat::kDlrm;
   if (name == "jsonl") return TraceFormat::kJsonl;
-  return Status::Invalid("--format: \"" + name + "\" is not a trace format; use openb, dlrm or jsonl");
+  if (name == "sacct") return TraceFormat::kSacct;
+  if (name == "k8s-jobs") return TraceFormat::kK8sJobs;
+  return Status::Invalid("--format: \"" + name +
+                         "\" is not a trace format; use openb, dlrm, jsonl, sacct or k8s-jobs");
 }
 
 }  // namespace meridian::sim

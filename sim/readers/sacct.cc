@@ -1,0 +1,344 @@
+// The Slurm accounting reader (`--format sacct`): the pipe-separated output
+// of `sacct --parsable2 --allocations` becomes one job per allocation that
+// started. docs/trace-format.md says how each column maps and what is left
+// out.
+#include <algorithm>
+#include <map>
+
+#include "sim/readers/gpu_map.h"
+#include "sim/readers/local_time.h"
+#include "sim/readers/readers.h"
+#include "sim/readers/sacct_fields.h"
+
+namespace meridian::sim {
+
+namespace {
+
+std::vector<std::string_view> SplitPipes(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (true) {
+    size_t end = line.find('|', start);
+    out.push_back(line.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
+  }
+}
+
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// Where each column is, by header name (case-insensitive); -1: absent.
+class Columns {
+ public:
+  Status Read(std::string_view header, const std::string& source) {
+    names_ = SplitPipes(header);
+    for (std::string_view need : {"Submit", "Start", "End", "State"}) {
+      if (Index(need) < 0) return Missing(need, source);
+    }
+    if (Index("JobIDRaw") < 0 && Index("JobID") < 0) return Missing("JobIDRaw", source);
+    if (Index("AllocTRES") < 0 && Index("ReqTRES") < 0) return Missing("AllocTRES", source);
+    return Status::Ok();
+  }
+  int Index(std::string_view name) const {
+    for (size_t i = 0; i < names_.size(); ++i) {
+      if (names_[i].size() == name.size() &&
+          std::equal(name.begin(), name.end(), names_[i].begin(),
+                     [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+  size_t size() const { return names_.size(); }
+
+ private:
+  static Status Missing(std::string_view name, const std::string& source) {
+    return Status::Invalid(source + ":1: header: lacks the column " + std::string(name) +
+                           "; run sacct --parsable2 with --format=JobIDRaw,...,Submit,Start,End,"
+                           "State,AllocTRES (docs/trace-format.md)");
+  }
+  std::vector<std::string_view> names_;
+};
+
+// One usable allocation, before submit_s is counted from the earliest.
+struct SacctJob {
+  std::string name;
+  UnixSeconds submit = 0;
+  int64_t run_s = 0;
+  int64_t limit_s = -1;
+  uint32_t spec = 0;
+};
+
+// Why rows were left out, and what was read, for the notes.
+struct SacctCounts {
+  int64_t steps = 0, never_started = 0, running = 0, malformed = 0, renamed = 0;
+  std::map<std::string, int64_t> states;      // of the replayed jobs
+  std::map<std::string, int64_t> gpu_names;   // "type a100 -> A100-40GB or A100-80GB" -> jobs
+};
+
+class SacctReader {
+ public:
+  SacctReader(const std::string& source, const catalog::Catalog& catalog, const GpuMap& map,
+              const ZoneScope& zone, Trace& trace)
+      : source_(source), catalog_(catalog), map_(map), zone_(zone), trace_(trace),
+        specs_(&trace.specs), errors_(source) {}
+
+  Status Read(std::string_view all);
+
+ private:
+  std::string_view Field(const std::vector<std::string_view>& row, std::string_view name) const {
+    const int i = columns_.Index(name);
+    return i < 0 ? std::string_view() : row[static_cast<size_t>(i)];
+  }
+  void Row(std::string_view text, int64_t line);
+  std::optional<UnixSeconds> Time(std::string_view column, std::string_view value, int64_t line,
+                                  bool* bad);
+  std::optional<int64_t> RunSeconds(const std::vector<std::string_view>& row,
+                                    UnixSeconds start, std::optional<UnixSeconds> end,
+                                    int64_t line);
+  std::optional<uint32_t> Spec(const std::vector<std::string_view>& row, const std::string& name,
+                               int64_t line);
+  std::vector<std::string> Models(const Tres& tres, std::string_view partition,
+                                  bool* unknown) const;
+  std::string UniqueName(std::string_view id);
+  void Finish();
+
+  const std::string& source_;
+  const catalog::Catalog& catalog_;
+  const GpuMap& map_;
+  const ZoneScope& zone_;
+  Trace& trace_;
+  SpecTable specs_;
+  ErrorList errors_;
+  Columns columns_;
+  SacctCounts counts_;
+  std::vector<SacctJob> jobs_;
+  std::map<std::string, int64_t> names_;
+};
+
+std::optional<UnixSeconds> SacctReader::Time(std::string_view column, std::string_view value,
+                                             int64_t line, bool* bad) {
+  if (value.empty() || value == "Unknown" || value == "None") return std::nullopt;
+  std::optional<CivilTime> wall = ParseWallTime(value);
+  if (!wall) {
+    errors_.Add(line, column, Quote(value),
+                "is not a sacct time (YYYY-MM-DDTHH:MM:SS; leave SLURM_TIME_FORMAT unset)");
+    *bad = true;
+    return std::nullopt;
+  }
+  return zone_.ToUnix(*wall);
+}
+
+std::optional<int64_t> SacctReader::RunSeconds(const std::vector<std::string_view>& row,
+                                               UnixSeconds start, std::optional<UnixSeconds> end,
+                                               int64_t line) {
+  const std::string_view elapsed = Field(row, "Elapsed");
+  if (!elapsed.empty()) {
+    std::optional<int64_t> s = ParseSlurmDuration(elapsed);
+    if (!s) errors_.Add(line, "Elapsed", Quote(elapsed), "is not a duration ([D-]HH:MM:SS)");
+    return s;
+  }
+  if (!end) {
+    errors_.Add(line, "End", Quote(Field(row, "End")),
+                "is unknown and the row has no Elapsed: the run time cannot be told");
+    return std::nullopt;
+  }
+  if (*end < start) {
+    errors_.Add(line, "End", Quote(Field(row, "End")), "is before Start");
+    return std::nullopt;
+  }
+  return *end - start;
+}
+
+// The models a job may use: the map's entry for its GRES type, else for its
+// partition, else the type read as a catalog model or family (gpu_map.h).
+// `*unknown`: a type that names nothing (the job may use any model).
+std::vector<std::string> SacctReader::Models(const Tres& tres, std::string_view partition,
+                                             bool* unknown) const {
+  const std::vector<std::string>* by_partition =
+      map_.Find("partition:" + std::string(partition));
+  if (tres.gpu_types.empty()) return by_partition ? *by_partition : std::vector<std::string>();
+  std::vector<std::string> models;
+  for (const std::string& type : tres.gpu_types) {
+    const std::vector<std::string>* mapped = map_.Find(type);
+    std::vector<std::string> named = mapped         ? *mapped
+                                     : by_partition ? *by_partition
+                                                    : NamedModels(type, catalog_);
+    if (named.empty()) {
+      *unknown = true;
+      return {};
+    }
+    models.insert(models.end(), named.begin(), named.end());
+  }
+  return models;
+}
+
+std::optional<uint32_t> SacctReader::Spec(const std::vector<std::string_view>& row,
+                                          const std::string& name, int64_t line) {
+  const bool alloc = !Field(row, "AllocTRES").empty();
+  const std::string_view column = alloc ? "AllocTRES" : "ReqTRES";
+  std::string why;
+  std::optional<Tres> tres = ParseTres(Field(row, column), &why);
+  if (!tres) {
+    errors_.Add(line, column, Quote(Field(row, column)), why);
+    return std::nullopt;
+  }
+  const std::string_view partition = Field(row, "Partition");
+  bool unknown = false;
+  const GpuChoice gpu = ChoiceOf(Models(*tres, partition, &unknown), catalog_);
+  std::string tenant(Field(row, "Account"));
+  if (tenant.empty()) tenant = Field(row, "User");
+  if (tenant.empty()) tenant = "default";
+  const int gpus = tres->gpus.value_or(0);
+  const std::string qos(Field(row, "QOS"));
+  std::string key = std::to_string(gpus) + "|" + std::to_string(tres->nodes) + "|" +
+                    std::to_string(tres->vcpus) + "|" + std::to_string(tres->ram_gib) + "|" +
+                    tenant + "|" + std::string(partition) + "|" + qos;
+  for (const std::string& m : gpu.models) key += "|" + m;
+  std::string seen = gpus == 0             ? "no GPUs"
+                     : unknown             ? "any model (no catalog family; map it with --gpu-map)"
+                     : gpu.models.empty()  ? "any model"
+                                           : "";
+  for (const std::string& m : gpu.models) seen += (seen.empty() ? "" : " or ") + m;
+  std::string types;
+  for (const std::string& t : tres->gpu_types) types += (types.empty() ? "" : ",") + t;
+  ++counts_.gpu_names[(types.empty() ? "untyped" : "type " + types) +
+                      (partition.empty() ? "" : " in partition " + std::string(partition)) +
+                      " -> " + seen];
+  if (int64_t found = specs_.Find(key); found >= 0) return static_cast<uint32_t>(found);
+  JobSpec spec;
+  spec.name = name;
+  spec.tenant = tenant;
+  spec.kind = WorkloadKind::kTraining;
+  spec.resources.gpus = gpus;
+  if (gpus > 0) spec.resources.gpu_models = gpu.models;
+  spec.work.recorded_on = gpus > 0 ? gpu.recorded_on : "";
+  if (tres->vcpus > 0) spec.resources.vcpus = tres->vcpus;
+  if (tres->ram_gib > 0) spec.resources.ram_gib = tres->ram_gib;
+  if (!partition.empty()) spec.labels["slurm.partition"] = std::string(partition);
+  if (!qos.empty()) spec.labels["slurm.qos"] = qos;
+  if (tres->nodes > 1) spec.labels["slurm.nodes"] = std::to_string(tres->nodes);
+  spec.origin.source = source_;
+  spec.origin.path = "line " + std::to_string(line);
+  return specs_.Add(key, std::move(spec));
+}
+
+std::string SacctReader::UniqueName(std::string_view id) {
+  const int64_t n = ++names_[std::string(id)];
+  if (n == 1) return std::string(id);
+  ++counts_.renamed;
+  return std::string(id) + "#" + std::to_string(n);
+}
+
+void SacctReader::Row(std::string_view text, int64_t line) {
+  const std::vector<std::string_view> row = SplitPipes(text);
+  if (row.size() != columns_.size()) {
+    errors_.Add(line, "", "", "has " + std::to_string(row.size()) + " fields; the header has " +
+                                  std::to_string(columns_.size()));
+    ++counts_.malformed;
+    return;
+  }
+  std::string_view id = Field(row, "JobID");
+  if (id.empty()) id = Field(row, "JobIDRaw");
+  if (IsJobStep(id)) return void(++counts_.steps);
+  const size_t before = errors_.count();
+  bool bad = id.empty();
+  if (bad) errors_.Add(line, "JobIDRaw", "", "is empty");
+  std::optional<UnixSeconds> submit = Time("Submit", Field(row, "Submit"), line, &bad);
+  std::optional<UnixSeconds> start = Time("Start", Field(row, "Start"), line, &bad);
+  std::optional<UnixSeconds> end = Time("End", Field(row, "End"), line, &bad);
+  const std::string state = StateWord(Field(row, "State"));
+  if (!bad && !submit) errors_.Add(line, "Submit", Quote(Field(row, "Submit")), "is unknown");
+  if (!bad && state.empty()) errors_.Add(line, "State", "", "is empty");
+  if (errors_.count() == before && !start) return void(++counts_.never_started);
+  std::optional<int64_t> limit = ParseTimeLimit(Field(row, "Timelimit"));
+  if (!limit) errors_.Add(line, "Timelimit", Quote(Field(row, "Timelimit")), "is not a time limit");
+  std::optional<int64_t> run =
+      errors_.count() == before ? RunSeconds(row, *start, end, line) : std::optional<int64_t>(0);
+  std::optional<uint32_t> spec;
+  if (errors_.count() == before) spec = Spec(row, std::string(id), line);
+  if (errors_.count() != before) return void(++counts_.malformed);
+  if (!end) ++counts_.running;
+  ++counts_.states[state];
+  jobs_.push_back({UniqueName(id), *submit, *run, *limit, *spec});
+}
+
+void SacctReader::Finish() {
+  UnixSeconds first = jobs_.front().submit;
+  for (const SacctJob& j : jobs_) first = std::min(first, j.submit);
+  for (SacctJob& j : jobs_) {
+    TraceJob tj;
+    tj.name = std::move(j.name);
+    tj.spec = j.spec;
+    tj.submit_s = j.submit - first;
+    tj.duration_s = j.run_s;
+    tj.time_limit_s = j.limit_s;
+    trace_.jobs.push_back(std::move(tj));
+  }
+  auto& notes = trace_.notes;
+  notes.push_back("second 0 is the earliest Submit, " + FormatRfc3339(first) + " (in " +
+                  (zone_.name().empty() ? "the machine's time zone" : zone_.name()) +
+                  "); pass --start to align prices and carbon");
+  std::string states;
+  for (const auto& [s, n] : counts_.states) states += (states.empty() ? "" : ", ") + WithThousands(n) + " " + s;
+  notes.push_back("replayed by state: " + states);
+  for (const auto& [how, n] : counts_.gpu_names) notes.push_back("GPUs: " + how + ": " + WithThousands(n) + " jobs");
+  auto count = [&](int64_t n, const std::string& what) {
+    if (n > 0) notes.push_back(WithThousands(n) + " " + what);
+  };
+  count(counts_.never_started, "jobs never started (Start Unknown/None): not replayed");
+  count(counts_.steps, "job step rows (123.batch, 123.0): skipped, the allocation row stands for the job");
+  count(counts_.running, "jobs still running at the end of the query: replayed for their Elapsed so far");
+  count(counts_.renamed, "rows repeat a job ID (requeued runs): named ID#2, ID#3, ...");
+  if (counts_.malformed > 0) {
+    const std::string first_error = errors_.ToStatus().message();
+    count(counts_.malformed, "malformed rows skipped; the first: " +
+                                 first_error.substr(0, first_error.find('\n')));
+  }
+}
+
+Status SacctReader::Read(std::string_view all) {
+  int64_t line = 0;
+  size_t start = 0;
+  bool header = true;
+  while (start < all.size()) {
+    size_t end = all.find('\n', start);
+    if (end == std::string_view::npos) end = all.size();
+    std::string_view one = all.substr(start, end - start);
+    start = end + 1;
+    ++line;
+    if (!one.empty() && one.back() == '\r') one.remove_suffix(1);
+    if (one.empty()) continue;
+    if (header) {
+      if (Status s = columns_.Read(one, source_); !s.ok()) return s;
+      header = false;
+      continue;
+    }
+    Row(one, line);
+  }
+  if (header) return Status::Invalid(source_ + ": is empty; expected sacct --parsable2 output with its header line");
+  if (jobs_.empty() && !errors_.ok()) return errors_.ToStatus();
+  if (jobs_.empty()) {
+    return Status::Invalid(source_ + ": no job in the file started (" +
+                           WithThousands(counts_.never_started) + " never started, " +
+                           WithThousands(counts_.steps) + " step rows); nothing to replay");
+  }
+  Finish();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadSacct(const std::string& path, const TraceOptions& options,
+                 const catalog::Catalog& catalog, Trace& trace) {
+  Result<GpuMap> map = GpuMap::Load(options.gpu_map_path, catalog);
+  if (!map.ok()) return map.status();
+  Result<std::unique_ptr<ZoneScope>> zone = ZoneScope::Open(options.time_zone);
+  if (!zone.ok()) return zone.status();
+  Result<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  SacctReader reader(path, catalog, *map, **zone, trace);
+  return reader.Read(*text);
+}
+
+}  // namespace meridian::sim
