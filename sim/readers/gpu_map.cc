@@ -12,12 +12,6 @@ namespace meridian::sim {
 
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::vector<std::string> Tokens(std::string_view s) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -32,7 +26,7 @@ std::vector<std::string> Tokens(std::string_view s) {
 
 // "NVIDIA_A100-SXM4-80GB" -> "a100-sxm4-80gb".
 std::string Normalize(std::string_view name) {
-  std::string s = Lower(name);
+  std::string s = Lowercase(name);
   std::replace(s.begin(), s.end(), '_', '-');
   std::replace(s.begin(), s.end(), ' ', '-');
   for (bool stripped = true; stripped;) {
@@ -104,7 +98,7 @@ Result<GpuMap> GpuMap::Load(const std::string& path, const catalog::Catalog& cat
     const std::string key = kv.first.Scalar();
     std::vector<std::string> models = EntryModels(kv.second, key, catalog, errors);
     if (models.empty()) continue;
-    if (!map.entries_.emplace(Lower(key), std::move(models)).second) {
+    if (!map.entries_.emplace(Lowercase(key), std::move(models)).second) {
       errors.Add(kv.first.Mark().line + 1, key, "", "is mapped twice (names are case-insensitive)");
     }
   }
@@ -113,13 +107,13 @@ Result<GpuMap> GpuMap::Load(const std::string& path, const catalog::Catalog& cat
 }
 
 const std::vector<std::string>* GpuMap::Find(std::string_view name) const {
-  auto it = entries_.find(Lower(name));
+  auto it = entries_.find(Lowercase(name));
   return it == entries_.end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> NamedModels(std::string_view name, const catalog::Catalog& catalog) {
   // GKE's names of its first A100 and V100 parts say no memory size.
-  const std::string lower = Lower(name);
+  const std::string lower = Lowercase(name);
   std::string normal = lower == "nvidia-tesla-a100"   ? "a100-40gb"
                        : lower == "nvidia-tesla-v100" ? "v100-16gb"
                                                       : Normalize(name);
@@ -128,7 +122,7 @@ std::vector<std::string> NamedModels(std::string_view name, const catalog::Catal
   std::vector<std::string> family, all, best;
   size_t most = 0;
   for (const catalog::GpuModel& g : catalog.gpus()) {
-    const std::vector<std::string> model = Tokens(Lower(g.name));
+    const std::vector<std::string> model = Tokens(Lowercase(g.name));
     if (model.empty() || model.front() != tokens.front()) continue;
     family.push_back(g.name);
     const auto [found, every] = Overlap(model, tokens);
@@ -138,6 +132,15 @@ std::vector<std::string> NamedModels(std::string_view name, const catalog::Catal
   }
   if (!all.empty()) return all;
   return best.empty() ? family : best;
+}
+
+Result<HistoryFile> LoadHistory(const std::string& path, const TraceOptions& options,
+                                const catalog::Catalog& catalog) {
+  Result<GpuMap> map = GpuMap::Load(options.gpu_map_path, catalog);
+  if (!map.ok()) return map.status();
+  Result<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  return HistoryFile{std::move(map).value(), std::move(text).value()};
 }
 
 GpuChoice ChoiceOf(std::vector<std::string> models, const catalog::Catalog& catalog) {

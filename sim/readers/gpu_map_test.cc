@@ -10,11 +10,6 @@
 namespace meridian::sim {
 namespace {
 
-const catalog::Catalog& Embedded() {
-  static auto c = catalog::Catalog::LoadEmbedded();
-  return **c;
-}
-
 using Models = std::vector<std::string>;
 
 TEST(GpuMap, NamedModels) {
@@ -40,14 +35,14 @@ TEST(GpuMap, NamedModels) {
       {"rtx_a6000", {}},                                // no such family
       {"", {}},
   };
-  for (const auto& c : cases) EXPECT_EQ(NamedModels(c.name, Embedded()), c.models) << c.name;
+  for (const auto& c : cases) EXPECT_EQ(NamedModels(c.name, EmbeddedCatalog()), c.models) << c.name;
 }
 
 TEST(GpuMap, ChoiceIsInCatalogOrderAndRecordedOnTheFirst) {
-  GpuChoice c = ChoiceOf({"A100-80GB", "A100-40GB"}, Embedded());
+  GpuChoice c = ChoiceOf({"A100-80GB", "A100-40GB"}, EmbeddedCatalog());
   EXPECT_EQ(c.models, (Models{"A100-40GB", "A100-80GB"}));
   EXPECT_EQ(c.recorded_on, "A100-40GB");
-  EXPECT_EQ(ChoiceOf({}, Embedded()).recorded_on, "");
+  EXPECT_EQ(ChoiceOf({}, EmbeddedCatalog()).recorded_on, "");
 }
 
 TEST(GpuMap, LoadsTypesPartitionsAndLists) {
@@ -57,25 +52,25 @@ TEST(GpuMap, LoadsTypesPartitionsAndLists) {
       "rtx_a6000: [L40S, A10]\n"
       "partition:inference: L4\n",
       ".yaml");
-  Result<GpuMap> m = GpuMap::Load(path, Embedded());
+  Result<GpuMap> m = GpuMap::Load(path, EmbeddedCatalog());
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_NE(m->Find("a100"), nullptr);  // case-insensitive
   EXPECT_EQ(*m->Find("a100"), Models{"A100-80GB"});
   EXPECT_EQ(*m->Find("RTX_A6000"), (Models{"L40S", "A10"}));
   EXPECT_EQ(*m->Find("partition:inference"), Models{"L4"});
   EXPECT_EQ(m->Find("h100"), nullptr);
-  EXPECT_TRUE(GpuMap::Load("", Embedded()).ok());  // no map
+  EXPECT_TRUE(GpuMap::Load("", EmbeddedCatalog()).ok());  // no map
 }
 
 TEST(GpuMap, UnknownModelsAreNamedWithTheirLine) {
   const std::string path = ScratchFile("a100: A100-80GB\nh100: H100\nv100: [V100-16GB, 7]\n", ".yaml");
-  Result<GpuMap> m = GpuMap::Load(path, Embedded());
+  Result<GpuMap> m = GpuMap::Load(path, EmbeddedCatalog());
   ASSERT_FALSE(m.ok());
   const std::string& e = m.status().message();
   EXPECT_NE(e.find(path + ":2: h100: \"H100\" is not a GPU model in the catalog; did you mean"),
             std::string::npos) << e;
   EXPECT_NE(e.find(path + ":3: v100: \"7\" is not a GPU model in the catalog"), std::string::npos) << e;
-  Result<GpuMap> list = GpuMap::Load(ScratchFile("- a100\n", ".yaml"), Embedded());
+  Result<GpuMap> list = GpuMap::Load(ScratchFile("- a100\n", ".yaml"), EmbeddedCatalog());
   ASSERT_FALSE(list.ok());
   EXPECT_NE(list.status().message().find(":1: is not a map of GPU names"), std::string::npos);
 }

@@ -310,17 +310,15 @@ Status JobsReader::Read(const json& list) {
 
 Status ReadK8sJobs(const std::string& path, const TraceOptions& options,
                    const catalog::Catalog& catalog, Trace& trace) {
-  Result<GpuMap> map = GpuMap::Load(options.gpu_map_path, catalog);
-  if (!map.ok()) return map.status();
-  Result<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) return text.status();
+  Result<HistoryFile> history = LoadHistory(path, options, catalog);
+  if (!history.ok()) return history.status();
   json list;
   try {
-    list = json::parse(*text);
+    list = json::parse(history->text);
   } catch (const json::parse_error& e) {
     return Status::Invalid(path + ": is not valid JSON: " + e.what());
   }
-  JobsReader reader(path, catalog, *map, trace);
+  JobsReader reader(path, catalog, history->map, trace);
   return reader.Read(list);
 }
 

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include "catalog/catalog.h"
 #include "sim/readers/test_files.h"
 #include "sim/trace.h"
 
@@ -14,87 +13,65 @@ namespace {
 
 using Models = std::vector<std::string>;
 
-const catalog::Catalog& Embedded() {
-  static auto c = catalog::Catalog::LoadEmbedded();
-  return **c;
-}
-
 Result<Trace> Read(const std::string& path, const std::string& map = "") {
   TraceOptions o;
   o.gpu_map_path = map;
-  return ReadTrace(path, TraceFormat::kK8sJobs, Embedded(), o);
+  return ReadTrace(path, TraceFormat::kK8sJobs, EmbeddedCatalog(), o);
 }
 
 std::string Fixture() { return std::string(MERIDIAN_READERS_TESTDATA) + "/k8s_jobs.json"; }
-
-const TraceJob* Job(const Trace& t, const std::string& name) {
-  for (const TraceJob& j : t.jobs) {
-    if (j.name == name) return &j;
-  }
-  ADD_FAILURE() << "no job " << name;
-  return nullptr;
-}
-
-std::string Notes(const Trace& t) {
-  std::string all;
-  for (const std::string& n : t.notes) all += n + "\n";
-  return all;
-}
-
-bool HasNote(const Trace& t, const std::string& text) {
-  return Notes(t).find(text) != std::string::npos;
-}
 
 TEST(K8sJobs, ReadsTheFixture) {
   Result<Trace> t = Read(Fixture());
   ASSERT_TRUE(t.ok()) << t.status().message();
   // Five Jobs: "waiting" never started, "still-running" has not finished.
-  ASSERT_EQ(t->jobs.size(), 3u) << Notes(*t);
+  ASSERT_EQ(t->jobs.size(), 3u) << NotesOf(*t);
 
-  // Created 09:00:00Z (the earliest: 0), started 09:00:30Z, completed
-  // 10:30:30Z: 5400 s. Containers 4 + 0 GPUs; the init container's 1 is
-  // less. GFD product NVIDIA-A100-SXM4-80GB: A100-80GB.
-  const TraceJob& a = *Job(*t, "team-a/train-a100");
-  EXPECT_EQ(a.submit_s, 0);
-  EXPECT_EQ(a.duration_s, 5400);
-  const JobSpec& as = *t->specs[a.spec];
-  EXPECT_EQ(as.resources.gpus, 4);
-  EXPECT_EQ(as.resources.gpu_models, Models{"A100-80GB"});
-  EXPECT_EQ(as.work.recorded_on, "A100-80GB");
-  EXPECT_EQ(as.tenant, "team-a");
+  const struct {
+    const char* name;
+    int64_t submit_s, duration_s;
+    int gpus;
+    Models models;
+    const char* tenant;
+  } want[] = {
+      // Created 09:00:00Z (the earliest: 0), started 09:00:30Z, completed
+      // 10:30:30Z: 5400 s. Containers 4 + 0 GPUs; the init container's 1
+      // is less. GFD product NVIDIA-A100-SXM4-80GB: A100-80GB.
+      {"team-a/train-a100", 0, 5400, 4, {"A100-80GB"}, "team-a"},
+      // Created 09:10 (600 s); started 09:20, Failed at 11:20: 7200 s. Two
+      // pods of 8 GPUs in parallel: a gang of 16. GKE nvidia-h100-80gb by
+      // node affinity: H100-80GB. Tenant: its Kueue queue.
+      {"team-b/dist", 600, 7200, 16, {"H100-80GB"}, "research"},
+      // Created 10:00 (3600 s); 10 min. One DRA claim, no product: 1 GPU,
+      // any model.
+      {"team-c/dra", 3600, 600, 1, {}, "team-c"},
+  };
+  for (const auto& w : want) {
+    const TraceJob* j = FindJob(*t, w.name);
+    ASSERT_NE(j, nullptr);
+    const JobSpec& spec = *t->specs[j->spec];
+    EXPECT_EQ(j->submit_s, w.submit_s) << w.name;
+    EXPECT_EQ(j->duration_s, w.duration_s) << w.name;
+    EXPECT_EQ(spec.resources.gpus, w.gpus) << w.name;
+    EXPECT_EQ(spec.resources.gpu_models, w.models) << w.name;
+    EXPECT_EQ(spec.work.recorded_on, w.models.empty() ? "" : w.models.front()) << w.name;
+    EXPECT_EQ(spec.tenant, w.tenant) << w.name;
+  }
+  EXPECT_EQ(t->specs[FindJob(*t, "team-b/dist")->spec]->labels.at("k8s.pods"), "2");
 
-  // Created 09:10 (600 s); started 09:20, Failed at 11:20: 7200 s. Two pods
-  // of 8 GPUs in parallel: a gang of 16. GKE nvidia-h100-80gb by node
-  // affinity: H100-80GB. Tenant: its Kueue queue.
-  const TraceJob& b = *Job(*t, "team-b/dist");
-  EXPECT_EQ(b.submit_s, 600);
-  EXPECT_EQ(b.duration_s, 7200);
-  const JobSpec& bs = *t->specs[b.spec];
-  EXPECT_EQ(bs.resources.gpus, 16);
-  EXPECT_EQ(bs.resources.gpu_models, Models{"H100-80GB"});
-  EXPECT_EQ(bs.tenant, "research");
-  EXPECT_EQ(bs.labels.at("k8s.pods"), "2");
-
-  // Created 10:00 (3600 s); 10 min. One DRA claim, no product: 1 GPU, any model.
-  const TraceJob& c = *Job(*t, "team-c/dra");
-  EXPECT_EQ(c.submit_s, 3600);
-  EXPECT_EQ(c.duration_s, 600);
-  EXPECT_EQ(t->specs[c.spec]->resources.gpus, 1);
-  EXPECT_TRUE(t->specs[c.spec]->resources.gpu_models.empty());
-
-  EXPECT_TRUE(HasNote(*t, "1 Jobs never started")) << Notes(*t);
-  EXPECT_TRUE(HasNote(*t, "1 Jobs not finished")) << Notes(*t);
-  EXPECT_TRUE(HasNote(*t, "1 Jobs with DRA resourceClaims")) << Notes(*t);
-  EXPECT_TRUE(HasNote(*t, "1 Jobs with parallelism > 1")) << Notes(*t);
-  EXPECT_TRUE(HasNote(*t, "1 Jobs take their tenant from kueue.x-k8s.io/queue-name")) << Notes(*t);
-  EXPECT_TRUE(HasNote(*t, "second 0 is the earliest creationTimestamp, 2026-03-01T09:00:00Z")) << Notes(*t);
+  EXPECT_TRUE(HasNote(*t, "1 Jobs never started")) << NotesOf(*t);
+  EXPECT_TRUE(HasNote(*t, "1 Jobs not finished")) << NotesOf(*t);
+  EXPECT_TRUE(HasNote(*t, "1 Jobs with DRA resourceClaims")) << NotesOf(*t);
+  EXPECT_TRUE(HasNote(*t, "1 Jobs with parallelism > 1")) << NotesOf(*t);
+  EXPECT_TRUE(HasNote(*t, "1 Jobs take their tenant from kueue.x-k8s.io/queue-name")) << NotesOf(*t);
+  EXPECT_TRUE(HasNote(*t, "second 0 is the earliest creationTimestamp, 2026-03-01T09:00:00Z")) << NotesOf(*t);
 }
 
 TEST(K8sJobs, GpuMapOverridesProductLabels) {
   const std::string map = ScratchFile("NVIDIA-A100-SXM4-80GB: A100-40GB\n", ".yaml");
   Result<Trace> t = Read(Fixture(), map);
   ASSERT_TRUE(t.ok()) << t.status().message();
-  EXPECT_EQ(t->specs[Job(*t, "team-a/train-a100")->spec]->resources.gpu_models, Models{"A100-40GB"});
+  EXPECT_EQ(t->specs[FindJob(*t, "team-a/train-a100")->spec]->resources.gpu_models, Models{"A100-40GB"});
 }
 
 std::string OneJob(const std::string& created, const std::string& gpu) {

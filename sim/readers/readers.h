@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -68,6 +69,13 @@ Status ReadK8sJobs(const std::string& path, const TraceOptions& options,
 
 // The whole file, or kNotFound naming it.
 Result<std::string> ReadWholeFile(const std::string& path);
+
+// Calls `line(text, number)` for each line of `all` (numbers from 1, a
+// trailing '\r' removed) until it returns false.
+void ForEachLine(std::string_view all, const std::function<bool(std::string_view, int64_t)>& line);
+
+// ASCII lowercase.
+std::string Lowercase(std::string_view s);
 
 // "12,345".
 std::string WithThousands(int64_t n);

@@ -31,7 +31,8 @@ std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 class Columns {
  public:
   Status Read(std::string_view header, const std::string& source) {
-    names_ = SplitPipes(header);
+    names_.clear();
+    for (std::string_view name : SplitPipes(header)) names_.push_back(Lowercase(name));
     for (std::string_view need : {"Submit", "Start", "End", "State"}) {
       if (Index(need) < 0) return Missing(need, source);
     }
@@ -40,12 +41,9 @@ class Columns {
     return Status::Ok();
   }
   int Index(std::string_view name) const {
+    const std::string lower = Lowercase(name);
     for (size_t i = 0; i < names_.size(); ++i) {
-      if (names_[i].size() == name.size() &&
-          std::equal(name.begin(), name.end(), names_[i].begin(),
-                     [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
-        return static_cast<int>(i);
-      }
+      if (names_[i] == lower) return static_cast<int>(i);
     }
     return -1;
   }
@@ -57,7 +55,7 @@ class Columns {
                            "; run sacct --parsable2 with --format=JobIDRaw,...,Submit,Start,End,"
                            "State,AllocTRES (docs/trace-format.md)");
   }
-  std::vector<std::string_view> names_;
+  std::vector<std::string> names_;  // lowercased
 };
 
 // One usable allocation, before submit_s is counted from the earliest.
@@ -298,24 +296,19 @@ void SacctReader::Finish() {
 }
 
 Status SacctReader::Read(std::string_view all) {
-  int64_t line = 0;
-  size_t start = 0;
   bool header = true;
-  while (start < all.size()) {
-    size_t end = all.find('\n', start);
-    if (end == std::string_view::npos) end = all.size();
-    std::string_view one = all.substr(start, end - start);
-    start = end + 1;
-    ++line;
-    if (!one.empty() && one.back() == '\r') one.remove_suffix(1);
-    if (one.empty()) continue;
-    if (header) {
-      if (Status s = columns_.Read(one, source_); !s.ok()) return s;
-      header = false;
-      continue;
+  Status bad_header;
+  ForEachLine(all, [&](std::string_view one, int64_t line) {
+    if (one.empty()) return true;
+    if (!header) {
+      Row(one, line);
+      return true;
     }
-    Row(one, line);
-  }
+    header = false;
+    bad_header = columns_.Read(one, source_);
+    return bad_header.ok();
+  });
+  if (!bad_header.ok()) return bad_header;
   if (header) return Status::Invalid(source_ + ": is empty; expected sacct --parsable2 output with its header line");
   if (jobs_.empty() && !errors_.ok()) return errors_.ToStatus();
   if (jobs_.empty()) {
@@ -331,14 +324,12 @@ Status SacctReader::Read(std::string_view all) {
 
 Status ReadSacct(const std::string& path, const TraceOptions& options,
                  const catalog::Catalog& catalog, Trace& trace) {
-  Result<GpuMap> map = GpuMap::Load(options.gpu_map_path, catalog);
-  if (!map.ok()) return map.status();
   Result<std::unique_ptr<ZoneScope>> zone = ZoneScope::Open(options.time_zone);
   if (!zone.ok()) return zone.status();
-  Result<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) return text.status();
-  SacctReader reader(path, catalog, *map, **zone, trace);
-  return reader.Read(*text);
+  Result<HistoryFile> history = LoadHistory(path, options, catalog);
+  if (!history.ok()) return history.status();
+  SacctReader reader(path, catalog, history->map, **zone, trace);
+  return reader.Read(history->text);
 }
 
 }  // namespace meridian::sim

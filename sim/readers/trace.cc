@@ -1,5 +1,6 @@
 // ReadTrace and ParseTraceFormat (sim/trace.h), and what the readers share.
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -68,6 +69,25 @@ Result<std::string> ReadWholeFile(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) return Status::NotFound(path + ": cannot read the trace file");
   return std::move(text).str();
+}
+
+void ForEachLine(std::string_view all, const std::function<bool(std::string_view, int64_t)>& line) {
+  int64_t number = 0;
+  size_t start = 0;
+  while (start < all.size()) {
+    size_t end = all.find('\n', start);
+    if (end == std::string_view::npos) end = all.size();
+    std::string_view one = all.substr(start, end - start);
+    start = end + 1;
+    if (!one.empty() && one.back() == '\r') one.remove_suffix(1);
+    if (!line(one, ++number)) return;
+  }
+}
+
+std::string Lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 std::string WithThousands(int64_t n) {
