@@ -134,15 +134,6 @@ std::vector<std::string> NamedModels(std::string_view name, const catalog::Catal
   return best.empty() ? family : best;
 }
 
-Result<HistoryFile> LoadHistory(const std::string& path, const TraceOptions& options,
-                                const catalog::Catalog& catalog) {
-  Result<GpuMap> map = GpuMap::Load(options.gpu_map_path, catalog);
-  if (!map.ok()) return map.status();
-  Result<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) return text.status();
-  return HistoryFile{std::move(map).value(), std::move(text).value()};
-}
-
 GpuChoice ChoiceOf(std::vector<std::string> models, const catalog::Catalog& catalog) {
   GpuChoice choice;
   for (const catalog::GpuModel& g : catalog.gpus()) {

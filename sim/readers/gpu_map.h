@@ -21,7 +21,6 @@
 
 #include "catalog/catalog.h"
 #include "core/status.h"
-#include "sim/trace.h"
 
 namespace meridian::sim {
 
@@ -56,15 +55,6 @@ class GpuMap {
 // the whole family ("h100"). GKE's "nvidia-tesla-a100" and
 // "nvidia-tesla-v100" are the 40 GB and 16 GB parts. Empty: no family.
 std::vector<std::string> NamedModels(std::string_view name, const catalog::Catalog& catalog);
-
-// What the history readers (sacct, k8s-jobs) start from: the map of
-// `options.gpu_map_path` (empty without one) and the trace file's text.
-struct HistoryFile {
-  GpuMap map;
-  std::string text;
-};
-Result<HistoryFile> LoadHistory(const std::string& path, const TraceOptions& options,
-                                const catalog::Catalog& catalog);
 
 // `models` as a GpuChoice (sorted into catalog order, recorded_on first).
 GpuChoice ChoiceOf(std::vector<std::string> models, const catalog::Catalog& catalog);

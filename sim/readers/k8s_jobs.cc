@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/readers/gpu_map.h"
+#include "sim/readers/history.h"
 #include "sim/readers/readers.h"
 
 namespace meridian::sim {
@@ -259,20 +260,16 @@ uint32_t JobsReader::Spec(const K8sJob& job) {
 }
 
 void JobsReader::Notes(UnixSeconds first) {
-  auto& notes = trace_.notes;
-  notes.push_back("second 0 is the earliest creationTimestamp, " + FormatRfc3339(first) +
-                  "; pass --start to align prices and carbon");
-  for (const auto& [how, n] : counts_.gpu_names) notes.push_back("GPUs: " + how + ": " + WithThousands(n) + " jobs");
-  auto count = [&](int64_t n, const std::string& what) {
-    if (n > 0) notes.push_back(WithThousands(n) + " " + what);
-  };
-  count(counts_.never_started, "Jobs never started (no status.startTime): not replayed");
-  count(counts_.unfinished, "Jobs not finished (no completionTime, not Failed): not replayed");
-  count(counts_.dra, "Jobs with DRA resourceClaims and no nvidia.com/gpu: one GPU per claim");
-  count(counts_.gangs, "Jobs with parallelism > 1: one gang of all their pods' GPUs");
-  count(counts_.queue_tenants, "Jobs take their tenant from " + std::string(kQueueLabel));
+  HistoryNotes notes(trace_.notes);
+  notes.SecondZero("the earliest creationTimestamp", first);
+  notes.GpuNames(counts_.gpu_names);
+  notes.Count(counts_.never_started, "Jobs never started (no status.startTime): not replayed");
+  notes.Count(counts_.unfinished, "Jobs not finished (no completionTime, not Failed): not replayed");
+  notes.Count(counts_.dra, "Jobs with DRA resourceClaims and no nvidia.com/gpu: one GPU per claim");
+  notes.Count(counts_.gangs, "Jobs with parallelism > 1: one gang of all their pods' GPUs");
+  notes.Count(counts_.queue_tenants, "Jobs take their tenant from " + std::string(kQueueLabel));
   if (counts_.malformed > 0) {
-    count(counts_.malformed, "malformed Jobs skipped; the first: " + errors_.front());
+    notes.Count(counts_.malformed, "malformed Jobs skipped; the first: " + errors_.front());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sim/readers/gpu_map.h"
+#include "sim/readers/history.h"
 #include "sim/readers/local_time.h"
 #include "sim/readers/readers.h"
 #include "sim/readers/sacct_fields.h"
@@ -273,25 +274,21 @@ void SacctReader::Finish() {
     tj.time_limit_s = j.limit_s;
     trace_.jobs.push_back(std::move(tj));
   }
-  auto& notes = trace_.notes;
-  notes.push_back("second 0 is the earliest Submit, " + FormatRfc3339(first) + " (in " +
-                  (zone_.name().empty() ? "the machine's time zone" : zone_.name()) +
-                  "); pass --start to align prices and carbon");
+  HistoryNotes notes(trace_.notes);
+  notes.SecondZero("the earliest Submit", first,
+                   zone_.name().empty() ? "the machine's time zone" : zone_.name());
   std::string states;
   for (const auto& [s, n] : counts_.states) states += (states.empty() ? "" : ", ") + WithThousands(n) + " " + s;
-  notes.push_back("replayed by state: " + states);
-  for (const auto& [how, n] : counts_.gpu_names) notes.push_back("GPUs: " + how + ": " + WithThousands(n) + " jobs");
-  auto count = [&](int64_t n, const std::string& what) {
-    if (n > 0) notes.push_back(WithThousands(n) + " " + what);
-  };
-  count(counts_.never_started, "jobs never started (Start Unknown/None): not replayed");
-  count(counts_.steps, "job step rows (123.batch, 123.0): skipped, the allocation row stands for the job");
-  count(counts_.running, "jobs still running at the end of the query: replayed for their Elapsed so far");
-  count(counts_.renamed, "rows repeat a job ID (requeued runs): named ID#2, ID#3, ...");
+  trace_.notes.push_back("replayed by state: " + states);
+  notes.GpuNames(counts_.gpu_names);
+  notes.Count(counts_.never_started, "jobs never started (Start Unknown/None): not replayed");
+  notes.Count(counts_.steps, "job step rows (123.batch, 123.0): skipped, the allocation row stands for the job");
+  notes.Count(counts_.running, "jobs still running at the end of the query: replayed for their Elapsed so far");
+  notes.Count(counts_.renamed, "rows repeat a job ID (requeued runs): named ID#2, ID#3, ...");
   if (counts_.malformed > 0) {
     const std::string first_error = errors_.ToStatus().message();
-    count(counts_.malformed, "malformed rows skipped; the first: " +
-                                 first_error.substr(0, first_error.find('\n')));
+    notes.Count(counts_.malformed, "malformed rows skipped; the first: " +
+                                       first_error.substr(0, first_error.find('\n')));
   }
 }
 

@@ -66,12 +66,11 @@ TEST(SacctFields, TresLists) {
 }
 
 TEST(SacctFields, StepsAndStates) {
-  EXPECT_TRUE(IsJobStep("123.batch"));
-  EXPECT_TRUE(IsJobStep("123.0"));
-  EXPECT_TRUE(IsJobStep("123.extern"));
-  EXPECT_TRUE(IsJobStep("4108_3.0"));
-  EXPECT_FALSE(IsJobStep("4108_3"));
-  EXPECT_FALSE(IsJobStep("4108_[1-3]"));
+  const std::pair<const char*, bool> steps[] = {
+      {"123.batch", true}, {"123.0", true},    {"123.extern", true},
+      {"4108_3.0", true},  {"4108_3", false},  {"4108_[1-3]", false},
+  };
+  for (const auto& [id, step] : steps) EXPECT_EQ(IsJobStep(id), step) << id;
   EXPECT_EQ(StateWord("CANCELLED by 1000"), "CANCELLED");
   EXPECT_EQ(StateWord("NODE_FAIL"), "NODE_FAIL");
   EXPECT_EQ(StateWord(""), "");
