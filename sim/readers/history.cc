@@ -13,6 +13,14 @@ Result<HistoryFile> LoadHistory(const std::string& path, const TraceOptions& opt
   return HistoryFile{std::move(map).value(), std::move(text).value()};
 }
 
+std::string DescribeChoice(const GpuChoice& choice, bool unknown) {
+  if (unknown) return "any model (no catalog family; map it with --gpu-map)";
+  if (choice.models.empty()) return "any model";
+  std::string out;
+  for (const std::string& m : choice.models) out += (out.empty() ? "" : " or ") + m;
+  return out;
+}
+
 void HistoryNotes::SecondZero(const std::string& zero, UnixSeconds first, const std::string& zone) {
   notes_.push_back("second 0 is " + zero + ", " + FormatRfc3339(first) +
                    (zone.empty() ? "" : " (in " + zone + ")") +

@@ -24,6 +24,11 @@ struct HistoryFile {
 Result<HistoryFile> LoadHistory(const std::string& path, const TraceOptions& options,
                                 const catalog::Catalog& catalog);
 
+// How a job's GPU names were read, for the notes: "A100-40GB or A100-80GB",
+// "any model", or with `unknown` (a name of no catalog family) "any model
+// (no catalog family; map it with --gpu-map)".
+std::string DescribeChoice(const GpuChoice& choice, bool unknown);
+
 // Notes of a history trace: where second 0 is (`zero` names what it is:
 // "the earliest Submit"), how GPU names were read ("<names> -> <models>" ->
 // jobs), and counts of what was left out.

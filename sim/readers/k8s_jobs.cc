@@ -235,13 +235,11 @@ uint32_t JobsReader::Spec(const K8sJob& job) {
   }
   if (unknown) models.clear();
   const GpuChoice gpu = ChoiceOf(std::move(models), catalog_);
-  std::string products, seen;
+  std::string products;
   for (const std::string& p : job.products) products += (products.empty() ? "" : ",") + p;
-  for (const std::string& m : gpu.models) seen += (seen.empty() ? "" : " or ") + m;
   if (job.gpus > 0) {
     ++counts_.gpu_names[(products.empty() ? "no GPU product label" : "product " + products) + " -> " +
-                        (unknown ? "any model (no catalog family; map it with --gpu-map)"
-                                 : seen.empty() ? "any model" : seen)];
+                        DescribeChoice(gpu, unknown)];
   }
   std::string key = std::to_string(job.gpus) + "|" + std::to_string(job.pods) + "|" + job.tenant;
   for (const std::string& m : gpu.models) key += "|" + m;

@@ -70,10 +70,12 @@ struct SacctJob {
 
 // Why rows were left out, and what was read, for the notes.
 struct SacctCounts {
-  int64_t steps = 0, never_started = 0, running = 0, malformed = 0, renamed = 0;
+  int64_t steps = 0, never_started = 0, running = 0, malformed = 0, renamed = 0, cpu_only = 0;
   std::map<std::string, int64_t> states;      // of the replayed jobs
   std::map<std::string, int64_t> gpu_names;   // "type a100 -> A100-40GB or A100-80GB" -> jobs
 };
+
+struct SacctShape;
 
 class SacctReader {
  public:
@@ -99,6 +101,7 @@ class SacctReader {
                                int64_t line);
   std::vector<std::string> Models(const Tres& tres, std::string_view partition,
                                   bool* unknown) const;
+  void NoteGpuReading(const SacctShape& shape, bool unknown);
   std::string UniqueName(std::string_view id);
   void Finish();
 
@@ -172,54 +175,68 @@ std::vector<std::string> SacctReader::Models(const Tres& tres, std::string_view 
   return models;
 }
 
+// One allocation's shape, as read from its row.
+struct SacctShape {
+  Tres tres;
+  GpuChoice gpu;
+  std::string tenant, partition, qos;
+  std::string Key() const {
+    std::string key = std::to_string(tres.gpus.value_or(0)) + "|" + std::to_string(tres.nodes) + "|" +
+                      std::to_string(tres.vcpus) + "|" + std::to_string(tres.ram_gib) + "|" + tenant +
+                      "|" + partition + "|" + qos;
+    for (const std::string& m : gpu.models) key += "|" + m;
+    return key;
+  }
+};
+
+JobSpec SpecOf(const SacctShape& shape) {
+  JobSpec spec;
+  const int gpus = shape.tres.gpus.value_or(0);
+  spec.tenant = shape.tenant;
+  spec.kind = WorkloadKind::kTraining;
+  spec.resources.gpus = gpus;
+  if (gpus > 0) spec.resources.gpu_models = shape.gpu.models;
+  spec.work.recorded_on = gpus > 0 ? shape.gpu.recorded_on : "";
+  if (shape.tres.vcpus > 0) spec.resources.vcpus = shape.tres.vcpus;
+  if (shape.tres.ram_gib > 0) spec.resources.ram_gib = shape.tres.ram_gib;
+  if (!shape.partition.empty()) spec.labels["slurm.partition"] = shape.partition;
+  if (!shape.qos.empty()) spec.labels["slurm.qos"] = shape.qos;
+  if (shape.tres.nodes > 1) spec.labels["slurm.nodes"] = std::to_string(shape.tres.nodes);
+  return spec;
+}
+
 std::optional<uint32_t> SacctReader::Spec(const std::vector<std::string_view>& row,
                                           const std::string& name, int64_t line) {
-  const bool alloc = !Field(row, "AllocTRES").empty();
-  const std::string_view column = alloc ? "AllocTRES" : "ReqTRES";
+  const std::string_view column = Field(row, "AllocTRES").empty() ? "ReqTRES" : "AllocTRES";
   std::string why;
   std::optional<Tres> tres = ParseTres(Field(row, column), &why);
   if (!tres) {
     errors_.Add(line, column, Quote(Field(row, column)), why);
     return std::nullopt;
   }
-  const std::string_view partition = Field(row, "Partition");
+  SacctShape shape{*tres, {}, std::string(Field(row, "Account")), std::string(Field(row, "Partition")),
+                   std::string(Field(row, "QOS"))};
+  if (shape.tenant.empty()) shape.tenant = Field(row, "User");
+  if (shape.tenant.empty()) shape.tenant = "default";
   bool unknown = false;
-  const GpuChoice gpu = ChoiceOf(Models(*tres, partition, &unknown), catalog_);
-  std::string tenant(Field(row, "Account"));
-  if (tenant.empty()) tenant = Field(row, "User");
-  if (tenant.empty()) tenant = "default";
-  const int gpus = tres->gpus.value_or(0);
-  const std::string qos(Field(row, "QOS"));
-  std::string key = std::to_string(gpus) + "|" + std::to_string(tres->nodes) + "|" +
-                    std::to_string(tres->vcpus) + "|" + std::to_string(tres->ram_gib) + "|" +
-                    tenant + "|" + std::string(partition) + "|" + qos;
-  for (const std::string& m : gpu.models) key += "|" + m;
-  std::string seen = gpus == 0             ? "no GPUs"
-                     : unknown             ? "any model (no catalog family; map it with --gpu-map)"
-                     : gpu.models.empty()  ? "any model"
-                                           : "";
-  for (const std::string& m : gpu.models) seen += (seen.empty() ? "" : " or ") + m;
-  std::string types;
-  for (const std::string& t : tres->gpu_types) types += (types.empty() ? "" : ",") + t;
-  ++counts_.gpu_names[(types.empty() ? "untyped" : "type " + types) +
-                      (partition.empty() ? "" : " in partition " + std::string(partition)) +
-                      " -> " + seen];
+  shape.gpu = ChoiceOf(Models(*tres, shape.partition, &unknown), catalog_);
+  NoteGpuReading(shape, unknown);
+  const std::string key = shape.Key();
   if (int64_t found = specs_.Find(key); found >= 0) return static_cast<uint32_t>(found);
-  JobSpec spec;
+  JobSpec spec = SpecOf(shape);
   spec.name = name;
-  spec.tenant = tenant;
-  spec.kind = WorkloadKind::kTraining;
-  spec.resources.gpus = gpus;
-  if (gpus > 0) spec.resources.gpu_models = gpu.models;
-  spec.work.recorded_on = gpus > 0 ? gpu.recorded_on : "";
-  if (tres->vcpus > 0) spec.resources.vcpus = tres->vcpus;
-  if (tres->ram_gib > 0) spec.resources.ram_gib = tres->ram_gib;
-  if (!partition.empty()) spec.labels["slurm.partition"] = std::string(partition);
-  if (!qos.empty()) spec.labels["slurm.qos"] = qos;
-  if (tres->nodes > 1) spec.labels["slurm.nodes"] = std::to_string(tres->nodes);
   spec.origin.source = source_;
   spec.origin.path = "line " + std::to_string(line);
   return specs_.Add(key, std::move(spec));
+}
+
+void SacctReader::NoteGpuReading(const SacctShape& shape, bool unknown) {
+  if (shape.tres.gpus.value_or(0) == 0) return void(++counts_.cpu_only);
+  std::string types;
+  for (const std::string& t : shape.tres.gpu_types) types += (types.empty() ? "" : ",") + t;
+  ++counts_.gpu_names[(types.empty() ? "untyped" : "type " + types) +
+                      (shape.partition.empty() ? "" : " in partition " + shape.partition) + " -> " +
+                      DescribeChoice(shape.gpu, unknown)];
 }
 
 std::string SacctReader::UniqueName(std::string_view id) {
@@ -284,6 +301,7 @@ void SacctReader::Finish() {
   notes.Count(counts_.never_started, "jobs never started (Start Unknown/None): not replayed");
   notes.Count(counts_.steps, "job step rows (123.batch, 123.0): skipped, the allocation row stands for the job");
   notes.Count(counts_.running, "jobs still running at the end of the query: replayed for their Elapsed so far");
+  notes.Count(counts_.cpu_only, "jobs without GPUs in their TRES: replayed as CPU-only jobs");
   notes.Count(counts_.renamed, "rows repeat a job ID (requeued runs): named ID#2, ID#3, ...");
   if (counts_.malformed > 0) {
     const std::string first_error = errors_.ToStatus().message();

@@ -155,6 +155,7 @@ TEST(Sacct, ArrayTasksColumnOrderAndRunningJobs) {
   EXPECT_TRUE(HasNote(*t, "1 job step rows")) << NotesOf(*t);
   EXPECT_TRUE(HasNote(*t, "1 jobs still running")) << NotesOf(*t);
   EXPECT_TRUE(HasNote(*t, "1 rows repeat a job ID")) << NotesOf(*t);
+  EXPECT_TRUE(HasNote(*t, "2 jobs without GPUs in their TRES")) << NotesOf(*t);  // 5001, 5001#2
 }
 
 // 2026-10-25, Berlin: 01:59 CEST = 23:59 UTC (Oct 24); 02:30 is ambiguous
