@@ -134,6 +134,12 @@ std::vector<std::string> NamedModels(std::string_view name, const catalog::Catal
   return best.empty() ? family : best;
 }
 
+const std::vector<std::string>& NamedModelsCache::Of(std::string_view name) {
+  auto it = known_.find(name);
+  if (it == known_.end()) it = known_.emplace(std::string(name), NamedModels(name, catalog_)).first;
+  return it->second;
+}
+
 GpuChoice ChoiceOf(std::vector<std::string> models, const catalog::Catalog& catalog) {
   GpuChoice choice;
   for (const catalog::GpuModel& g : catalog.gpus()) {

@@ -56,6 +56,18 @@ class GpuMap {
 // "nvidia-tesla-v100" are the 40 GB and 16 GB parts. Empty: no family.
 std::vector<std::string> NamedModels(std::string_view name, const catalog::Catalog& catalog);
 
+// NamedModels, each name's answer kept: a history repeats a handful of
+// names over many rows. Borrows `catalog`.
+class NamedModelsCache {
+ public:
+  explicit NamedModelsCache(const catalog::Catalog& catalog) : catalog_(catalog) {}
+  const std::vector<std::string>& Of(std::string_view name);
+
+ private:
+  const catalog::Catalog& catalog_;
+  std::map<std::string, std::vector<std::string>, std::less<>> known_;
+};
+
 // `models` as a GpuChoice (sorted into catalog order, recorded_on first).
 GpuChoice ChoiceOf(std::vector<std::string> models, const catalog::Catalog& catalog);
 

@@ -56,7 +56,8 @@ class JobsReader {
  public:
   JobsReader(const std::string& source, const catalog::Catalog& catalog, const GpuMap& map,
              Trace& trace)
-      : source_(source), catalog_(catalog), map_(map), trace_(trace), specs_(&trace.specs) {}
+      : source_(source), catalog_(catalog), map_(map), named_(catalog), trace_(trace),
+        specs_(&trace.specs) {}
 
   Status Read(const json& list);
 
@@ -78,6 +79,7 @@ class JobsReader {
   const std::string& source_;
   const catalog::Catalog& catalog_;
   const GpuMap& map_;
+  NamedModelsCache named_;
   Trace& trace_;
   SpecTable specs_;
   std::vector<std::string> errors_;
@@ -229,7 +231,7 @@ uint32_t JobsReader::Spec(const K8sJob& job) {
   bool unknown = false;
   for (const std::string& product : job.products) {
     const std::vector<std::string>* mapped = map_.Find(product);
-    std::vector<std::string> named = mapped ? *mapped : NamedModels(product, catalog_);
+    const std::vector<std::string>& named = mapped ? *mapped : named_.Of(product);
     unknown = unknown || named.empty();
     models.insert(models.end(), named.begin(), named.end());
   }

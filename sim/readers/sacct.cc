@@ -3,6 +3,8 @@
 // started. docs/trace-format.md says how each column maps and what is left
 // out.
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <map>
 
 #include "sim/readers/gpu_map.h"
@@ -28,27 +30,37 @@ std::vector<std::string_view> SplitPipes(std::string_view line) {
 
 std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-// Where each column is, by header name (case-insensitive); -1: absent.
+// The columns read, by the names sacct's header gives them.
+enum class Col { kJobIdRaw, kJobId, kUser, kAccount, kPartition, kQos, kSubmit, kStart, kEnd,
+                 kElapsed, kTimelimit, kState, kAllocTres, kReqTres, kCount };
+constexpr std::string_view kColumnNames[] = {
+    "JobIDRaw", "JobID",     "User",  "Account", "Partition", "QOS",       "Submit",
+    "Start",    "End",       "Elapsed", "Timelimit", "State", "AllocTRES", "ReqTRES"};
+static_assert(std::size(kColumnNames) == static_cast<size_t>(Col::kCount));
+
+std::string_view NameOf(Col c) { return kColumnNames[static_cast<size_t>(c)]; }
+
+// Where each column is, found by header name (case-insensitive); -1: absent.
 class Columns {
  public:
   Status Read(std::string_view header, const std::string& source) {
-    names_.clear();
-    for (std::string_view name : SplitPipes(header)) names_.push_back(Lowercase(name));
-    for (std::string_view need : {"Submit", "Start", "End", "State"}) {
-      if (Index(need) < 0) return Missing(need, source);
+    std::vector<std::string> names;
+    for (std::string_view name : SplitPipes(header)) names.push_back(Lowercase(name));
+    size_ = names.size();
+    for (size_t c = 0; c < std::size(kColumnNames); ++c) {
+      auto it = std::find(names.begin(), names.end(), Lowercase(kColumnNames[c]));
+      index_[c] = it == names.end() ? -1 : static_cast<int>(it - names.begin());
     }
-    if (Index("JobIDRaw") < 0 && Index("JobID") < 0) return Missing("JobIDRaw", source);
-    if (Index("AllocTRES") < 0 && Index("ReqTRES") < 0) return Missing("AllocTRES", source);
+    for (Col need : {Col::kSubmit, Col::kStart, Col::kEnd, Col::kState}) {
+      if (!Has(need)) return Missing(NameOf(need), source);
+    }
+    if (!Has(Col::kJobIdRaw) && !Has(Col::kJobId)) return Missing("JobIDRaw", source);
+    if (!Has(Col::kAllocTres) && !Has(Col::kReqTres)) return Missing("AllocTRES", source);
     return Status::Ok();
   }
-  int Index(std::string_view name) const {
-    const std::string lower = Lowercase(name);
-    for (size_t i = 0; i < names_.size(); ++i) {
-      if (names_[i] == lower) return static_cast<int>(i);
-    }
-    return -1;
-  }
-  size_t size() const { return names_.size(); }
+  int Index(Col c) const { return index_[static_cast<size_t>(c)]; }
+  bool Has(Col c) const { return Index(c) >= 0; }
+  size_t size() const { return size_; }
 
  private:
   static Status Missing(std::string_view name, const std::string& source) {
@@ -56,7 +68,8 @@ class Columns {
                            "; run sacct --parsable2 with --format=JobIDRaw,...,Submit,Start,End,"
                            "State,AllocTRES (docs/trace-format.md)");
   }
-  std::vector<std::string> names_;  // lowercased
+  int index_[static_cast<size_t>(Col::kCount)] = {};
+  size_t size_ = 0;
 };
 
 // One usable allocation, before submit_s is counted from the earliest.
@@ -81,18 +94,18 @@ class SacctReader {
  public:
   SacctReader(const std::string& source, const catalog::Catalog& catalog, const GpuMap& map,
               const ZoneScope& zone, Trace& trace)
-      : source_(source), catalog_(catalog), map_(map), zone_(zone), trace_(trace),
+      : source_(source), catalog_(catalog), map_(map), named_(catalog), zone_(zone), trace_(trace),
         specs_(&trace.specs), errors_(source) {}
 
   Status Read(std::string_view all);
 
  private:
-  std::string_view Field(const std::vector<std::string_view>& row, std::string_view name) const {
-    const int i = columns_.Index(name);
+  std::string_view Field(const std::vector<std::string_view>& row, Col c) const {
+    const int i = columns_.Index(c);
     return i < 0 ? std::string_view() : row[static_cast<size_t>(i)];
   }
   void Row(std::string_view text, int64_t line);
-  std::optional<UnixSeconds> Time(std::string_view column, std::string_view value, int64_t line,
+  std::optional<UnixSeconds> Time(const std::vector<std::string_view>& row, Col column, int64_t line,
                                   bool* bad);
   std::optional<int64_t> RunSeconds(const std::vector<std::string_view>& row,
                                     UnixSeconds start, std::optional<UnixSeconds> end,
@@ -100,7 +113,7 @@ class SacctReader {
   std::optional<uint32_t> Spec(const std::vector<std::string_view>& row, const std::string& name,
                                int64_t line);
   std::vector<std::string> Models(const Tres& tres, std::string_view partition,
-                                  bool* unknown) const;
+                                  bool* unknown);
   void NoteGpuReading(const SacctShape& shape, bool unknown);
   std::string UniqueName(std::string_view id);
   void Finish();
@@ -108,6 +121,7 @@ class SacctReader {
   const std::string& source_;
   const catalog::Catalog& catalog_;
   const GpuMap& map_;
+  NamedModelsCache named_;
   const ZoneScope& zone_;
   Trace& trace_;
   SpecTable specs_;
@@ -118,12 +132,13 @@ class SacctReader {
   std::map<std::string, int64_t> names_;
 };
 
-std::optional<UnixSeconds> SacctReader::Time(std::string_view column, std::string_view value,
+std::optional<UnixSeconds> SacctReader::Time(const std::vector<std::string_view>& row, Col column,
                                              int64_t line, bool* bad) {
+  const std::string_view value = Field(row, column);
   if (value.empty() || value == "Unknown" || value == "None") return std::nullopt;
   std::optional<CivilTime> wall = ParseWallTime(value);
   if (!wall) {
-    errors_.Add(line, column, Quote(value),
+    errors_.Add(line, NameOf(column), Quote(value),
                 "is not a sacct time (YYYY-MM-DDTHH:MM:SS; leave SLURM_TIME_FORMAT unset)");
     *bad = true;
     return std::nullopt;
@@ -134,19 +149,19 @@ std::optional<UnixSeconds> SacctReader::Time(std::string_view column, std::strin
 std::optional<int64_t> SacctReader::RunSeconds(const std::vector<std::string_view>& row,
                                                UnixSeconds start, std::optional<UnixSeconds> end,
                                                int64_t line) {
-  const std::string_view elapsed = Field(row, "Elapsed");
+  const std::string_view elapsed = Field(row, Col::kElapsed);
   if (!elapsed.empty()) {
     std::optional<int64_t> s = ParseSlurmDuration(elapsed);
     if (!s) errors_.Add(line, "Elapsed", Quote(elapsed), "is not a duration ([D-]HH:MM:SS)");
     return s;
   }
   if (!end) {
-    errors_.Add(line, "End", Quote(Field(row, "End")),
+    errors_.Add(line, "End", Quote(Field(row, Col::kEnd)),
                 "is unknown and the row has no Elapsed: the run time cannot be told");
     return std::nullopt;
   }
   if (*end < start) {
-    errors_.Add(line, "End", Quote(Field(row, "End")), "is before Start");
+    errors_.Add(line, "End", Quote(Field(row, Col::kEnd)), "is before Start");
     return std::nullopt;
   }
   return *end - start;
@@ -156,16 +171,16 @@ std::optional<int64_t> SacctReader::RunSeconds(const std::vector<std::string_vie
 // partition, else the type read as a catalog model or family (gpu_map.h).
 // `*unknown`: a type that names nothing (the job may use any model).
 std::vector<std::string> SacctReader::Models(const Tres& tres, std::string_view partition,
-                                             bool* unknown) const {
+                                             bool* unknown) {
   const std::vector<std::string>* by_partition =
       map_.Find("partition:" + std::string(partition));
   if (tres.gpu_types.empty()) return by_partition ? *by_partition : std::vector<std::string>();
   std::vector<std::string> models;
   for (const std::string& type : tres.gpu_types) {
     const std::vector<std::string>* mapped = map_.Find(type);
-    std::vector<std::string> named = mapped         ? *mapped
-                                     : by_partition ? *by_partition
-                                                    : NamedModels(type, catalog_);
+    const std::vector<std::string>& named = mapped         ? *mapped
+                                            : by_partition ? *by_partition
+                                                           : named_.Of(type);
     if (named.empty()) {
       *unknown = true;
       return {};
@@ -182,7 +197,7 @@ struct SacctShape {
   std::string tenant, partition, qos;
   std::string Key() const {
     std::string key = std::to_string(tres.gpus.value_or(0)) + "|" + std::to_string(tres.nodes) + "|" +
-                      std::to_string(tres.vcpus) + "|" + std::to_string(tres.ram_gib) + "|" + tenant +
+                      std::to_string(tres.vcpus) + "|" + std::to_string(std::llround(tres.ram_gib * 1024)) + "|" + tenant +
                       "|" + partition + "|" + qos;
     for (const std::string& m : gpu.models) key += "|" + m;
     return key;
@@ -207,16 +222,16 @@ JobSpec SpecOf(const SacctShape& shape) {
 
 std::optional<uint32_t> SacctReader::Spec(const std::vector<std::string_view>& row,
                                           const std::string& name, int64_t line) {
-  const std::string_view column = Field(row, "AllocTRES").empty() ? "ReqTRES" : "AllocTRES";
+  const Col column = Field(row, Col::kAllocTres).empty() ? Col::kReqTres : Col::kAllocTres;
   std::string why;
   std::optional<Tres> tres = ParseTres(Field(row, column), &why);
   if (!tres) {
-    errors_.Add(line, column, Quote(Field(row, column)), why);
+    errors_.Add(line, NameOf(column), Quote(Field(row, column)), why);
     return std::nullopt;
   }
-  SacctShape shape{*tres, {}, std::string(Field(row, "Account")), std::string(Field(row, "Partition")),
-                   std::string(Field(row, "QOS"))};
-  if (shape.tenant.empty()) shape.tenant = Field(row, "User");
+  SacctShape shape{*tres, {}, std::string(Field(row, Col::kAccount)), std::string(Field(row, Col::kPartition)),
+                   std::string(Field(row, Col::kQos))};
+  if (shape.tenant.empty()) shape.tenant = Field(row, Col::kUser);
   if (shape.tenant.empty()) shape.tenant = "default";
   bool unknown = false;
   shape.gpu = ChoiceOf(Models(*tres, shape.partition, &unknown), catalog_);
@@ -254,21 +269,21 @@ void SacctReader::Row(std::string_view text, int64_t line) {
     ++counts_.malformed;
     return;
   }
-  std::string_view id = Field(row, "JobID");
-  if (id.empty()) id = Field(row, "JobIDRaw");
+  std::string_view id = Field(row, Col::kJobId);
+  if (id.empty()) id = Field(row, Col::kJobIdRaw);
   if (IsJobStep(id)) return void(++counts_.steps);
   const size_t before = errors_.count();
   bool bad = id.empty();
   if (bad) errors_.Add(line, "JobIDRaw", "", "is empty");
-  std::optional<UnixSeconds> submit = Time("Submit", Field(row, "Submit"), line, &bad);
-  std::optional<UnixSeconds> start = Time("Start", Field(row, "Start"), line, &bad);
-  std::optional<UnixSeconds> end = Time("End", Field(row, "End"), line, &bad);
-  const std::string state = StateWord(Field(row, "State"));
-  if (!bad && !submit) errors_.Add(line, "Submit", Quote(Field(row, "Submit")), "is unknown");
+  std::optional<UnixSeconds> submit = Time(row, Col::kSubmit, line, &bad);
+  std::optional<UnixSeconds> start = Time(row, Col::kStart, line, &bad);
+  std::optional<UnixSeconds> end = Time(row, Col::kEnd, line, &bad);
+  const std::string state = StateWord(Field(row, Col::kState));
+  if (!bad && !submit) errors_.Add(line, "Submit", Quote(Field(row, Col::kSubmit)), "is unknown");
   if (!bad && state.empty()) errors_.Add(line, "State", "", "is empty");
   if (errors_.count() == before && !start) return void(++counts_.never_started);
-  std::optional<int64_t> limit = ParseTimeLimit(Field(row, "Timelimit"));
-  if (!limit) errors_.Add(line, "Timelimit", Quote(Field(row, "Timelimit")), "is not a time limit");
+  std::optional<int64_t> limit = ParseTimeLimit(Field(row, Col::kTimelimit));
+  if (!limit) errors_.Add(line, "Timelimit", Quote(Field(row, Col::kTimelimit)), "is not a time limit");
   std::optional<int64_t> run =
       errors_.count() == before ? RunSeconds(row, *start, end, line) : std::optional<int64_t>(0);
   std::optional<uint32_t> spec;
