@@ -31,6 +31,11 @@ enum class TraceFormat { kOpenb, kDlrm, kJsonl, kSacct, kK8sJobs };
 struct TraceJob {
   std::string name;           // unique within the trace
   uint32_t spec = 0;          // index into Trace::specs (the job's shape)
+  // The run time the job asked for (Slurm's Timelimit), in seconds; -1: none
+  // or unlimited. Recorded for reports only: the replay's backfill reserves
+  // with the recorded run time (duration_s), as if every estimate were exact.
+  // 32 bits (68 years) fill the padding after `spec`.
+  int32_t time_limit_s = -1;
   int64_t submit_s = 0;       // seconds from the start of the trace
   // Recorded run time: the job runs exactly this long wherever it lands (on
   // the spec's gpu_model when it names one). -1: timed by the estimator.
@@ -45,10 +50,6 @@ struct TraceJob {
   // How the job's speed depends on its vCPUs (sim/cpu_model.h); unset: it
   // runs at its recorded speed whatever vCPUs it gets.
   CpuProfile cpu;
-  // The run time the job asked for (Slurm's Timelimit), in seconds; -1: none
-  // or unlimited. Recorded for reports only: the replay's backfill reserves
-  // with the recorded run time (duration_s), as if every estimate were exact.
-  int64_t time_limit_s = -1;
 };
 
 struct Trace {

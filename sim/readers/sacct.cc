@@ -4,6 +4,7 @@
 // out.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <iterator>
 #include <map>
 
@@ -303,7 +304,8 @@ void SacctReader::Finish() {
     tj.spec = j.spec;
     tj.submit_s = j.submit - first;
     tj.duration_s = j.run_s;
-    tj.time_limit_s = j.limit_s;
+    // Past 68 years a limit is no limit.
+    tj.time_limit_s = j.limit_s > INT32_MAX ? -1 : static_cast<int32_t>(j.limit_s);
     trace_.jobs.push_back(std::move(tj));
   }
   HistoryNotes notes(trace_.notes);

@@ -10,7 +10,8 @@ std::optional<int64_t> Whole(std::string_view s) {
   int64_t v = 0;
   if (s.empty()) return std::nullopt;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  // Past a billion (of days, hours, minutes or seconds) it is not a duration.
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0 || v > 1'000'000'000) return std::nullopt;
   return v;
 }
 

@@ -25,6 +25,7 @@ TEST(SacctFields, Durations) {
       {"-5", std::nullopt},
       {"1-", std::nullopt},
       {"01:xx:00", std::nullopt},
+      {"99999999999-00:00:00", std::nullopt},  // no overflow: not a duration
   };
   for (const auto& c : cases) EXPECT_EQ(ParseSlurmDuration(c.text), c.seconds) << c.text;
 }
