@@ -79,7 +79,9 @@ struct TraceOptions {
 // Reads a trace file (openb: the pod CSV, with the node list found beside it
 // or given as `nodes_path`). Errors name the file, line, field, value and
 // reason (StatusCode::kInvalidArgument); nothing is silently dropped: skipped
-// rows are counted in `notes`.
+// rows are counted in `notes`. A sacct read sets the process's TZ while it
+// runs (sim/readers/local_time.h): do not read local time on other threads
+// meanwhile; the other formats touch no process state.
 Result<Trace> ReadTrace(const std::string& path, TraceFormat format,
                         const std::string& nodes_path = "");
 // As above, checking GPU models and specs against `catalog` (the overload
