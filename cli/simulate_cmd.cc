@@ -126,7 +126,7 @@ std::unique_ptr<SimulateCommand> AddSimulateCommand(CLI::App& app) {
       ->check(CLI::ExistingFile);
   sub->add_option("--format", cmd->format, "trace format")
       ->required()
-      ->check(CLI::IsMember({"openb", "dlrm", "jsonl"}));
+      ->check(CLI::IsMember({"openb", "dlrm", "jsonl", "sacct", "k8s-jobs"}));
   sub->add_option("--nodes", cmd->nodes, "openb node list (default: the one beside the pod list)")
       ->check(CLI::ExistingFile);
   sub->add_option("--fleet", cmd->fleet,
@@ -152,7 +152,14 @@ std::unique_ptr<SimulateCommand> AddSimulateCommand(CLI::App& app) {
   sub->add_option("--spot-traces", cmd->spot_traces,
                   "your own spot history: a map of catalog offerings to SkyPilot spot-traces JSON "
                   "files (docs/simulate.md, \"Your own spot history\")");
-  sub->add_flag("-q,--quiet", cmd->quiet, "no progress bar");
+  sub->add_option("--tz", cmd->tz,
+                  "sacct: the IANA time zone its local times are in (Europe/Berlin, UTC); "
+                  "default: the machine's");
+  sub->add_option("--gpu-map", cmd->gpu_map,
+                  "sacct, k8s-jobs: map of GRES types, partitions (partition:NAME) and GPU product "
+                  "labels to catalog models (docs/trace-format.md)")
+      ->check(CLI::ExistingFile);
+  sub->add_flag("-q,--quiet", cmd->quiet, "no progress bar; sacct, k8s-jobs: no notes on how the trace was read");
   return cmd;
 }
 
@@ -177,8 +184,19 @@ std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::str
   if (profiles.empty()) return fail(Status::Invalid("--policy: no policy named"));
   auto format = sim::ParseTraceFormat(cmd.format);
   if (!format.ok()) return fail(format.status());
-  auto trace = sim::ReadTrace(cmd.trace, *format, **cat, cmd.nodes);
+  sim::TraceOptions trace_options;
+  trace_options.nodes_path = cmd.nodes;
+  trace_options.gpu_map_path = cmd.gpu_map;
+  trace_options.time_zone = cmd.tz;
+  auto trace = sim::ReadTrace(cmd.trace, *format, **cat, trace_options);
   if (!trace.ok()) return fail(trace.status());
+  // A team's own history: what was left out and how its GPUs were read is
+  // part of the answer, so it is said up front (every format's notes are in
+  // report.html).
+  const bool history = *format == sim::TraceFormat::kSacct || *format == sim::TraceFormat::kK8sJobs;
+  if (history && !cmd.quiet) {
+    for (const std::string& n : trace->notes) err << "trace: " << n << "\n";
+  }
 
   sim::Simulation result;
   FleetSpec fleet_spec;

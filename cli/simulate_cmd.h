@@ -23,6 +23,8 @@ struct SimulateCommand {
   CLI::App* app = nullptr;
   std::string trace, format, nodes, fleet, out_dir, start = "2024-01-01T00:00:00Z";
   std::string spot_traces;  // --spot-traces MAP.yaml (cli/spot_map.h); "" = the shipped traces
+  std::string gpu_map;      // --gpu-map FILE (sim/readers/gpu_map.h): sacct, k8s-jobs
+  std::string tz;           // --tz ZONE: sacct's local times; "" = the machine's
   std::string policies = "default";
   uint64_t seed = 1;
   double flex_wait_mean_h = -1;

@@ -133,5 +133,41 @@ TEST_F(SimulateCmd, RejectionsOverOnePercentAreNamedOnStderrInFull) {
   }
 }
 
+// A team's Slurm history end to end: the reader's fixture (6 started jobs)
+// on a fleet of 4 x 8 A100-80GB (examples/fleets/cpu-tight.yaml; the H100
+// and V100 jobs have no node there and are rejected, which is a result, not
+// an error). A file whose only job never started has no usable row: exit 2,
+// naming the file.
+TEST_F(SimulateCmd, SacctHistoryEndToEnd) {
+  const std::string trace = std::string(MERIDIAN_SOURCE_DIR) + "/sim/readers/testdata/sacct_berlin.txt";
+  const std::string fleet = std::string(MERIDIAN_SOURCE_DIR) + "/examples/fleets/cpu-tight.yaml";
+  std::ofstream(dir_ / "map.yaml") << "a100: A100-80GB\n";
+  Ran r = Meridian({"simulate", "--trace", trace, "--format", "sacct", "--tz", "Europe/Berlin",
+                    "--gpu-map", Path("map.yaml"), "--fleet", fleet, "--policy", "fifo-backfill"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("fifo-backfill"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("trace: 2 jobs never started"), std::string::npos) << r.err;
+
+  std::ofstream(dir_ / "never.txt")
+      << "JobIDRaw|Submit|Start|End|State|AllocTRES\n"
+      << "1|2026-03-01T10:00:00|Unknown|Unknown|PENDING|\n";
+  Ran none = Meridian({"simulate", "--trace", Path("never.txt"), "--format", "sacct", "--tz", "UTC"});
+  EXPECT_EQ(none.rc, kExitBadInput);
+  EXPECT_NE(none.err.find(Path("never.txt") + ": no job in the file started"), std::string::npos)
+      << none.err;
+
+  Ran zone = Meridian({"simulate", "--trace", trace, "--format", "sacct", "--tz", "Europe/Berln"});
+  EXPECT_EQ(zone.rc, kExitBadInput);
+  EXPECT_NE(zone.err.find("--tz: \"Europe/Berln\""), std::string::npos) << zone.err;
+}
+
+// The Kubernetes history the same way: 3 finished Jobs.
+TEST_F(SimulateCmd, K8sJobsHistoryEndToEnd) {
+  const std::string trace = std::string(MERIDIAN_SOURCE_DIR) + "/sim/readers/testdata/k8s_jobs.json";
+  Ran r = Meridian({"simulate", "--trace", trace, "--format", "k8s-jobs", "-q"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("POLICY"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace meridian::cli

@@ -1,8 +1,9 @@
 // Trace: a workload to replay, as every trace reader produces it and the
 // simulator consumes it. Readers (sim/readers/): Alibaba openb (pods plus its
-// node list), Alibaba 2025 DLRM inference (real-time services), and
-// meridian's own JSONL (docs/trace-format.md); the workload generator writes
-// JSONL. Jobs of the same shape share one JobSpec, so a million-job trace
+// node list), Alibaba 2025 DLRM inference (real-time services), meridian's
+// own JSONL, and a team's own history: Slurm accounting (`sacct`) and
+// Kubernetes Jobs (`kubectl get jobs -o json`) (docs/trace-format.md); the
+// workload generator writes JSONL. Jobs of the same shape share one JobSpec, so a million-job trace
 // holds a few thousand specs and well under 1 KiB per job.
 #pragma once
 
@@ -25,11 +26,16 @@ class Catalog;
 
 namespace meridian::sim {
 
-enum class TraceFormat { kOpenb, kDlrm, kJsonl };
+enum class TraceFormat { kOpenb, kDlrm, kJsonl, kSacct, kK8sJobs };
 
 struct TraceJob {
   std::string name;           // unique within the trace
   uint32_t spec = 0;          // index into Trace::specs (the job's shape)
+  // The run time the job asked for (Slurm's Timelimit), in seconds; -1: none
+  // or unlimited. Recorded for reports only: the replay's backfill reserves
+  // with the recorded run time (duration_s), as if every estimate were exact.
+  // 32 bits (68 years) fill the padding after `spec`.
+  int32_t time_limit_s = -1;
   int64_t submit_s = 0;       // seconds from the start of the trace
   // Recorded run time: the job runs exactly this long wherever it lands (on
   // the spec's gpu_model when it names one). -1: timed by the estimator.
@@ -59,16 +65,32 @@ struct Trace {
   std::vector<std::string> notes;
 };
 
+// How to read a trace beyond its path and format.
+struct TraceOptions {
+  std::string nodes_path;  // openb: the node list ("" = the one beside the pod list)
+  // sacct, k8s-jobs: a map from the history's GPU names to catalog models
+  // (sim/readers/gpu_map.h); "" = names read as catalog models or families.
+  std::string gpu_map_path;
+  // sacct: the IANA zone its local times are in ("Europe/Berlin", "UTC");
+  // "" = the machine's (TZ, else /etc/localtime).
+  std::string time_zone;
+};
+
 // Reads a trace file (openb: the pod CSV, with the node list found beside it
 // or given as `nodes_path`). Errors name the file, line, field, value and
 // reason (StatusCode::kInvalidArgument); nothing is silently dropped: skipped
-// rows are counted in `notes`.
+// rows are counted in `notes`. A sacct read sets the process's TZ while it
+// runs (sim/readers/local_time.h): do not read local time on other threads
+// meanwhile; the other formats touch no process state.
 Result<Trace> ReadTrace(const std::string& path, TraceFormat format,
                         const std::string& nodes_path = "");
 // As above, checking GPU models and specs against `catalog` (the overload
 // above uses the embedded catalog).
 Result<Trace> ReadTrace(const std::string& path, TraceFormat format,
                         const catalog::Catalog& catalog, const std::string& nodes_path = "");
-Result<TraceFormat> ParseTraceFormat(const std::string& name);  // "openb" | "dlrm" | "jsonl"
+Result<Trace> ReadTrace(const std::string& path, TraceFormat format,
+                        const catalog::Catalog& catalog, const TraceOptions& options);
+// "openb" | "dlrm" | "jsonl" | "sacct" | "k8s-jobs"
+Result<TraceFormat> ParseTraceFormat(const std::string& name);
 
 }  // namespace meridian::sim

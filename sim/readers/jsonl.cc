@@ -443,19 +443,11 @@ Status ReadJsonl(const std::string& path, const catalog::Catalog& catalog, Trace
   if (!text.ok()) return text.status();
   ErrorList errors(path);
   LineReader reader(path, catalog, trace, errors);
-  const std::string_view all = *text;
-  int64_t line = 0;
-  size_t start = 0;
-  while (start < all.size()) {
-    size_t end = all.find('\n', start);
-    if (end == std::string_view::npos) end = all.size();
-    std::string_view one = all.substr(start, end - start);
-    start = end + 1;
-    ++line;
+  ForEachLine(*text, [&](std::string_view one, int64_t line) {
     size_t first = one.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos || one[first] == '#') continue;
-    reader.Read(one, line);
-  }
+    if (first != std::string_view::npos && one[first] != '#') reader.Read(one, line);
+    return true;
+  });
   if (!errors.ok()) return errors.ToStatus();
   if (trace.jobs.empty()) return Status::Invalid(path + ": the trace has no jobs");
   return Status::Ok();

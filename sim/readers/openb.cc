@@ -27,11 +27,6 @@ struct NodeShape {
   int count = 0;
 };
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string FindNodeList(const std::string& pods_path) {
   const std::filesystem::path dir = std::filesystem::path(pods_path).parent_path();
   for (const char* name : {"openb_node_list_all_node.csv", "openb_node_list_gpu_node.csv"}) {
@@ -116,7 +111,7 @@ FleetSpec FleetOf(const std::vector<NodeShape>& shapes, const std::string& sourc
     g.gpus = s.gpus;
     g.vcpus = s.vcpus;
     g.ram_gib = s.ram_gib;
-    g.name_prefix = Lower(s.gpu.empty() ? "cpu" : s.alibaba) + "-g" + std::to_string(i) + "-";
+    g.name_prefix = Lowercase(s.gpu.empty() ? "cpu" : s.alibaba) + "-g" + std::to_string(i) + "-";
     cluster.nodes.push_back(std::move(g));
   }
   FleetSpec fleet;

@@ -13,11 +13,6 @@
 namespace meridian::sim {
 namespace {
 
-bool HasNote(const Trace& t, const std::string& part) {
-  return std::any_of(t.notes.begin(), t.notes.end(),
-                     [&](const std::string& n) { return n.find(part) != std::string::npos; });
-}
-
 const TraceJob& Job(const Trace& t, const std::string& name) {
   auto it = std::find_if(t.jobs.begin(), t.jobs.end(),
                          [&](const TraceJob& j) { return j.name == name; });

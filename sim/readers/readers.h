@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,6 +43,7 @@ class ErrorList {
   // A message already in the "<file>:<line>: ..." form.
   void AddRaw(std::string message);
   bool ok() const { return count_ == 0; }
+  size_t count() const { return count_; }  // problems added so far
   Status ToStatus() const;
   const std::string& source() const { return source_; }
 
@@ -60,9 +62,20 @@ Status ReadOpenb(const std::string& path, const std::string& nodes_path,
                  const catalog::Catalog& catalog, Trace& trace);
 Status ReadDlrm(const std::string& path, const catalog::Catalog& catalog, Trace& trace);
 Status ReadJsonl(const std::string& path, const catalog::Catalog& catalog, Trace& trace);
+Status ReadSacct(const std::string& path, const TraceOptions& options,
+                 const catalog::Catalog& catalog, Trace& trace);
+Status ReadK8sJobs(const std::string& path, const TraceOptions& options,
+                   const catalog::Catalog& catalog, Trace& trace);
 
 // The whole file, or kNotFound naming it.
 Result<std::string> ReadWholeFile(const std::string& path);
+
+// Calls `line(text, number)` for each line of `all` (numbers from 1, a
+// trailing '\r' removed) until it returns false.
+void ForEachLine(std::string_view all, const std::function<bool(std::string_view, int64_t)>& line);
+
+// ASCII lowercase.
+std::string Lowercase(std::string_view s);
 
 // "12,345".
 std::string WithThousands(int64_t n);

@@ -1,5 +1,6 @@
-// Helpers for the trace tests: a scratch file per test, and the real traces
-// in the public data folder (MERIDIAN_DATA_DIR, ../shared/data by default).
+// Helpers for the trace tests: a scratch file per test, the real traces in
+// the public data folder (MERIDIAN_DATA_DIR, ../shared/data by default), and
+// lookups into a read Trace.
 #pragma once
 
 #include <filesystem>
@@ -7,6 +8,9 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "catalog/catalog.h"
+#include "sim/trace.h"
 
 namespace meridian::sim {
 
@@ -29,6 +33,33 @@ inline std::string DataFile(const std::string& relative) {
     ADD_FAILURE() << path << " not found: configure with -DMERIDIAN_DATA_DIR=<the folder holding traces/>";
   }
   return path;
+}
+
+inline const catalog::Catalog& EmbeddedCatalog() {
+  static const auto c = catalog::Catalog::LoadEmbedded();
+  return **c;
+}
+
+// The job named `name`; fails the test (and returns null) when there is none.
+inline const TraceJob* FindJob(const Trace& t, const std::string& name) {
+  for (const TraceJob& j : t.jobs) {
+    if (j.name == name) return &j;
+  }
+  ADD_FAILURE() << "no job " << name;
+  return nullptr;
+}
+
+// The notes, one a line, and whether one of them holds `text`.
+inline std::string NotesOf(const Trace& t) {
+  std::string all;
+  for (const std::string& n : t.notes) all += n + "\n";
+  return all;
+}
+inline bool HasNote(const Trace& t, const std::string& text) {
+  for (const std::string& n : t.notes) {
+    if (n.find(text) != std::string::npos) return true;
+  }
+  return false;
 }
 
 inline const char* kOpenbPods = "traces/alibaba-gpu-v2023/csv/openb_pod_list_default.csv";

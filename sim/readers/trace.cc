@@ -1,5 +1,6 @@
 // ReadTrace and ParseTraceFormat (sim/trace.h), and what the readers share.
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -70,6 +71,25 @@ Result<std::string> ReadWholeFile(const std::string& path) {
   return std::move(text).str();
 }
 
+void ForEachLine(std::string_view all, const std::function<bool(std::string_view, int64_t)>& line) {
+  int64_t number = 0;
+  size_t start = 0;
+  while (start < all.size()) {
+    size_t end = all.find('\n', start);
+    if (end == std::string_view::npos) end = all.size();
+    std::string_view one = all.substr(start, end - start);
+    start = end + 1;
+    if (!one.empty() && one.back() == '\r') one.remove_suffix(1);
+    if (!line(one, ++number)) return;
+  }
+}
+
+std::string Lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::string WithThousands(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n);
   std::string out;
@@ -82,14 +102,23 @@ std::string WithThousands(int64_t n) {
 
 Result<Trace> ReadTrace(const std::string& path, TraceFormat format,
                         const catalog::Catalog& catalog, const std::string& nodes_path) {
+  TraceOptions options;
+  options.nodes_path = nodes_path;
+  return ReadTrace(path, format, catalog, options);
+}
+
+Result<Trace> ReadTrace(const std::string& path, TraceFormat format,
+                        const catalog::Catalog& catalog, const TraceOptions& options) {
   Trace trace;
   trace.format = format;
   trace.source = path;
   Status s;
   switch (format) {
-    case TraceFormat::kOpenb: s = ReadOpenb(path, nodes_path, catalog, trace); break;
+    case TraceFormat::kOpenb: s = ReadOpenb(path, options.nodes_path, catalog, trace); break;
     case TraceFormat::kDlrm: s = ReadDlrm(path, catalog, trace); break;
     case TraceFormat::kJsonl: s = ReadJsonl(path, catalog, trace); break;
+    case TraceFormat::kSacct: s = ReadSacct(path, options, catalog, trace); break;
+    case TraceFormat::kK8sJobs: s = ReadK8sJobs(path, options, catalog, trace); break;
   }
   if (!s.ok()) return s;
   std::stable_sort(trace.jobs.begin(), trace.jobs.end(),
@@ -112,7 +141,10 @@ Result<TraceFormat> ParseTraceFormat(const std::string& name) {
   if (name == "openb") return TraceFormat::kOpenb;
   if (name == "dlrm") return TraceFormat::kDlrm;
   if (name == "jsonl") return TraceFormat::kJsonl;
-  return Status::Invalid("--format: \"" + name + "\" is not a trace format; use openb, dlrm or jsonl");
+  if (name == "sacct") return TraceFormat::kSacct;
+  if (name == "k8s-jobs") return TraceFormat::kK8sJobs;
+  return Status::Invalid("--format: \"" + name +
+                         "\" is not a trace format; use openb, dlrm, jsonl, sacct or k8s-jobs");
 }
 
 }  // namespace meridian::sim
