@@ -6,13 +6,14 @@ against what the submitted history implies (the jobs are listed in
 tools/sacct-history). The capture stays in the directory as
 sacct-history.txt.
 
-When $MERIDIAN_BINARY is set and its `simulate --help` lists the sacct
-format, the capture is also replayed (replay_capture below); until then the
-test ends after the checks on the capture. When the cluster cannot start,
-the test fails with the script's output; nothing is skipped.
+The capture is then replayed by $MERIDIAN_BINARY simulate --format sacct
+(replay_capture below). `--check FILE` checks and replays a capture made
+before (testdata/) without Slurm. When the cluster cannot start, the test
+fails with the script's output; nothing is skipped.
 """
 import collections
 import datetime
+import csv
 import json
 import os
 import subprocess
@@ -135,16 +136,22 @@ def check_capture(path):
     return rows
 
 
+def elapsed_s(text):
+    """Slurm's [D-]HH:MM:SS (or MM:SS) in seconds."""
+    days, _, clock = text.rpartition("-")
+    parts = [int(x) for x in clock.split(":")]
+    while len(parts) < 3:
+        parts.insert(0, 0)
+    return (int(days) if days else 0) * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2]
+
+
 def replay_capture(binary, capture, rows):
-    """meridian simulate --format sacct on the capture, once the reader exists:
-    every row that started is one job of the replay; cancelled-pending never
-    started and is counted, not replayed (issue 23)."""
+    """meridian simulate --format sacct on the capture: every row that started
+    is one job of the replay, done on a fleet like the dev cluster, running
+    exactly its recorded Elapsed; cancelled-pending never started and is
+    counted, not replayed (issue 23)."""
     if not os.access(binary, os.X_OK):
         check(False, "MERIDIAN_BINARY %s is not an executable (build meridian first)" % binary)
-        return
-    help_text = run([binary, "simulate", "--help"]).stdout
-    if "sacct" not in help_text:
-        print("meridian simulate has no sacct format yet: the replay of the capture is not run")
         return
     work = tempfile.mkdtemp(prefix="sacct-replay.")
     fleet = os.path.join(work, "fleet.yaml")
@@ -161,8 +168,12 @@ def replay_capture(binary, capture, rows):
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
     sim = summary["policies"][0] if "policies" in summary else summary[0]
-    started = sum(1 for row in rows if row["Start"] != "None")
-    check(sim["jobs"] == started, "the replay has %s jobs, the capture %d that started" % (sim["jobs"], started))
+    started = {row["JobIDRaw"]: elapsed_s(row["Elapsed"]) for row in rows if row["Start"] != "None"}
+    check(sim["jobs"] == len(started), "the replay has %s jobs, the capture %d that started" % (sim["jobs"], len(started)))
+    check(sim["jobs_done"] == len(started), "the replay finished %s jobs of %d" % (sim["jobs_done"], len(started)))
+    with open(os.path.join(out, "jobs.csv")) as f:
+        replayed = {j["job"]: int(j["run_s"]) for j in csv.DictReader(f)}
+    check(replayed == started, "run seconds by job: replay %s, sacct Elapsed %s" % (replayed, started))
 
 
 def main():
@@ -171,6 +182,8 @@ def main():
         # as the fresh one is, without Slurm.
         EXPECTED_ROWS["timeout"] = 1
         rows = check_capture(sys.argv[2])
+        if not failures:
+            replay_capture(os.environ.get("MERIDIAN_BINARY", ""), sys.argv[2], rows)
         print("\n".join(failures) or "%d rows as submitted (%s)" % (len(rows), sys.argv[2]))
         return 1 if failures else 0
     cluster_dir = os.environ.get("MERIDIAN_SLURM_DIR") or tempfile.mkdtemp(prefix="meridian-slurm-acct.")
@@ -187,9 +200,8 @@ def main():
             return 1
         print(r.stdout, end="")
         rows = check_capture(capture)
-        binary = os.environ.get("MERIDIAN_BINARY")
-        if binary and not failures:
-            replay_capture(binary, capture, rows)
+        if not failures:
+            replay_capture(os.environ.get("MERIDIAN_BINARY", ""), capture, rows)
     finally:
         stopped = run([CLUSTER, "stop", "--dir", cluster_dir])
         check(stopped.returncode == 0, "stop failed:\n" + stopped.stdout)
