@@ -192,21 +192,13 @@ Span SpanOn(const OptionInput& in, const CountPlan& count, const catalog::Offeri
   Span s;
   if (instances <= 1) return s;
   s.factor = SpanFactor(*in.job, *in.gpu, *in.catalog, count.query);
-  if (in.job->spec.work.form == Work::Form::kNone) return s;
-  ThroughputQuery own = count.query;
-  own.net = OfferingInterconnect(count.query.net, off);
-  if (count.gpus <= kGpusPerNode) {  // as SpanFactor: one GPU a node, its share of the network
-    own.net.inter_gbit_per_s /= std::max(1, own.net.gpus_per_node);
-    own.net.gpus_per_node = 1;
-    own.keep.reset();
-  }
-  Result<ThroughputEstimate> t = EstimateThroughput(*in.job, *in.gpu, *in.catalog, own);
   const double hours = count.throughput.run_hours * s.factor;
-  if (t.ok() && t->run_hours > hours * (1 + 1e-9)) {
+  if (std::optional<double> slower = HoursOverSlowerNetwork(*in.job, *in.gpu, *in.catalog,
+                                                            count.query, hours, off, instances)) {
     s.refusal = std::to_string(instances) + " x " + off.instance_type + " (" +
-                own.net.inter_name + "): " + Fixed(t->run_hours, 2) + " h over its network against " +
-                Fixed(hours, 2) + " h over " + count.query.net.inter_name +
-                "; not offered across instances";
+                OfferingInterconnect(count.query.net, off).inter_name + "): " + Fixed(*slower, 2) +
+                " h over its network against " + Fixed(hours, 2) + " h over " +
+                count.query.net.inter_name + "; not offered across instances";
   }
   return s;
 }

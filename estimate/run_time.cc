@@ -118,6 +118,23 @@ double SpanFactor(const ResolvedJob& job, const catalog::GpuModel& gpu,
   return std::max(1.0, apart->run_hours / node->run_hours);
 }
 
+std::optional<double> HoursOverSlowerNetwork(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                                             const catalog::Catalog& catalog,
+                                             const ThroughputQuery& q, double reference_hours,
+                                             const catalog::Offering& off, int instances) {
+  if (instances <= 1 || job.spec.work.form == Work::Form::kNone) return std::nullopt;
+  ThroughputQuery own = q;
+  own.net = OfferingInterconnect(q.net, off);
+  if (q.gpus <= kGpusPerNode) {  // as SpanFactor: one GPU a node, its share of the network
+    own.net.inter_gbit_per_s /= std::max(1, own.net.gpus_per_node);
+    own.net.gpus_per_node = 1;
+    own.keep.reset();
+  }
+  Result<ThroughputEstimate> t = EstimateThroughput(job, gpu, catalog, own);
+  if (!t.ok() || t->run_hours <= reference_hours * (1 + 1e-9)) return std::nullopt;
+  return t->run_hours;
+}
+
 double MigRunHours(const JobSpec& job, const GpuEstimate& e, const catalog::GpuModel& gpu,
                    const catalog::MigProfile& profile) {
   const double run_hours = e.throughput.run_hours;

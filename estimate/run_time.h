@@ -20,6 +20,9 @@
 //   SpanFactor        the run-time factor of a count of one node spread over
 //                     several nodes or instances (every collective crosses
 //                     the network)
+//   HoursOverSlowerNetwork  a gang across instances over the instance type's
+//                     own network, when slower than the reference: `plan`
+//                     leaves the offering out for it, the scheduler too
 //   MigRunHours       the run on a MIG slice (memory-slice share for
 //                     bandwidth-bound work, compute share 7/g for the rest;
 //                     a run of stated duration lasts as long)
@@ -69,6 +72,18 @@ ThroughputQuery QueryFor(const GpuEstimate& e, int gpus, const Interconnect& net
 // `gpu` (RunPrecision).
 double SpanFactor(const ResolvedJob& job, const catalog::GpuModel& gpu,
                   const catalog::Catalog& catalog, const ThroughputQuery& q);
+
+// A gang across `instances` (> 1) instances of `off` pays the instance
+// type's own network: its run hours over it, when that is slower than
+// `reference_hours` (q's run over q.net, the interconnect the estimate
+// assumes, times the SpanFactor of a count of one node spread over
+// instances); nullopt when not slower, for one instance, and for a run of
+// stated duration. `plan` leaves such an offering out for the count, and the
+// scheduler does not generate it (sched::ModelDemand::slow_network).
+std::optional<double> HoursOverSlowerNetwork(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                                             const catalog::Catalog& catalog,
+                                             const ThroughputQuery& q, double reference_hours,
+                                             const catalog::Offering& off, int instances);
 
 // Run hours of `e` on MIG slice `profile` of `gpu`: bandwidth-bound work
 // (decode, rendering) by the slice's memory slices (x 8/m on an 8-slice GPU),

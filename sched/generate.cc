@@ -484,6 +484,9 @@ void Elastic(Scheduler::Impl& s, const CycleContext& ctx, const GenerationScope&
           ++first;
         }
         if (!scope.regions.test(e.region.index())) continue;
+        // A gang across instances whose network makes it slower than its
+        // hours assume: not offered, as in `plan`.
+        if (e.instances > 1 && job.demands[demand].SlowNetwork(e.offering)) continue;
         if (m == PricingModel::kSpot && !scope.ever &&
             ctx.market().SpotInstances(e.offering, ctx.now()) < e.instances) {
           continue;

@@ -4,6 +4,7 @@
 
 #include "estimate/defaults.h"
 #include "estimate/memory.h"
+#include "estimate/options.h"
 #include "estimate/pricing.h"
 #include "estimate/regions.h"
 #include "estimate/run_time.h"
@@ -37,6 +38,23 @@ bool Allowed(const JobSpec& job, const std::string& gpu) {
   return a.empty() || std::find(a.begin(), a.end(), gpu) != a.end();
 }
 
+// The offerings of `gpu` that a gang of d.gpus across their instances would
+// run slower on than the reference (the options `plan` leaves out).
+void AddSlowNetworks(const estimate::ResolvedJob& on, const catalog::GpuModel& gpu,
+                     const catalog::Catalog& catalog, const estimate::ThroughputQuery& q,
+                     double reference_hours, ModelDemand& d) {
+  if (on.spec.work.form == Work::Form::kNone) return;  // a stated duration runs as long anywhere
+  const auto& offers = catalog.offerings();
+  for (size_t i = 0; i < offers.size(); ++i) {
+    const catalog::Offering& o = offers[i];
+    if (o.gpu_model != gpu.name || o.gpu_count <= 0) continue;
+    const int instances = estimate::InstancesFor(o, d.gpus);
+    if (estimate::HoursOverSlowerNetwork(on, gpu, catalog, q, reference_hours, o, instances)) {
+      d.slow_network.push_back(OfferingId(static_cast<uint32_t>(i)));
+    }
+  }
+}
+
 // The demand on one model from the estimator's own estimate of it
 // (estimate::EstimateOnGpu, which `plan` uses too), or its reason it does
 // not fit.
@@ -61,9 +79,10 @@ Result<ModelDemand> DemandOn(const estimate::ResolvedJob& r, const catalog::GpuM
     }
   }
   const estimate::ResolvedJob on = estimate::AtPrecision(r, d.precision);
-  d.span_factor = static_cast<float>(estimate::SpanFactor(
-      on, gpu, catalog,
-      estimate::QueryFor(*e, e->memory.gpus, estimate::ReferenceInterconnect(gpu, catalog))));
+  const estimate::ThroughputQuery q =
+      estimate::QueryFor(*e, e->memory.gpus, estimate::ReferenceInterconnect(gpu, catalog));
+  d.span_factor = static_cast<float>(estimate::SpanFactor(on, gpu, catalog, q));
+  AddSlowNetworks(on, gpu, catalog, q, e->throughput.run_hours * d.span_factor, d);
   return d;
 }
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <algorithm>
 #include <vector>
 
 #include "catalog/catalog.h"
@@ -42,6 +43,14 @@ struct ModelDemand {
                                  // share when bandwidth-bound, else x 7 / compute slices
                                  // (a run of stated duration: run_hours)
   bool shortfall = false;        // fits only with a smaller micro-batch (slower)
+  // Offerings of this model whose network would make the job's gang across
+  // their instances slower than run_hours x span_factor assume
+  // (estimate::HoursOverSlowerNetwork): not generated when the job spans
+  // instances, as `plan` leaves them out. Sorted.
+  std::vector<OfferingId> slow_network;
+  bool SlowNetwork(OfferingId o) const {
+    return !slow_network.empty() && std::binary_search(slow_network.begin(), slow_network.end(), o);
+  }
 };
 
 // How many nodes and GPUs per node a job of `gpus` GPUs takes on nodes of

@@ -37,6 +37,7 @@ double SchedulerHours(const QueuedJob& q, size_t demand, const estimate::Option&
 struct Compared {
   int options = 0;      // options compared
   int models = 0;       // (example, model) pairs with a demand
+  int slow = 0;         // offerings left out for a gang across instances
 };
 
 void CompareExample(const JobSpec& spec, const catalog::Catalog& cat, const std::string& file,
@@ -62,6 +63,18 @@ void CompareExample(const JobSpec& spec, const catalog::Catalog& cat, const std:
           << model << ", " << d.gpus << " GPUs, " << ToString(o.pricing) << ")";
     }
     n.models += planned ? 1 : 0;
+    // The offerings the scheduler leaves out for a gang across instances are
+    // those `plan` offers no option on at this count.
+    for (OfferingId slow : d.slow_network) {
+      const catalog::Offering& off = cat.offerings()[slow.index()];
+      ++n.slow;
+      for (const estimate::Option& o : plan->options) {
+        EXPECT_FALSE(o.gpus_used == d.gpus && o.offering.instance_type == off.instance_type &&
+                     o.offering.region == off.region && o.offering.zone == off.zone)
+            << file << ": plan offers " << o.instances << " x " << off.instance_type << " in "
+            << off.region << " for " << d.gpus << " " << model << " GPUs; the scheduler leaves it out";
+      }
+    }
   }
   // Every model `plan` offers at some count, the scheduler's queue has a demand for.
   for (const estimate::Option& o : plan->options) {
@@ -89,6 +102,50 @@ TEST(RunTimeConsistency, PlanAndTheSchedulerGiveTheSameHoursForEveryExample) {
   // and pricing models: a comparison that found nothing to compare fails.
   EXPECT_GE(n.models, 8 * 2);
   EXPECT_GE(n.options, 100);
+  EXPECT_GT(n.slow, 0);  // some example spans instances on a slow network
+}
+
+// The case of estimate/plan_test.cc (AGangIsNotOfferedWhereTheInstanceNetwork
+// WouldSlowIt), through the scheduler: 2 H100s of a 7B fine-tune on two
+// a3-highgpu-1g (25 Gbit/s, the fallback) take 27.5 s a step more in
+// pipeline sends than the reference's spread (1000 / 8 Gbit/s a GPU), so the
+// demand lists every a3-highgpu-1g offering as slow and no a3-highgpu-2g or
+// -8g (one instance holds the 2 GPUs: nothing crosses a network).
+TEST(RunTimeConsistency, TheSchedulerLeavesOutTheGangsPlanLeavesOut) {
+  auto cat = catalog::Catalog::LoadEmbedded();
+  ASSERT_TRUE(cat.ok());
+  JobSpec j;
+  j.name = "ft-7b";
+  j.kind = WorkloadKind::kFineTuning;
+  j.model.params_b = 7;
+  j.model.layers = 32;
+  j.model.hidden = 4096;
+  j.model.heads = 32;
+  j.model.seq_len = 2048;
+  j.model.micro_batch = 1;
+  j.work.form = Work::Form::kTokens;
+  j.work.tokens = 1e9;
+  j.resources.gpus = 2;
+  j.resources.gpu_models = {"H100-80GB"};
+  Result<QueuedJob> q =
+      MakeQueuedJob(std::make_shared<const JobSpec>(j), **cat, {JobId(1), TenantId(0), kAt, 0});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  const ModelDemand* d = q->DemandFor(FindGpuModelId(**cat, "H100-80GB"));
+  ASSERT_NE(d, nullptr);
+  ASSERT_EQ(d->gpus, 2);
+  int one_g = 0;
+  for (size_t i = 0; i < (*cat)->offerings().size(); ++i) {
+    const catalog::Offering& o = (*cat)->offerings()[i];
+    const bool slow = d->SlowNetwork(OfferingId(static_cast<uint32_t>(i)));
+    if (o.instance_type == "a3-highgpu-1g") {
+      ++one_g;
+      EXPECT_TRUE(slow) << o.region << " " << o.zone;
+    }
+    if (o.instance_type == "a3-highgpu-2g" || o.instance_type == "a3-highgpu-8g") {
+      EXPECT_FALSE(slow) << o.instance_type << " " << o.region;
+    }
+  }
+  EXPECT_GT(one_g, 0);
 }
 
 // The case that drifted: fine-tuning.yaml needs full recomputation on
