@@ -3,9 +3,11 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 
+#include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/simulate_cmd.h"
 #include "sim/savings.h"
+#include "core/time.h"
 #include "spec/fleet.h"
 
 namespace meridian::cli {
