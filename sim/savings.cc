@@ -381,7 +381,9 @@ History AsItRan(const Trace& trace, const World& world) {
       ++unplaced;
       cluster = ClusterWith(fleet, GpuModelId(), &model);
     }
-    const int64_t milli = tj.gpu_fraction > 0 ? std::lround(tj.gpu_fraction * 1000.0f) : int64_t{spec.resources.gpus} * 1000;
+    // The history readers always record the GPU count; "auto" counts as one.
+    const int64_t gpus = spec.resources.gpus.value_or(1);
+    const int64_t milli = tj.gpu_fraction > 0 ? std::lround(tj.gpu_fraction * 1000.0f) : gpus * 1000;
     if (cluster) Charge(h.run, o, *cluster, model, milli, carbon, t0, *world.catalog);
   }
   if (unplaced > 0) {
