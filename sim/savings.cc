@@ -162,11 +162,11 @@ std::string Kg(int64_t grams) { return Fmt(static_cast<double>(grams) / 1000, 1)
 // The comparison table: one row per column, and for each column after the
 // baseline a row of its differences to it.
 Rows ComparisonRows(const std::vector<SavingsColumn>& cols) {
-  Rows rows = {{"", "jobs done", "avg wait", "p50 wait", "p99 wait", "avg JCT", "p99 JCT", "GPU-h",
+  Rows rows = {{"", "jobs done", "rejected", "avg wait", "p50 wait", "p99 wait", "avg JCT", "p99 JCT", "GPU-h",
                 "cost $", "CO2 kg", "deadlines met"}};
   for (const SavingsColumn& c : cols) {
     const Summary& m = c.summary;
-    rows.push_back({c.name, std::to_string(m.jobs_done), Duration(m.avg_wait_s), Duration(c.waits.p50_s),
+    rows.push_back({c.name, std::to_string(m.jobs_done), std::to_string(m.jobs_rejected), Duration(m.avg_wait_s), Duration(c.waits.p50_s),
                     Duration(c.waits.p99_s), Duration(m.avg_jct_s), Duration(m.p99_jct_s),
                     Hours(m.gpu_hours), Cost(m.cost_micros), Kg(m.co2_g), html::Pct(m.deadline_met_frac)});
   }
@@ -237,9 +237,9 @@ std::string BurstSentence(const Savings& s, const std::vector<SavingsColumn>& co
   if (!alone || !burst) return "";
   const Summary &a = alone->summary, &b = burst->summary;
   return "Bursting " + s.burst_base + " to the catalog's cloud offerings: cost $" + Cost(a.cost_micros) +
-         " -> $" + Cost(b.cost_micros) + " (" + ChangeOf(Metric::kCost, static_cast<double>(a.cost_micros),
-                                                        static_cast<double>(b.cost_micros)) +
-         "), avg wait " + Duration(a.avg_wait_s) + " -> " + Duration(b.avg_wait_s) + ", avg JCT " +
+         " -> $" + Cost(b.cost_micros) + ", " + ChangeOf(Metric::kCost, static_cast<double>(a.cost_micros),
+                                                       static_cast<double>(b.cost_micros)) +
+         "; avg wait " + Duration(a.avg_wait_s) + " -> " + Duration(b.avg_wait_s) + ", avg JCT " +
          Duration(a.avg_jct_s) + " -> " + Duration(b.avg_jct_s) + ".";
 }
 
@@ -333,6 +333,18 @@ std::string HistoryLine(const Savings& s) {
   return s.history.recorded > 0 ? ""
                                 : "as it ran: the trace has no recorded starts, so there is no history "
                                   "column; the policies are compared with the first.";
+}
+
+// Totals compare different job sets when the columns finish different
+// jobs; the per-job arithmetic does not.
+std::string DoneLine(const std::vector<SavingsColumn>& cols) {
+  for (const SavingsColumn& c : cols) {
+    if (c.summary.jobs_done != cols.front().summary.jobs_done) {
+      return "The columns finish different numbers of jobs (rejected: no fleet node can ever hold them), so "
+             "their totals cover different jobs; the biggest differences below compare only jobs done in both.";
+    }
+  }
+  return "";
 }
 
 std::vector<std::string> Sentences(const Savings& s, const std::vector<SavingsColumn>& cols) {
@@ -478,6 +490,7 @@ std::string SavingsText(const Savings& s) {
   if (const std::string h = HistoryLine(s); !h.empty()) out += h + "\n";
   out += "\n" + TextTable(ComparisonRows(cols));
   if (cols.size() > 1) out += "\n" + TextTable(DeltaRows(cols));
+  if (const std::string d = DoneLine(cols); !d.empty()) out += d + "\n";
   if (const std::string b = BurstSentence(s, cols); !b.empty()) out += "\n" + b + "\n" + TextTable(BurstRows(s, cols));
   out += "\nThe biggest differences:\n";
   for (const std::string& line : Sentences(s, cols)) out += "- " + line + "\n";
@@ -494,6 +507,7 @@ std::string SavingsHtml(const Savings& s) {
   if (const std::string h = HistoryLine(s); !h.empty()) page += "<p>" + svg::Escape(h) + "</p>";
   page += HtmlTable(ComparisonRows(cols));
   if (cols.size() > 1) page += "<h3>Differences</h3>" + HtmlTable(DeltaRows(cols));
+  if (const std::string d = DoneLine(cols); !d.empty()) page += "<p>" + svg::Escape(d) + "</p>";
   page += "<h2>The same fleet plus cloud capacity</h2>";
   const std::string burst = BurstSentence(s, cols);
   page += burst.empty() ? "<p>No burst run.</p>" : "<p>" + svg::Escape(burst) + "</p>" + HtmlTable(BurstRows(s, cols));
