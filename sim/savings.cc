@@ -441,7 +441,9 @@ Validation Validate(const Trace& trace, const PolicyRun& history, const PolicyRu
   if (recorded > 0) v.ratio = replayed / recorded;
   v.within_10min = Share(ten, v.jobs);
   v.within_1h = Share(hour, v.jobs);
-  v.close = v.within_1h >= 0.9;
+  const bool averages_agree = (v.ratio && *v.ratio >= 0.5 && *v.ratio <= 2) ||
+                              std::fabs(v.replayed_avg_s - v.recorded_avg_s) <= 600;
+  v.close = v.within_1h >= 0.9 && averages_agree;
   return v;
 }
 

@@ -46,7 +46,9 @@ struct Validation {
   double recorded_avg_s = 0, replayed_avg_s = 0;
   std::optional<double> ratio;              // replayed avg / recorded avg; unset when 0
   double within_10min = 0, within_1h = 0;   // shares of jobs
-  bool close = false;                       // within 1 h for 90% of jobs
+  // 90% of jobs within 1 h, and the averages within a factor of 2 or 10
+  // minutes of each other.
+  bool close = false;
 };
 Validation Validate(const Trace& trace, const PolicyRun& history, const PolicyRun& replay);
 
