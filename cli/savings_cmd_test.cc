@@ -107,6 +107,35 @@ TEST(ReportSavings, BerlinAsItRanIsTheRecordedArithmetic) {
       << a.history.notes[0];
 }
 
+// The validation's arithmetic on three jobs, all submitted at 0: recorded
+// waits 60 s, 7200 s, 0 s; replayed 0 s, 600 s, and the third never started
+// (left out). Errors |0 - 60| = 60 and |600 - 7200| = 6600: MAE 3330 s;
+// averages 3630 s recorded, 300 s replayed; one of two within 10 minutes
+// and within the hour: far apart.
+TEST(ReportSavings, ValidationArithmetic) {
+  sim::Trace trace;
+  trace.jobs.resize(3);
+  sim::PolicyRun history, replay;
+  history.jobs.resize(3);
+  replay.jobs.resize(3);
+  const int64_t recorded[] = {60, 7200, 0}, replayed[] = {0, 600, -1};
+  for (size_t i = 0; i < 3; ++i) {
+    history.jobs[i].start_s = recorded[i];
+    replay.jobs[i].start_s = replayed[i];
+  }
+  replay.policy = "fifo-backfill";
+  const sim::Validation v = sim::Validate(trace, history, replay);
+  EXPECT_EQ(v.jobs, 2);
+  EXPECT_DOUBLE_EQ(v.mean_abs_error_s, 3330);
+  EXPECT_DOUBLE_EQ(v.recorded_avg_s, 3630);
+  EXPECT_DOUBLE_EQ(v.replayed_avg_s, 300);
+  ASSERT_TRUE(v.ratio.has_value());
+  EXPECT_DOUBLE_EQ(*v.ratio, 300.0 / 3630);
+  EXPECT_DOUBLE_EQ(v.within_10min, 0.5);
+  EXPECT_DOUBLE_EQ(v.within_1h, 0.5);
+  EXPECT_FALSE(v.close);
+}
+
 // The policy columns are what `meridian simulate` gives for the same inputs.
 TEST(ReportSavings, PolicyColumnsEqualSimulate) {
   const fs::path dir = Scratch("policies");
