@@ -205,6 +205,20 @@ TEST(ReportSavings, TraceWithoutRecordedStarts) {
   EXPECT_TRUE(fs::exists(dir / "out" / "savings.html"));
 }
 
+// The Kubernetes history: its 3 finished Jobs waited 30 s, 600 s and 5 s
+// (startTime - creationTimestamp): avg (30 + 600 + 5) / 3 = 211.67 s.
+TEST(ReportSavings, K8sJobsHistory) {
+  const fs::path dir = Scratch("k8s");
+  const std::string trace = kSource + "/sim/readers/testdata/k8s_jobs.json";
+  const AsItRan a = ReadHistory({trace, "k8s-jobs", "", "", ""});
+  EXPECT_EQ(a.history.recorded, 3);
+  EXPECT_DOUBLE_EQ(a.summary.avg_wait_s, 635.0 / 3);
+  testutil::CliRun r = Meridian({"report", "savings", "--trace", trace, "--format", "k8s-jobs", "--fleet", kFleet,
+                                 "-q", "-o", dir.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("3 jobs (3 with a recorded start)"), std::string::npos) << r.out;
+}
+
 TEST(ReportSavings, BadInputIsExitTwoWithTheReason) {
   const fs::path dir = Scratch("bad");
   testutil::CliRun policy = Meridian({"report", "savings", "--trace", kCapture, "--format", "sacct", "--tz", "UTC",
