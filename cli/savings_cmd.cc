@@ -100,10 +100,7 @@ std::unique_ptr<SavingsCommand> AddReportCommands(CLI::App& app) {
 std::optional<int> RunReportCommand(const SavingsCommand& cmd, const std::string& catalog_dir,
                                     std::ostream& out, std::ostream& err) {
   if (!cmd.app || !cmd.app->parsed()) return std::nullopt;
-  auto fail = [&](const Status& s) {
-    err << "meridian report savings: " << s.message() << "\n";
-    return SimulateExitCode(s);
-  };
+  const CommandFailure fail{err, "report savings"};
   auto in = Load(cmd, catalog_dir);
   if (!in.ok()) return fail(in.status());
   if (!cmd.quiet) {
@@ -136,10 +133,7 @@ std::optional<int> RunReportCommand(const SavingsCommand& cmd, const std::string
     s.burst_base = cmd.burst_policy;
   }
   out << sim::SavingsText(s);
-  if (Status w = sim::WriteSavings(s, cmd.out_dir); !w.ok()) {
-    err << "meridian report savings: " << w.message() << "\n";
-    return kExitInternal;
-  }
+  if (Status w = sim::WriteSavings(s, cmd.out_dir); !w.ok()) return fail.Internal(w);
   out << "\nwrote " << cmd.out_dir << "/savings.txt, savings.html\n" << std::flush;
   return kExitOk;
 }

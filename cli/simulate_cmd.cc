@@ -106,6 +106,16 @@ int SimulateExitCode(const Status& s) {
              : kExitInternal;
 }
 
+int CommandFailure::operator()(const Status& s) const {
+  err << "meridian " << command << ": " << s.message() << "\n";
+  return SimulateExitCode(s);
+}
+
+int CommandFailure::Internal(const Status& s) const {
+  err << "meridian " << command << ": " << s.message() << "\n";
+  return kExitInternal;
+}
+
 Result<NamedProfiles> LoadProfiles(const std::string& list) {
   NamedProfiles profiles;
   std::stringstream in(list);
@@ -196,10 +206,7 @@ std::unique_ptr<SimulateCommand> AddSimulateCommand(CLI::App& app) {
 std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::string& catalog_dir,
                                       std::ostream& out, std::ostream& err) {
   if (!cmd.app || !cmd.app->parsed()) return std::nullopt;
-  auto fail = [&](const Status& s) {
-    err << "meridian simulate: " << s.message() << "\n";
-    return SimulateExitCode(s);
-  };
+  const CommandFailure fail{err, "simulate"};
   auto start = ParseRfc3339(cmd.start);
   if (!start.ok()) return fail(start.status().WithContext("--start"));
   auto cat = catalog_dir.empty() ? catalog::Catalog::LoadEmbedded()
@@ -270,10 +277,7 @@ std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::str
   sim::SetCommonFigures(result);
   PrintComparison(result, wall, out);
   if (!cmd.out_dir.empty()) {
-    if (Status s = sim::WriteSimulation(result, cmd.out_dir); !s.ok()) {
-      err << "meridian simulate: " << s.message() << "\n";
-      return kExitInternal;
-    }
+    if (Status s = sim::WriteSimulation(result, cmd.out_dir); !s.ok()) return fail.Internal(s);
     out << "\nwrote " << cmd.out_dir << "/summary.json, jobs.csv, report.html\n";
   }
   out << std::flush;

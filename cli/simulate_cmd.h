@@ -56,6 +56,15 @@ std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::str
 // else kExitInternal.
 int SimulateExitCode(const Status& s);
 
+// Prints "meridian COMMAND: message" on `err` and gives the exit code:
+// SimulateExitCode, or kExitInternal for a file the command could not write.
+struct CommandFailure {
+  std::ostream& err;
+  std::string command;
+  int operator()(const Status& s) const;
+  int Internal(const Status& s) const;
+};
+
 // --policy: a comma-separated list of shipped profile names or profile
 // files, loaded in order; errors name the --policy entry.
 using NamedProfiles = std::vector<std::pair<std::string, sched::Profile>>;
