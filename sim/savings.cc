@@ -262,8 +262,8 @@ std::string DifferenceSentence(const Savings& s, const std::vector<SavingsColumn
                     "): over the " + std::to_string(d.jobs) + " jobs done in both, " + Show(d.metric, d.from_sum) +
                     " / " + std::to_string(d.jobs) + " = " + Show(d.metric, d.from_avg()) + " -> " +
                     Show(d.metric, d.to_sum) + " / " + std::to_string(d.jobs) + " = " +
-                    Show(d.metric, d.to_avg()) + "; " + std::to_string(d.less) + " jobs less, " +
-                    std::to_string(d.more) + " more. The largest change, job " + job.name + ": " +
+                    Show(d.metric, d.to_avg()) + "; it fell for " + std::to_string(d.less) + " jobs and rose for " +
+                    std::to_string(d.more) + ". The largest change, job " + job.name + ": " +
                     Show(d.metric, d.largest_from) + " -> " + Show(d.metric, d.largest_to);
   const SavingsColumn* from = Find(cols, d.from_name);
   const SavingsColumn* to = Find(cols, d.to_name);
