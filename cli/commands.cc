@@ -16,6 +16,7 @@
 #include "cli/serve_cmd.h"
 #include "cli/mig_cmd.h"
 #include "cli/k8s_cmd.h"
+#include "cli/savings_cmd.h"
 #include "cli/simulate_cmd.h"
 #include "cli/telemetry_cmd.h"
 #include "cli/top_cmd.h"
@@ -326,6 +327,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   std::unique_ptr<ServeCommands> serve = AddServeCommands(app);
   std::unique_ptr<WorkloadCommands> workload = AddWorkloadCommands(app);
   std::unique_ptr<SimulateCommand> simulate = AddSimulateCommand(app);
+  std::unique_ptr<SavingsCommand> report = AddReportCommands(app);
   std::unique_ptr<MigCommands> mig = AddMigCommands(app);
   std::unique_ptr<K8sCommands> k8s = AddK8sCommands(app);
   std::unique_ptr<TopCommand> top = AddTopCommand(app);
@@ -351,6 +353,7 @@ int RunMeridian(const std::vector<std::string>& args, long long now, std::ostrea
   if (auto rc = RunServeCommand(*serve, now, out, err)) return *rc;
   if (auto rc = RunWorkloadCommand(*workload, out, err)) return *rc;
   if (auto rc = RunSimulateCommand(*simulate, g.catalog_dir, out, err)) return *rc;
+  if (auto rc = RunReportCommand(*report, g.catalog_dir, out, err)) return *rc;
   if (auto rc = RunMigCommand(*mig, g.catalog_dir, out, err)) return *rc;
   if (auto rc = RunK8sCommand(*k8s, g.catalog_dir, now, out, err)) return *rc;
   if (auto rc = RunTopCommand(*top, out, err)) return *rc;

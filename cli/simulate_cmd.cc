@@ -21,22 +21,6 @@ namespace meridian::cli {
 
 namespace {
 
-int ExitCode(const Status& s) {
-  return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound
-             ? kExitBadInput
-             : kExitInternal;
-}
-
-std::vector<std::string> SplitPolicies(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 // A progress bar on stderr for runs that last more than a second, only when
 // stderr is a terminal.
 class ProgressBar {
@@ -116,6 +100,62 @@ void PrintComparison(const sim::Simulation& s, const std::vector<double>& wall_s
 
 }  // namespace
 
+int SimulateExitCode(const Status& s) {
+  return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound
+             ? kExitBadInput
+             : kExitInternal;
+}
+
+int CommandFailure::operator()(const Status& s) const {
+  err << "meridian " << command << ": " << s.message() << "\n";
+  return SimulateExitCode(s);
+}
+
+int CommandFailure::Internal(const Status& s) const {
+  err << "meridian " << command << ": " << s.message() << "\n";
+  return kExitInternal;
+}
+
+Result<NamedProfiles> LoadProfiles(const std::string& list) {
+  NamedProfiles profiles;
+  std::stringstream in(list);
+  std::string name;
+  while (std::getline(in, name, ',')) {
+    if (name.empty()) continue;
+    auto p = LoadProfile(name);
+    if (!p.ok()) return p.status().WithContext("--policy " + name);
+    profiles.emplace_back(name, std::move(p).value());
+  }
+  if (profiles.empty()) return Status::Invalid("--policy: no policy named");
+  return profiles;
+}
+
+Result<sim::Trace> ReadTraceFlags(const TraceFlags& flags, const catalog::Catalog& catalog) {
+  auto format = sim::ParseTraceFormat(flags.format);
+  if (!format.ok()) return format.status();
+  sim::TraceOptions options;
+  options.nodes_path = flags.nodes;
+  options.gpu_map_path = flags.gpu_map;
+  options.time_zone = flags.tz;
+  return sim::ReadTrace(flags.trace, *format, catalog, options);
+}
+
+Result<std::shared_ptr<const sched::Fleet>> BuildFleet(
+    const FleetSpec& spec, const std::shared_ptr<const catalog::Catalog>& catalog) {
+  if (Status v = spec::ValidateFleetAgainstCatalog(spec, *catalog); !v.ok()) return v;
+  return sched::Fleet::Build(spec, catalog);
+}
+
+sim::World MakeWorld(const std::shared_ptr<const catalog::Catalog>& catalog,
+                     std::shared_ptr<const sched::Fleet> fleet, const sim::ReplayMarketOptions& market) {
+  sim::World world;
+  world.catalog = catalog;
+  world.fleet = std::move(fleet);
+  world.market = std::make_shared<sim::ReplayMarket>(catalog, sim::EmbeddedSpotTraces(), market);
+  if (world.fleet->elastic()) world.elastic = std::make_shared<sched::ElasticIndex>(*catalog);
+  return world;
+}
+
 std::unique_ptr<SimulateCommand> AddSimulateCommand(CLI::App& app) {
   auto cmd = std::make_unique<SimulateCommand>();
   CLI::App* sub = app.add_subcommand(
@@ -166,34 +206,20 @@ std::unique_ptr<SimulateCommand> AddSimulateCommand(CLI::App& app) {
 std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::string& catalog_dir,
                                       std::ostream& out, std::ostream& err) {
   if (!cmd.app || !cmd.app->parsed()) return std::nullopt;
-  auto fail = [&](const Status& s) {
-    err << "meridian simulate: " << s.message() << "\n";
-    return ExitCode(s);
-  };
+  const CommandFailure fail{err, "simulate"};
   auto start = ParseRfc3339(cmd.start);
   if (!start.ok()) return fail(start.status().WithContext("--start"));
   auto cat = catalog_dir.empty() ? catalog::Catalog::LoadEmbedded()
                                  : catalog::Catalog::LoadFromDirectory(catalog_dir);
   if (!cat.ok()) return fail(cat.status().WithContext("catalog"));
-  std::vector<std::pair<std::string, sched::Profile>> profiles;
-  for (const std::string& name : SplitPolicies(cmd.policies)) {
-    auto p = LoadProfile(name);
-    if (!p.ok()) return fail(p.status().WithContext("--policy " + name));
-    profiles.emplace_back(name, std::move(p).value());
-  }
-  if (profiles.empty()) return fail(Status::Invalid("--policy: no policy named"));
-  auto format = sim::ParseTraceFormat(cmd.format);
-  if (!format.ok()) return fail(format.status());
-  sim::TraceOptions trace_options;
-  trace_options.nodes_path = cmd.nodes;
-  trace_options.gpu_map_path = cmd.gpu_map;
-  trace_options.time_zone = cmd.tz;
-  auto trace = sim::ReadTrace(cmd.trace, *format, **cat, trace_options);
+  auto profiles = LoadProfiles(cmd.policies);
+  if (!profiles.ok()) return fail(profiles.status());
+  auto trace = ReadTraceFlags({cmd.trace, cmd.format, cmd.nodes, cmd.gpu_map, cmd.tz}, **cat);
   if (!trace.ok()) return fail(trace.status());
   // A team's own history: what was left out and how its GPUs were read is
   // part of the answer, so it is said up front (every format's notes are in
   // report.html).
-  const bool history = *format == sim::TraceFormat::kSacct || *format == sim::TraceFormat::kK8sJobs;
+  const bool history = trace->format == sim::TraceFormat::kSacct || trace->format == sim::TraceFormat::kK8sJobs;
   if (history && !cmd.quiet) {
     for (const std::string& n : trace->notes) err << "trace: " << n << "\n";
   }
@@ -212,14 +238,10 @@ std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::str
     fleet_spec.elastic = true;
     result.fleet_source = "the catalog's elastic capacity";
   }
-  if (Status v = spec::ValidateFleetAgainstCatalog(fleet_spec, **cat); !v.ok()) return fail(v);
-  auto fleet = sched::Fleet::Build(fleet_spec, *cat);
+  auto fleet = BuildFleet(fleet_spec, *cat);
   if (!fleet.ok()) return fail(fleet.status());
   if ((*fleet)->elastic() && !cmd.fleet.empty()) result.fleet_source += " plus elastic capacity";
 
-  sim::World world;
-  world.catalog = *cat;
-  world.fleet = *fleet;
   sim::ReplayMarketOptions mo;
   mo.start = *start;
   mo.seed = cmd.seed;
@@ -230,8 +252,7 @@ std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::str
     mo.other_spot = map->other_spot;
     mo.mapped = std::move(map->mapped);
   }
-  world.market = std::make_shared<sim::ReplayMarket>(*cat, sim::EmbeddedSpotTraces(), mo);
-  if ((*fleet)->elastic()) world.elastic = std::make_shared<sched::ElasticIndex>(**cat);
+  const sim::World world = MakeWorld(*cat, *fleet, mo);
   const sim::JobShapes shapes = sim::JobShapes::Make(*trace, **cat);
   result.trace = &*trace;
   result.world = &world;
@@ -239,7 +260,7 @@ std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::str
 
   const bool tty = !cmd.quiet && &err == &std::cerr && isatty(STDERR_FILENO);
   std::vector<double> wall;
-  for (const auto& [name, profile] : profiles) {
+  for (const auto& [name, profile] : *profiles) {
     ProgressBar bar(err, tty, "simulate " + name);
     sim::EngineOptions eo;
     eo.seed = cmd.seed;
@@ -256,10 +277,7 @@ std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::str
   sim::SetCommonFigures(result);
   PrintComparison(result, wall, out);
   if (!cmd.out_dir.empty()) {
-    if (Status s = sim::WriteSimulation(result, cmd.out_dir); !s.ok()) {
-      err << "meridian simulate: " << s.message() << "\n";
-      return kExitInternal;
-    }
+    if (Status s = sim::WriteSimulation(result, cmd.out_dir); !s.ok()) return fail.Internal(s);
     out << "\nwrote " << cmd.out_dir << "/summary.json, jobs.csv, report.html\n";
   }
   out << std::flush;

@@ -12,6 +12,7 @@
 #include "sched/plugin.h"
 #include "sched/rng.h"
 #include "sched/scheduler.h"
+#include "sim/charge.h"
 #include "sim/hourly_carbon.h"
 #include "sim/spot_leases.h"
 
@@ -326,10 +327,8 @@ void Engine::GpuLevels(UnixSeconds t) {
 
 void Engine::Account(LiveJob& l, JobOutcome& o, UnixSeconds a, UnixSeconds b) {
   if (b <= a) return;
-  const double seconds = static_cast<double>(b - a);
-  const int64_t cost = l.rate.Times(seconds / 3600.0).micros();
-  const int64_t co2 =
-      std::llround(l.watts / 1000.0 * carbon_.GramHoursPerKwh(l.region, a, b));
+  const int64_t cost = RunCostMicros(l.rate, a, b);
+  const int64_t co2 = RunCo2Grams(l.watts, carbon_, l.region, a, b);
   o.cost_micros += cost;
   o.co2_g += co2;
   o.gpu_ms += l.gpu_milli * (b - a);
@@ -447,7 +446,7 @@ void Engine::Place(uint32_t j, const sched::Decision& d, UnixSeconds t) {
     l.nodes = 0;
     l.offering = a.elastic->offering;
     l.gpu_milli = gpus * 1000;
-    l.watts = gpu ? gpu->power_w * gpus : 0;
+    l.watts = GpuWatts(gpu, int64_t{gpus} * 1000);
     l.rate = a.elastic->price_per_hour;
     l.pay = PayOf(a.elastic->pricing);
     l.spot = a.elastic->pricing == PricingModel::kSpot;
@@ -468,8 +467,8 @@ void Engine::Place(uint32_t j, const sched::Decision& d, UnixSeconds t) {
     l.nodes = static_cast<uint32_t>(a.nodes.size());
     l.gpu_milli = milli;
     const bool gpu = node.gpu_model.valid() && milli > 0;
-    l.watts = gpu ? cat.gpus()[node.gpu_model.index()].power_w * static_cast<double>(milli) / 1000.0 : 0;
-    l.rate = cluster.gpu_hour.Times(static_cast<double>(milli) / 1000.0);
+    l.watts = GpuWatts(gpu ? &cat.gpus()[node.gpu_model.index()] : nullptr, milli);
+    l.rate = FleetRate(cluster, milli);
     l.pay = cluster.pricing == CapacityPricing::kReserved ? PayKind::kReserved : PayKind::kOwned;
     l.region = node.region;
     l.cluster = node.cluster;

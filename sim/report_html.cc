@@ -7,14 +7,15 @@
 #include <string>
 
 #include "core/time.h"
+#include "sim/html.h"
 #include "sim/report.h"
 #include "sim/svg.h"
 
 namespace meridian::sim {
 
-namespace {
+namespace html {
 
-using svg::Escape;
+namespace {
 
 constexpr const char* kStyle = R"(
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1120px;color:#222;padding:0 16px}
@@ -25,6 +26,13 @@ td:first-child,th:first-child{text-align:left}th{background:#f6f6f6}
 .chart{display:block;margin:8px 0;max-width:100%;height:auto}
 .grid2{display:flex;flex-wrap:wrap;gap:8px}
 )";
+
+}  // namespace
+
+std::string PageHead(const std::string& title) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+         svg::Escape(title) + "</title><style>" + kStyle + "</style></head><body>\n";
+}
 
 std::string Fmt(double v, int digits) {
   char buf[64];
@@ -40,6 +48,16 @@ std::string Duration(double s) {
   if (s < 172800) return Fmt(s / 3600, 1) + " h";
   return Fmt(s / 86400, 1) + " d";
 }
+
+}  // namespace html
+
+namespace {
+
+using svg::Escape;
+
+using html::Duration;
+using html::Fmt;
+using html::Pct;
 
 std::string SummaryTable(const Simulation& sim) {
   std::string t =
@@ -256,9 +274,7 @@ std::string Notes(const Simulation& sim) {
 
 std::string ReportHtml(const Simulation& sim) {
   const UnixSeconds start = sim.world->market->options().start;
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                     "<title>meridian simulate: " + Escape(sim.trace->source) + "</title><style>" +
-                     kStyle + "</style></head><body>\n";
+  std::string html = html::PageHead("meridian simulate: " + sim.trace->source);
   html += "<h1>meridian simulate</h1><p class=\"meta\">trace " + Escape(sim.trace->source) + ", " +
           std::to_string(sim.trace->jobs.size()) + " jobs; fleet: " + Escape(sim.fleet_source) +
           "; second 0 = " + FormatRfc3339(start) + "; seed " + std::to_string(sim.seed) + "</p>\n";

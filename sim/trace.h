@@ -4,7 +4,8 @@
 // own JSONL, and a team's own history: Slurm accounting (`sacct`) and
 // Kubernetes Jobs (`kubectl get jobs -o json`) (docs/trace-format.md); the
 // workload generator writes JSONL. Jobs of the same shape share one JobSpec, so a million-job trace
-// holds a few thousand specs and well under 1 KiB per job.
+// holds a few thousand specs and well under 1 KiB per job (TraceJob is 88
+// bytes; sim/readers/sacct_test.cc keeps it so).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +48,11 @@ struct TraceJob {
   // gpu_milli / 1000, in (0, 1)); 0: whole GPUs. Readers set
   // resources.mig in the spec for such jobs.
   float gpu_fraction = 0;
+  // A team's history (sacct, k8s-jobs): when the job really started, as
+  // seconds after submit_s (the recorded wait); -1: the trace has no
+  // recorded start. 32 bits (68 years) fill the padding after
+  // gpu_fraction, so the job stays 88 bytes.
+  int32_t recorded_wait_s = -1;
   // How the job's speed depends on its vCPUs (sim/cpu_model.h); unset: it
   // runs at its recorded speed whatever vCPUs it gets.
   CpuProfile cpu;

@@ -1,8 +1,15 @@
 #include "sim/readers/history.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "sim/readers/readers.h"
 
 namespace meridian::sim {
+
+int32_t RecordedWait(UnixSeconds submit, UnixSeconds start) {
+  return static_cast<int32_t>(std::clamp<int64_t>(start - submit, 0, INT32_MAX));
+}
 
 Result<HistoryFile> LoadHistory(const std::string& path, const TraceOptions& options,
                                 const catalog::Catalog& catalog) {

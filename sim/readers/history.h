@@ -15,6 +15,11 @@
 
 namespace meridian::sim {
 
+// TraceJob::recorded_wait_s of a job submitted at `submit` that started at
+// `start`: the seconds between, 0 when the clocks put the start first, at
+// most INT32_MAX.
+int32_t RecordedWait(UnixSeconds submit, UnixSeconds start);
+
 // The map of `options.gpu_map_path` (empty without one) and the trace
 // file's text.
 struct HistoryFile {

@@ -297,6 +297,7 @@ Status JobsReader::Read(const json& list) {
     tj.spec = spec;
     tj.submit_s = j.submit - first;
     tj.duration_s = j.end - j.start;
+    tj.recorded_wait_s = RecordedWait(j.submit, j.start);
     trace_.jobs.push_back(std::move(tj));
   }
   Notes(first);

@@ -30,21 +30,22 @@ TEST(K8sJobs, ReadsTheFixture) {
   const struct {
     const char* name;
     int64_t submit_s, duration_s;
+    int32_t recorded_wait_s;  // startTime - creationTimestamp
     int gpus;
     Models models;
     const char* tenant;
   } want[] = {
-      // Created 09:00:00Z (the earliest: 0), started 09:00:30Z, completed
+      // Created 09:00:00Z (the earliest: 0), started 09:00:30Z (waited 30 s), completed
       // 10:30:30Z: 5400 s. Containers 4 + 0 GPUs; the init container's 1
       // is less. GFD product NVIDIA-A100-SXM4-80GB: A100-80GB.
-      {"team-a/train-a100", 0, 5400, 4, {"A100-80GB"}, "team-a"},
-      // Created 09:10 (600 s); started 09:20, Failed at 11:20: 7200 s. Two
+      {"team-a/train-a100", 0, 5400, 30, 4, {"A100-80GB"}, "team-a"},
+      // Created 09:10 (600 s); started 09:20 (waited 600 s), Failed at 11:20: 7200 s. Two
       // pods of 8 GPUs in parallel: a gang of 16. GKE nvidia-h100-80gb by
       // node affinity: H100-80GB. Tenant: its Kueue queue.
-      {"team-b/dist", 600, 7200, 16, {"H100-80GB"}, "research"},
-      // Created 10:00 (3600 s); 10 min. One DRA claim, no product: 1 GPU,
+      {"team-b/dist", 600, 7200, 600, 16, {"H100-80GB"}, "research"},
+      // Created 10:00 (3600 s), started 10:00:05 (waited 5 s); 10 min. One DRA claim, no product: 1 GPU,
       // any model.
-      {"team-c/dra", 3600, 600, 1, {}, "team-c"},
+      {"team-c/dra", 3600, 600, 5, 1, {}, "team-c"},
   };
   for (const auto& w : want) {
     const TraceJob* j = FindJob(*t, w.name);
@@ -52,6 +53,7 @@ TEST(K8sJobs, ReadsTheFixture) {
     const JobSpec& spec = *t->specs[j->spec];
     EXPECT_EQ(j->submit_s, w.submit_s) << w.name;
     EXPECT_EQ(j->duration_s, w.duration_s) << w.name;
+    EXPECT_EQ(j->recorded_wait_s, w.recorded_wait_s) << w.name;
     EXPECT_EQ(spec.resources.gpus, w.gpus) << w.name;
     EXPECT_EQ(spec.resources.gpu_models, w.models) << w.name;
     EXPECT_EQ(spec.work.recorded_on, w.models.empty() ? "" : w.models.front()) << w.name;

@@ -77,6 +77,7 @@ class Columns {
 struct SacctJob {
   std::string name;
   UnixSeconds submit = 0;
+  UnixSeconds start = 0;
   int64_t run_s = 0;
   int64_t limit_s = -1;
   uint32_t spec = 0;
@@ -292,7 +293,7 @@ void SacctReader::Row(std::string_view text, int64_t line) {
   if (errors_.count() != before) return void(++counts_.malformed);
   if (!end) ++counts_.running;
   ++counts_.states[state];
-  jobs_.push_back({UniqueName(id), *submit, *run, *limit, *spec});
+  jobs_.push_back({UniqueName(id), *submit, *start, *run, *limit, *spec});
 }
 
 void SacctReader::Finish() {
@@ -304,6 +305,7 @@ void SacctReader::Finish() {
     tj.spec = j.spec;
     tj.submit_s = j.submit - first;
     tj.duration_s = j.run_s;
+    tj.recorded_wait_s = RecordedWait(j.submit, j.start);
     // Past 68 years a limit is no limit.
     tj.time_limit_s = j.limit_s > INT32_MAX ? -1 : static_cast<int32_t>(j.limit_s);
     trace_.jobs.push_back(std::move(tj));

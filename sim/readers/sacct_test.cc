@@ -39,6 +39,8 @@ TEST(Sacct, ReadsTheFixture) {
   EXPECT_EQ(a.submit_s, 0);
   EXPECT_EQ(a.duration_s, 5400);
   EXPECT_EQ(a.time_limit_s, 7200);
+  // Start 10:05:00 - Submit 10:00:00 = 300 s recorded wait.
+  EXPECT_EQ(a.recorded_wait_s, 300);
   const JobSpec& as = *t->specs[a.spec];
   EXPECT_EQ(as.resources.gpus, 4);
   EXPECT_EQ(as.resources.gpu_models, (Models{"A100-40GB", "A100-80GB"}));
@@ -56,6 +58,8 @@ TEST(Sacct, ReadsTheFixture) {
   EXPECT_EQ(b.submit_s, 1800);
   EXPECT_EQ(b.duration_s, 93600);
   EXPECT_EQ(b.time_limit_s, 172800);
+  // Start 11:00:00 - Submit 10:30:00 = 1800 s.
+  EXPECT_EQ(b.recorded_wait_s, 1800);
   const JobSpec& bs = *t->specs[b.spec];
   EXPECT_EQ(bs.tenant, "bob");
   EXPECT_EQ(bs.resources.gpus, 16);
@@ -222,6 +226,10 @@ TEST(Sacct, NoUsableRowIsAnErrorNamingEveryProblem) {
   EXPECT_EQ(t.status().message(),
             never + ": no job in the file started (1 never started, 0 step rows); nothing to replay");
 }
+
+// A million-job trace holds a million TraceJobs: the recorded wait lives in
+// padding, so a job is no bigger than before it was added.
+TEST(Sacct, TraceJobStaysSmall) { EXPECT_LE(sizeof(TraceJob), 88u); }
 
 TEST(Sacct, HeaderMustNameTheNeededColumns) {
   const std::string path = ScratchFile("JobIDRaw|Submit|Start|End|AllocTRES\n", ".txt");
