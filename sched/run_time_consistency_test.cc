@@ -114,19 +114,15 @@ TEST(RunTimeConsistency, PlanAndTheSchedulerGiveTheSameHoursForEveryExample) {
 TEST(RunTimeConsistency, TheSchedulerLeavesOutTheGangsPlanLeavesOut) {
   auto cat = catalog::Catalog::LoadEmbedded();
   ASSERT_TRUE(cat.ok());
-  JobSpec j;
-  j.name = "ft-7b";
-  j.kind = WorkloadKind::kFineTuning;
-  j.model.params_b = 7;
-  j.model.layers = 32;
-  j.model.hidden = 4096;
-  j.model.heads = 32;
-  j.model.seq_len = 2048;
-  j.model.micro_batch = 1;
-  j.work.form = Work::Form::kTokens;
-  j.work.tokens = 1e9;
-  j.resources.gpus = 2;
-  j.resources.gpu_models = {"H100-80GB"};
+  auto specs = spec::ParseJobSpecs(R"(
+name: ft-7b
+kind: fine-tuning
+model: {params_b: 7, layers: 32, hidden: 4096, heads: 32, seq_len: 2048, micro_batch: 1}
+work: {tokens: 1e9}
+resources: {gpus: 2, gpu_models: [H100-80GB]}
+)", "ft-7b.yaml");
+  ASSERT_TRUE(specs.ok()) << specs.status().ToString();
+  const JobSpec& j = specs->front();
   Result<QueuedJob> q =
       MakeQueuedJob(std::make_shared<const JobSpec>(j), **cat, {JobId(1), TenantId(0), kAt, 0});
   ASSERT_TRUE(q.ok()) << q.status().ToString();

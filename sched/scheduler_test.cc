@@ -361,10 +361,9 @@ TEST(SchedulerTest, AllocationNeverTakesFewerGpusThanTheCandidateAsks) {
   EXPECT_TRUE(w.ledger.CanReserve(six).ok());
 }
 
-// One group of 20 full 8-GPU H100 nodes; node k's job ends at +(20 - k) h,
-// so node 19 frees first, at +1 h, and nodes 18 and 19 hold a 16-GPU gang
-// from +2 h. Every node of the group counts, not only the first few.
-TEST(SchedulerTest, EarliestStartLooksAtEveryNodeOfTheGroup) {
+// Twenty 8-GPU H100 nodes, node k held whole by job 100 + k until
+// now + (20 - k) h.
+testing::World TwentyFullH100Nodes() {
   FleetSpec f;
   ClusterSpec c;
   c.name = "big";
@@ -379,8 +378,16 @@ TEST(SchedulerTest, EarliestStartLooksAtEveryNodeOfTheGroup) {
     a.nodes.push_back({NodeId(k), 0xff, std::nullopt, 0, 0});
     a.start = kNow;
     a.end = kNow + (20 - k) * 3600;
-    ASSERT_TRUE(w.ledger.Reserve(a).ok());
+    EXPECT_TRUE(w.ledger.Reserve(a).ok());
   }
+  return w;
+}
+
+// One group of 20 full 8-GPU H100 nodes; node k's job ends at +(20 - k) h,
+// so node 19 frees first, at +1 h, and nodes 18 and 19 hold a 16-GPU gang
+// from +2 h. Every node of the group counts, not only the first few.
+TEST(SchedulerTest, EarliestStartLooksAtEveryNodeOfTheGroup) {
+  testing::World w = TwentyFullH100Nodes();
   auto s = Make(w);
   JobSpec eight = TwoHourJob("eight", 8, 40);
   Decision d = s->Decide(Queue(w, eight, 1), w.At());
@@ -402,22 +409,7 @@ TEST(SchedulerTest, EarliestStartLooksAtEveryNodeOfTheGroup) {
 // ends at +3 h: a third job's earliest start is node 18 at +2 h, not the
 // answer from before the change.
 TEST(SchedulerTest, EarliestStartFollowsEveryLedgerChangeAtTheSameTime) {
-  FleetSpec f;
-  ClusterSpec c;
-  c.name = "big";
-  c.region = "gcp:us-central1";
-  c.gpu_hour = Money::FromDollars(1.10);
-  c.nodes.push_back({20, "H100-80GB", 8, 64, 512, {}, "", {}});
-  f.clusters = {c};
-  testing::World w = MakeWorld(f, /*elastic=*/false);
-  for (uint32_t k = 0; k < 20; ++k) {
-    Allocation a;
-    a.job = JobId(100 + k);
-    a.nodes.push_back({NodeId(k), 0xff, std::nullopt, 0, 0});
-    a.start = kNow;
-    a.end = kNow + (20 - k) * 3600;
-    ASSERT_TRUE(w.ledger.Reserve(a).ok());
-  }
+  testing::World w = TwentyFullH100Nodes();
   auto s = Make(w);
   const JobSpec eight = TwoHourJob("eight", 8, 40);
   const QueuedJob one = Queue(w, eight, 1), two = Queue(w, eight, 2);
