@@ -249,9 +249,13 @@ void Engine::SetWork(LiveJob& l, const TraceJob& tj) {
     sched::ModelDemand& d = l.q.demands[i];
     const sched::ModelDemand& full = l.shape->demands[i];
     if (tj.duration_s >= 0) {
-      // A recorded run time, scaled from the model it was recorded on.
+      // A recorded run, scaled from the model it was recorded on. The
+      // scheduler plans with what the history's scheduler was told: the
+      // job's time limit where it had one (its expected end, backfill's
+      // estimate); the run itself lasts the recorded time (StartRun).
+      const int64_t planned_s = tj.time_limit_s > 0 ? tj.time_limit_s : tj.duration_s;
       d.run_hours = d.mig_run_hours = static_cast<float>(
-          left * static_cast<double>(tj.duration_s) / 3600.0 * full.recorded_ratio);
+          left * static_cast<double>(planned_s) / 3600.0 * full.recorded_ratio);
     } else {
       d.run_hours = static_cast<float>(left * full.run_hours);
       d.mig_run_hours = static_cast<float>(left * full.mig_run_hours);

@@ -325,5 +325,49 @@ TEST(OlderGpus, OpenbOnV100RunsEveryJobAsAPlainFifoLoopDoes) {
   }
 }
 
+// The history's scheduler planned with time limits, not with the run times
+// nobody knew yet, and so does a sacct replay. One node of 4 A100-80GB,
+// fifo-backfill; job 1 (2 GPUs) runs 100 s, job 2 (4 GPUs, submitted at 1 s)
+// 100 s, job 3 (2 GPUs, at 2 s) 300 s.
+// With limits of 1 h, 1 h and 30 min: job 2 waits and reserves the node at
+// job 1's expected end, 0 + 3600 s; job 3 would end at 2 + 1800 < 3600, so it
+// backfills at 2 s; job 1 ends at 100 s, leaving 2 GPUs, so job 2 starts
+// when job 3 ends, at 2 + 300 = 302 s (as Slurm started it).
+// Without limits (UNLIMITED: the recorded run time is the estimate): job 2
+// reserves at 100 s; job 3 would end at 302 > 100, so it waits; job 2 runs
+// 100..200 s and job 3 starts at 200 s.
+TEST(Replay, SacctTimeLimitsAreTheBackfillEstimate) {
+  auto history = [](const char* limit_1h, const char* limit_30m) {
+    return std::string("JobIDRaw|Submit|Start|End|Elapsed|Timelimit|State|AllocTRES\n") +
+           "1|2026-03-02T00:00:00|2026-03-02T00:00:00|2026-03-02T00:01:40|00:01:40|" + limit_1h +
+           "|COMPLETED|gres/gpu:a100-80gb=2,node=1\n" +
+           "2|2026-03-02T00:00:01|2026-03-02T00:05:02|2026-03-02T00:06:42|00:01:40|" + limit_1h +
+           "|COMPLETED|gres/gpu:a100-80gb=4,node=1\n" +
+           "3|2026-03-02T00:00:02|2026-03-02T00:00:02|2026-03-02T00:05:02|00:05:00|" + limit_30m +
+           "|COMPLETED|gres/gpu:a100-80gb=2,node=1\n";
+  };
+  TraceOptions utc;
+  utc.time_zone = "UTC";
+  World w = testing::MakeWorld(Embedded(), Nodes(1, 4, "A100-80GB"));
+  struct Case {
+    const char* limit_1h;
+    const char* limit_30m;
+    std::vector<int64_t> starts;
+  };
+  for (const Case& c : {Case{"01:00:00", "00:30:00", {0, 302, 2}},
+                        Case{"UNLIMITED", "UNLIMITED", {0, 100, 200}}}) {
+    SCOPED_TRACE(c.limit_1h);
+    Result<Trace> t = ReadTrace(ScratchFile(history(c.limit_1h, c.limit_30m)), TraceFormat::kSacct,
+                                *Embedded(), utc);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ASSERT_EQ(t->jobs.size(), 3u);
+    PolicyRun run = testing::RunPolicy(*t, w, "fifo-backfill");
+    std::vector<int64_t> starts;
+    for (const JobOutcome& o : run.jobs) starts.push_back(o.start_s);
+    EXPECT_EQ(starts, c.starts);
+    for (const JobOutcome& o : run.jobs) EXPECT_EQ(o.state, JobState::kDone);
+  }
+}
+
 }  // namespace
 }  // namespace meridian::sim

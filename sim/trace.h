@@ -33,9 +33,10 @@ struct TraceJob {
   std::string name;           // unique within the trace
   uint32_t spec = 0;          // index into Trace::specs (the job's shape)
   // The run time the job asked for (Slurm's Timelimit), in seconds; -1: none
-  // or unlimited. Recorded for reports only: the replay's backfill reserves
-  // with the recorded run time (duration_s), as if every estimate were exact.
-  // 32 bits (68 years) fill the padding after `spec`.
+  // or unlimited. With one, the scheduler plans the job with it (its
+  // expected end, the backfill estimate), as the history's scheduler did,
+  // while the job runs its recorded duration_s. 32 bits (68 years) fill the
+  // padding after `spec`.
   int32_t time_limit_s = -1;
   int64_t submit_s = 0;       // seconds from the start of the trace
   // Recorded run time: the job runs exactly this long wherever it lands (on
