@@ -215,7 +215,8 @@ Rows BurstRows(const Savings& s, const std::vector<SavingsColumn>& cols) {
         burst->summary.cost_by_pricing[static_cast<size_t>(k)]);
   }
   std::vector<std::pair<std::string, int64_t>> regions = alone->summary.cost_by_region;
-  for (const auto& [region, micros] : burst->summary.cost_by_region) {
+  for (const auto& entry : burst->summary.cost_by_region) {
+    const std::string& region = entry.first;
     if (std::none_of(regions.begin(), regions.end(), [&](const auto& r) { return r.first == region; })) {
       regions.push_back({region, 0});
     }
