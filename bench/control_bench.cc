@@ -17,17 +17,23 @@
 // BM_Healthz/<clients>: the same clients on GET /healthz, the HTTP layer's
 // ceiling with no parsing, validation or storage: the baseline of the run.
 //
-// BM_ReconcileCycle/10000: 10,000 queued jobs in the store, a fleet of one
-// 8 x T4 node (8 jobs placed, the rest wait); one iteration is one full
-// reconcile cycle (load new jobs, refresh the fleet, poll, sort the queue,
-// one decision per queued job, write what changed). The first cycle, which
-// also sizes every job with the estimator, is reported as first_cycle_ms.
+// BM_ReconcileCycle/queued:10000/kept:K/churn:C: 10,000 queued jobs in the
+// store, a fleet of one 8 x T4 node (8 jobs placed, the rest wait); one
+// iteration is one full reconcile cycle (load new jobs, refresh the fleet,
+// poll, the scheduler's cycle over the queue, write what changed). With
+// churn:1 a running job ends at every cycle and a waiting one takes its GPU.
+// kept:0 decides every waiting job in full at every cycle (the reference,
+// ReconcilerOptions::keep_waits = false), the baseline of kept:1, which
+// decides only what a change could move. decisions_per_cycle counts full
+// decisions. The first cycle, which also sizes every job with the
+// estimator, is reported as first_cycle_ms.
 //
 //   build/bench/control_bench --benchmark_min_time=0.01
 #include <benchmark/benchmark.h>
 #include <httplib.h>
 
 #include <algorithm>
+#include <deque>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -51,13 +57,31 @@ constexpr const char* kBody =
 
 // A backend that runs nothing: its node list is given, Launch hands back a
 // handle and nothing ever changes phase. For measuring the daemon alone.
+// A backend whose jobs run until told otherwise. With `churn`, each Poll
+// ends the job launched longest ago (exit 0), so every cycle frees capacity
+// for the queue and places a waiting job.
 class IdleBackend final : public Backend {
  public:
-  explicit IdleBackend(std::vector<BackendNode> nodes) : nodes_(std::move(nodes)) {}
+  explicit IdleBackend(std::vector<BackendNode> nodes, bool churn = false)
+      : nodes_(std::move(nodes)), churn_(churn) {}
   std::string_view name() const override { return "idle"; }
-  Result<std::string> Launch(const LaunchRequest& r) override { return "idle:" + r.job_id; }
+  Result<std::string> Launch(const LaunchRequest& r) override {
+    RunObservation o;
+    o.job_id = r.job_id;
+    o.attempt = r.attempt;
+    o.handle = "idle:" + r.job_id;
+    if (churn_) running_.push_back(o);
+    return o.handle;
+  }
   Status Stop(const std::string&, int64_t) override { return Status::Ok(); }
-  std::vector<RunObservation> Poll() override { return {}; }
+  std::vector<RunObservation> Poll() override {
+    if (running_.empty()) return {};
+    RunObservation o = std::move(running_.front());
+    running_.pop_front();
+    o.phase = RunPhase::kExited;
+    o.exit_code = 0;
+    return {o};
+  }
   Result<RunObservation> Adopt(const std::string& id, int attempt, const std::string& h) override {
     RunObservation o;
     o.job_id = id;
@@ -70,6 +94,8 @@ class IdleBackend final : public Backend {
 
  private:
   std::vector<BackendNode> nodes_;
+  bool churn_ = false;
+  std::deque<RunObservation> running_;
 };
 
 std::string TempDir() {
@@ -210,10 +236,20 @@ void BM_Healthz(benchmark::State& state) {
 }
 BENCHMARK(BM_Healthz)->ArgNames({"clients"})->Arg(16)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// Full decisions made so far, of every kind.
+uint64_t Decisions(const Metrics& m) {
+  uint64_t n = 0;
+  for (const auto& d : m.decisions) n += d;
+  return n;
+}
+
 void BM_ReconcileCycle(benchmark::State& state) {
   const int jobs = static_cast<int>(state.range(0));
+  const bool kept = state.range(1) != 0;
+  const bool churn = state.range(2) != 0;
   const std::string dir = TempDir();
   DaemonOptions o = Options(dir, false, true);
+  o.reconciler.keep_waits = kept;
   auto store = OpenSqliteStore(o.store);
   if (!store.ok()) {
     state.SkipWithError(store.status().message().c_str());
@@ -236,7 +272,7 @@ void BM_ReconcileCycle(benchmark::State& state) {
     for (auto& w : writers) w.join();
   }
   BackendNode node{"bench-node", "T4", 8, 64, 256, {}, true, ""};
-  IdleBackend backend({node});
+  IdleBackend backend({node}, churn);
   Metrics metrics;
   std::filesystem::create_directories(o.reconciler.state_dir);
   Reconciler r(store->get(), &backend, &metrics, o.reconciler);
@@ -248,16 +284,24 @@ void BM_ReconcileCycle(benchmark::State& state) {
     state.SkipWithError(first.message().c_str());
     return;
   }
+  const uint64_t decisions_before = Decisions(metrics);
+  int64_t cycles = 0;
   for (auto _ : state) {
     Status st = r.RunCycle();
     if (!st.ok()) state.SkipWithError(st.message().c_str());
+    ++cycles;
   }
   state.counters["first_cycle_ms"] = first_ms;
   state.counters["queued"] = jobs;
+  state.counters["decisions_per_cycle"] =
+      static_cast<double>(Decisions(metrics) - decisions_before) / static_cast<double>(cycles);
   store->reset();
   std::filesystem::remove_all(dir);
 }
-BENCHMARK(BM_ReconcileCycle)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReconcileCycle)
+    ->ArgNames({"queued", "kept", "churn"})
+    ->ArgsProduct({{10000}, {0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace meridian::control

@@ -155,7 +155,7 @@ Status Reconciler::Recover() {
     auto a = std::make_unique<Active>();
     a->row = std::move(row);
     Active& ref = *a;
-    active_[ref.row.id] = std::move(a);
+    AddActive(std::move(a));
     auto spec = SpecFromJson(ref.row.spec_json, ref.row.id);
     if (!spec.ok()) {
       Transition(ref, JobState::kFailed,
@@ -204,10 +204,38 @@ Status Reconciler::Recover() {
     if (o.phase != RunPhase::kStarting) HandleObservation(o, now, &out);
   }
   Status st = Flush(&out);
-  for (auto it = active_.begin(); it != active_.end();) {
-    it = it->second->done ? active_.erase(it) : std::next(it);
-  }
+  EraseDone();
   return st;
+}
+
+void Reconciler::AddActive(std::unique_ptr<Active> a) {
+  by_seq_[a->row.seq] = a.get();
+  changed_.push_back(a->row.seq);
+  std::string id = a->row.id;
+  active_[std::move(id)] = std::move(a);
+}
+
+void Reconciler::EraseDone() {
+  for (int64_t seq : done_) {
+    auto it = by_seq_.find(seq);
+    if (it == by_seq_.end() || !it->second->done) continue;
+    Unqueue(*it->second);
+    active_.erase(it->second->row.id);
+    by_seq_.erase(it);
+  }
+  done_.clear();
+}
+
+void Reconciler::Unqueue(Active& a) {
+  if (a.enqueued_in != 0 && fleet_ && fleet_->generation == a.enqueued_in && fleet_->scheduler) {
+    fleet_->scheduler->Dequeue(JobId(static_cast<uint32_t>(a.row.seq)));
+  }
+  a.enqueued_in = 0;
+  if (a.explained) {
+    std::lock_guard<std::mutex> l(explain_mu_);
+    waiting_.erase(a.row.id);
+    a.explained = false;
+  }
 }
 
 Status Reconciler::LoadNewJobs() {
@@ -224,7 +252,7 @@ Status Reconciler::LoadNewJobs() {
       auto spec = SpecFromJson(row.spec_json, row.id);
       if (spec.ok()) a->spec = std::make_shared<const JobSpec>(std::move(spec).value());
       a->row = std::move(row);
-      active_[a->row.id] = std::move(a);
+      AddActive(std::move(a));
     }
     if (rows->size() < static_cast<size_t>(f.limit)) return Status::Ok();
   }
@@ -251,7 +279,11 @@ void Reconciler::Transition(Active& a, JobState to, const std::string& message,
   if (u.placement) a.row.placement = *u.placement;
   if (u.handle) a.row.handle = *u.handle;
   if (u.allocation_json) a.row.allocation_json = *u.allocation_json;
-  if (IsTerminal(to)) a.done = true;
+  if (IsTerminal(to)) {
+    a.done = true;
+    done_.push_back(a.row.seq);
+  }
+  changed_.push_back(a.row.seq);
   out->push_back(std::move(u));
 }
 
@@ -325,6 +357,7 @@ void Reconciler::HandleObservation(const RunObservation& o, UnixSeconds now,
   } else if (kind == StopKind::kPreempt ||
              (o.phase == RunPhase::kLost && a.row.attempts <= options_.max_requeues)) {
     if (options_.measured) a.measured = options_.measured(a.row.id);
+    Unqueue(a);
     a.queued.reset();  // decided again, with the measured profile
     if (kind == StopKind::kPreempt) {
       Transition(a, JobState::kPreempted, "preempted; the process " + how, now, out, end);
@@ -402,9 +435,7 @@ Status Reconciler::RunCycle() {
   HandleCancels(now, &out);
   Status st = Schedule(now, &out);
   Status fl = Flush(&out);
-  for (auto it = active_.begin(); it != active_.end();) {
-    it = it->second->done ? active_.erase(it) : std::next(it);
-  }
+  EraseDone();
   metrics_->cycle_seconds.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   MERIDIAN_RETURN_IF_ERROR(st);

@@ -37,6 +37,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "catalog/catalog.h"
@@ -74,6 +75,10 @@ struct ReconcilerOptions {
   // (telemetry/adjust.h).
   std::function<std::optional<JobTelemetry>(const std::string& job_id)> measured;
   telemetry::Thresholds thresholds;        // the telemetry config's (MIG headroom)
+  // false: every waiting job is decided in full at every cycle, the
+  // reference the kept queue (sched/queue_state.h) is tested and benchmarked
+  // against.
+  bool keep_waits = true;
 };
 
 // Why a queued job is still queued: the last cycle's decision for it, kept so
@@ -123,7 +128,7 @@ class Reconciler {
   // Recovery alone (Start calls it), for benchmarks that drive RunCycle.
   Status Recover();
 
-  // The explanations of the jobs queued at the end of the last cycle, by job id.
+  // The explanations of the queued jobs (each its last decision's), by job id.
   std::map<std::string, WaitExplanation> Waiting() const;
   // The MIG layout of each schedulable node, by node name.
   std::map<std::string, NodeLayout> Layouts() const;
@@ -151,6 +156,14 @@ class Reconciler {
   void Transition(Active& a, JobState to, const std::string& message, UnixSeconds now,
                   std::vector<JobUpdate>* out, JobUpdate extra = {});
   void ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  // Active jobs in and out of active_ (and by_seq_).
+  void AddActive(std::unique_ptr<Active> a);
+  void EraseDone();
+  // Takes `a` out of the scheduler's queue and drops its explanation: it no
+  // longer waits, or its queued form is about to change.
+  void Unqueue(Active& a);
+  // The explanation of every waiting job when there is no fleet to decide on.
+  void ExplainNoFleet(std::vector<JobUpdate>* out);
   Status Flush(std::vector<JobUpdate>* updates);
 
   Store* store_;
@@ -160,11 +173,21 @@ class Reconciler {
 
   std::mutex mu_;  // the state below; held for a whole cycle
   std::map<std::string, std::unique_ptr<Active>> active_;
+  std::unordered_map<int64_t, Active*> by_seq_;  // active_ by JobRow::seq (the scheduler's JobId)
+  // Jobs (by seq) added or moved to another state since the scheduling step
+  // last looked, and those that reached a terminal state: a cycle's
+  // bookkeeping follows what changed instead of walking every active job.
+  std::vector<int64_t> changed_;
+  std::vector<int64_t> done_;
+  uint64_t queue_generation_ = 0;  // the fleet generation whose queue holds every waiting job
   std::unique_ptr<FleetState> fleet_;
+  uint64_t fleet_generations_ = 0;
   std::map<std::string, uint32_t> tenant_ids_;
   int64_t max_seq_ = 0;
 
-  mutable std::mutex explain_mu_;  // the two maps below, swapped in once per cycle
+  mutable std::mutex explain_mu_;  // the two maps below
+  // The last decision's explanation of each waiting job: updated for the
+  // jobs a cycle decided, dropped for those that left the queue.
   std::map<std::string, WaitExplanation> waiting_;
   std::map<std::string, NodeLayout> layouts_;
 

@@ -1,6 +1,7 @@
 // The reconciler's fleet and scheduling steps: the fleet from the backend's
 // and the registered nodes, decisions over the queue, launches, and the plan
 // dry run.
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <iostream>
@@ -100,6 +101,7 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
 
   auto fs = std::make_unique<FleetState>();
   fs->signature = sig;
+  fs->generation = ++fleet_generations_;
   fs->without_agent = without_agent;
   fs->market = std::make_unique<sched::CatalogMarket>(options_.catalog);
   FleetSpec spec;
@@ -125,7 +127,9 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
     if (!fleet.ok()) {
       std::cerr << "meridian serve: fleet: " << fleet.status().message() << "\n";
     } else {
-      auto sch = sched::Scheduler::Create(options_.profile, *fleet);
+      sched::SchedulerOptions so;
+      so.keep_waits = options_.keep_waits;
+      auto sch = sched::Scheduler::Create(options_.profile, *fleet, so);
       auto ledger = (*fleet)->NewLedger();
       if (!sch.ok()) return sch.status();
       if (!ledger.ok()) return ledger.status();
@@ -248,103 +252,107 @@ std::shared_ptr<const JobSpec> Reconciler::ProfiledSpec(Active& a, UnixSeconds n
   return std::make_shared<const JobSpec>(std::move(adj.spec));
 }
 
+void Reconciler::ExplainNoFleet(std::vector<JobUpdate>* out) {
+  const std::string none = "no schedulable nodes" + (fleet_ ? NoAgentNote(*fleet_) : "");
+  std::lock_guard<std::mutex> l(explain_mu_);
+  for (auto& [id, ap] : active_) {
+    Active& a = *ap;
+    if (a.done || a.row.state != JobState::kQueued || a.row.cancel_requested) continue;
+    waiting_[a.row.id] = {"none", none, {}, std::nullopt, "", "", "", 0, 0};
+    a.explained = true;
+    if (a.row.reason != none) {
+      a.row.reason = none;
+      JobUpdate u;
+      u.job_id = a.row.id;
+      u.reason = a.row.reason;
+      out->push_back(u);
+    }
+  }
+}
+
 Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
-  std::vector<Active*> waiting;
-  std::map<uint32_t, Active*> by_seq;
-  for (auto& [id, a] : active_) {
-    by_seq[static_cast<uint32_t>(a->row.seq)] = a.get();
-    if (a->done || a->row.state != JobState::kQueued || a->row.cancel_requested) continue;
-    if (!a->spec) {
-      Transition(*a, JobState::kFailed, "the stored spec does not parse", now, out);
+  // The scheduler keeps the queue across cycles (Scheduler::Enqueue,
+  // RunQueue), as the simulator's does: the jobs that entered the queue go
+  // in, those that left it come out, and a cycle decides in full only what a
+  // change since could move (sched/queue_state.h).
+  const bool fleet = fleet_ && fleet_->scheduler;
+  // The jobs to look at: those that changed since the last cycle, or every
+  // active job when the queue is a new fleet's (or there is none).
+  std::vector<Active*> look;
+  if (!fleet || queue_generation_ != fleet_->generation) {
+    look.reserve(active_.size());
+    for (auto& [id, a] : active_) look.push_back(a.get());
+    queue_generation_ = fleet ? fleet_->generation : 0;
+  } else {
+    for (int64_t seq : changed_) {
+      if (auto it = by_seq_.find(seq); it != by_seq_.end()) look.push_back(it->second);
+    }
+  }
+  changed_.clear();
+  for (Active* ap : look) {
+    Active& a = *ap;
+    if (a.done || a.row.state != JobState::kQueued || a.row.cancel_requested) {
+      Unqueue(a);
       continue;
     }
-    waiting.push_back(a.get());
-  }
-  std::map<std::string, WaitExplanation> explained;
-  // Published however the cycle returns, so a job placed this cycle leaves it.
-  struct Publish {
-    Reconciler* r;
-    std::map<std::string, WaitExplanation>* e;
-    ~Publish() {
-      std::lock_guard<std::mutex> l(r->explain_mu_);
-      r->waiting_.swap(*e);
+    if (!a.spec) {
+      Unqueue(a);
+      Transition(a, JobState::kFailed, "the stored spec does not parse", now, out);
+      continue;
     }
-  } publish{this, &explained};
-  if (waiting.empty()) return Status::Ok();
-  if (!fleet_ || !fleet_->scheduler) {
-    const std::string none = "no schedulable nodes" + (fleet_ ? NoAgentNote(*fleet_) : "");
-    for (Active* a : waiting) {
-      explained[a->row.id] = {"none", none, {}, std::nullopt, "", "", "", 0, 0};
-      if (a->row.reason != none) {
-        a->row.reason = none;
+    if (!fleet || a.enqueued_in == fleet_->generation) continue;
+    if (!a.queued) {
+      uint32_t tenant = tenant_ids_.emplace(a.row.tenant, tenant_ids_.size()).first->second;
+      sched::EnqueueRequest req{JobId(static_cast<uint32_t>(a.row.seq)), TenantId(tenant),
+                                a.row.submitted_at, static_cast<uint64_t>(a.row.seq)};
+      auto q = sched::MakeQueuedJob(ProfiledSpec(a, now, out), *options_.catalog, req);
+      if (!q.ok()) {
+        Unqueue(a);
         JobUpdate u;
-        u.job_id = a->row.id;
-        u.reason = a->row.reason;
-        out->push_back(u);
+        u.ended_at = now;
+        Transition(a, JobState::kFailed, q.status().message(), now, out, u);
+        continue;
       }
+      a.queued = std::move(q).value();
     }
+    fleet_->scheduler->Enqueue(*a.queued);
+    a.enqueued_in = fleet_->generation;
+  }
+  if (!fleet) {
+    ExplainNoFleet(out);
     return Status::Ok();
   }
   FleetState& fs = *fleet_;
-  std::vector<const sched::QueuedJob*> ptrs;
-  for (Active* a : waiting) {
-    if (!a->queued) {
-      uint32_t tenant = tenant_ids_.emplace(a->row.tenant, tenant_ids_.size()).first->second;
-      sched::EnqueueRequest req{JobId(static_cast<uint32_t>(a->row.seq)), TenantId(tenant),
-                                a->row.submitted_at, static_cast<uint64_t>(a->row.seq)};
-      auto q = sched::MakeQueuedJob(ProfiledSpec(*a, now, out), *options_.catalog, req);
-      if (!q.ok()) {
-        JobUpdate u;
-        u.ended_at = now;
-        Transition(*a, JobState::kFailed, q.status().message(), now, out, u);
-        continue;
-      }
-      a->queued = std::move(q).value();
-    }
-    ptrs.push_back(&*a->queued);
-  }
+  if (fs.scheduler->queued() == 0) return Status::Ok();
   sched::Snapshot snap;
   snap.now = now;
   snap.fleet = fs.fleet.get();
   snap.ledger = &fs.ledger;
   snap.market = fs.market.get();
-  std::vector<const sched::QueuedJob*> order = fs.scheduler->SortQueue(snap, ptrs);
-  snap.queue = order;
   std::vector<Active*> to_launch;
+  std::vector<Active*> decided;  // in full this cycle
+  std::vector<std::pair<Active*, WaitExplanation>> explained;
+  const int64_t kept_before = fs.scheduler->kept_verdicts();
+  // A decision's time is from the previous one's end (or the cycle's start):
+  // the kept verdicts looked at on the way count with it.
+  auto t0 = std::chrono::steady_clock::now();
   // One cycle of the core, as the simulator runs it: cycle plugins see each
   // decision (backfill reserves the waiting head's start, so later jobs do
-  // not take the GPUs it waits for), and head-of-line blocking stops it.
-  fs.scheduler->BeginCycle(snap);
-  bool cycle_ended = false;
-  for (const sched::QueuedJob* q : order) {
-    if (cycle_ended) break;
-    Active& a = *by_seq.at(q->id.value());
-    const auto t0 = std::chrono::steady_clock::now();
-    // A job whose verdict nothing has changed keeps it, its reason and its
-    // explanation (Scheduler::DecideInCycle); the others are decided in full.
-    sched::Decision d;
-    const bool kept = fs.scheduler->KeepWait(*q, snap, &d);
-    if (!kept) d = fs.scheduler->DecideAndKeep(*q, snap);
-    fs.scheduler->Decided(snap, *q, &d);
-    cycle_ended = fs.scheduler->EndsCycle(d);
-    if (kept) {
-      metrics_->kept_verdicts++;
-      std::lock_guard<std::mutex> l(explain_mu_);
-      auto before = waiting_.find(a.row.id);
-      explained[a.row.id] = before != waiting_.end() ? before->second : Explain(d, a.row.reason);
-      continue;
-    }
-    metrics_->decision_seconds.Observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  // not take the GPUs it waits for), and head-of-line blocking stops it. A
+  // placement is committed in the cycle; a preemption only once its victims
+  // have stopped (the preemptor is decided again then).
+  fs.scheduler->RunQueue(snap, &fs.ledger, [&](sched::Decision& d) {
+    auto found = by_seq_.find(d.job.value());
+    if (found == by_seq_.end()) return;
+    Active& a = *found->second;
+    decided.push_back(&a);
+    const auto t1 = std::chrono::steady_clock::now();
+    metrics_->decision_seconds.Observe(std::chrono::duration<double>(t1 - t0).count());
+    t0 = t1;
     metrics_->decisions[static_cast<size_t>(d.kind)]++;
     std::string reason;
     switch (d.kind) {
       case sched::DecisionKind::kPlace: {
-        Status st = fs.scheduler->Commit(d, snap, &fs.ledger);
-        if (!st.ok()) {
-          reason = "commit failed: " + st.message();
-          break;
-        }
         a.holds = true;
         const Allocation& al = *d.allocation;
         Placement p;
@@ -371,12 +379,12 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
         Transition(a, JobState::kScheduled, "placed on " + where + " (" + p.pricing + ")", now, out,
                    u);
         to_launch.push_back(&a);
-        continue;
+        return;
       }
       case sched::DecisionKind::kPreempt: {
         for (JobId v : d.victims) {
-          auto it = by_seq.find(v.value());
-          if (it == by_seq.end()) continue;
+          auto it = by_seq_.find(v.value());
+          if (it == by_seq_.end()) continue;
           Active& victim = *it->second;
           if (victim.stop_kind != StopKind::kNone || victim.row.handle.empty()) continue;
           const int64_t grace = victim.spec ? GraceOf(*victim.spec) : 30;
@@ -402,7 +410,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
         u.ended_at = now;
         Transition(a, JobState::kFailed, "cannot run on this fleet: " + d.status.message(), now,
                    out, u);
-        continue;
+        return;
       }
       case sched::DecisionKind::kDefer:
         reason = "deferred to " + FormatRfc3339(d.start) +
@@ -416,7 +424,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
         }
         break;
     }
-    explained[a.row.id] = Explain(d, reason);
+    explained.emplace_back(&a, Explain(d, reason));
     if (reason != a.row.reason) {
       a.row.reason = reason;
       JobUpdate u;
@@ -424,9 +432,25 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
       u.reason = reason;
       out->push_back(u);
     }
+  }, /*commit_preemptions=*/false);
+  metrics_->kept_verdicts += fs.scheduler->kept_verdicts() - kept_before;
+  {
+    std::lock_guard<std::mutex> l(explain_mu_);
+    for (auto& [a, e] : explained) {
+      waiting_[a->row.id] = std::move(e);
+      a->explained = true;
+    }
   }
-  fs.scheduler->EndCycle();
-  sched::MigFleetFragmentation mig = sched::MeasureMigFragmentation(*fs.fleet, fs.ledger, ptrs);
+  for (Active* a : decided) {
+    if (a->row.state != JobState::kQueued) Unqueue(*a);
+  }
+  // MIG fragmentation against what the queue asks for (only a fleet with
+  // MIG GPUs looks at the queue).
+  const bool mig_fleet = std::any_of(fs.fleet->nodes().begin(), fs.fleet->nodes().end(),
+                                     [](const sched::Node& n) { return n.mig_gpus != 0; });
+  const std::vector<const sched::QueuedJob*> waiting =
+      mig_fleet ? fs.scheduler->Queued() : std::vector<const sched::QueuedJob*>{};
+  sched::MigFleetFragmentation mig = sched::MeasureMigFragmentation(*fs.fleet, fs.ledger, waiting);
   metrics_->mig_gpus = mig.structural.gpus;
   metrics_->mig_free_slices = mig.structural.free_memory;
   metrics_->mig_unallocatable_slices = mig.structural.unallocatable_memory();

@@ -25,6 +25,10 @@ struct Reconciler::Active {
   JobRow row;
   std::shared_ptr<const JobSpec> spec;
   std::optional<sched::QueuedJob> queued;
+  // The fleet generation whose scheduler holds `queued` in its queue (0:
+  // none), and whether Waiting() has an explanation for the job.
+  uint64_t enqueued_in = 0;
+  bool explained = false;
   StopKind stop_kind = StopKind::kNone;
   bool holds = false;     // its allocation is (to be) in the ledger
   bool done = false;      // reached a terminal state this cycle
@@ -36,6 +40,7 @@ struct Reconciler::Active {
 
 struct Reconciler::FleetState {
   std::string signature;
+  uint64_t generation = 0;  // a new one for every fleet built
   std::vector<NodeRow> nodes;  // schedulable nodes, fleet order (node i = cluster i)
   std::vector<std::string> without_agent;  // ready registered nodes: never placed on (kNoAgentReason)
   std::map<std::string, NodeId> by_name;

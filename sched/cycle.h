@@ -182,9 +182,11 @@ bool StillWaits(Scheduler::Impl& s, KeptWait& k, const QueuedJob& job, const Sna
 // are no longer known.
 bool ShapeMayFit(Scheduler::Impl& s, uint32_t shape, const QueuedJob& job, const Ledger& l,
                  uint64_t from);
-// Commits d when it carries an allocation; a failed commit turns it into a
-// kError carrying why (RunCycle and RunQueue).
-void CommitOrFail(Scheduler& scheduler, Decision& d, const Snapshot& snap, Ledger* ledger);
+// Commits d when it carries an allocation (a kPreempt only when
+// `commit_preemptions`); a failed commit turns it into a kError carrying why
+// (RunCycle and RunQueue).
+void CommitOrFail(Scheduler& scheduler, Decision& d, const Snapshot& snap, Ledger* ledger,
+                  bool commit_preemptions = true);
 // Preemptible fleet allocations of a priority below `tier` placed so far.
 int64_t PlacedBelow(const Ledger& l, Priority tier);
 

@@ -217,7 +217,7 @@ std::vector<const QueuedJob*> Scheduler::Queued() const {
 }
 
 void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
-                         const std::function<void(Decision&)>& decided) {
+                         const std::function<void(Decision&)>& decided, bool commit_preemptions) {
   Impl& s = *impl_;
   QueueState& q = s.queue;
   if (q.members.empty()) return;
@@ -245,14 +245,15 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
     }
     Decision d = DecideInCycle(*m.job, live);
     if (d.kept) return;
-    CommitOrFail(*this, d, live, ledger);
+    CommitOrFail(*this, d, live, ledger, commit_preemptions);
     after_full(m);
     decided(d);
     return;
   }
   if (!q.incremental) {
     if (q.holes > 0) Compact(q);
-    RunCycle(live, Queued(), ledger, decided, /*report_kept=*/false);
+    RunCycle(live, Queued(), ledger, decided,
+             {.report_kept = false, .commit_preemptions = commit_preemptions});
     return;
   }
 
@@ -420,7 +421,7 @@ void Scheduler::RunQueue(const Snapshot& snap, Ledger* ledger,
   auto decide = [&](QueueMember& m) {
     s.kept.Erase(m.job->id);
     Decision d = DecideAndKeep(*m.job, live);
-    CommitOrFail(*this, d, live, ledger);
+    CommitOrFail(*this, d, live, ledger, commit_preemptions);
     Decided(live, *m.job, &d);
     after_full(m);
     const bool ends = EndsCycle(d);

@@ -521,8 +521,9 @@ bool MayFitOn(const Fleet& fleet, const Ledger& ledger, const QueuedJob& job, No
 
 }  // namespace
 
-void CommitOrFail(Scheduler& scheduler, Decision& d, const Snapshot& snap, Ledger* ledger) {
-  if (!d.allocation) return;
+void CommitOrFail(Scheduler& scheduler, Decision& d, const Snapshot& snap, Ledger* ledger,
+                  bool commit_preemptions) {
+  if (!d.allocation || (d.kind == DecisionKind::kPreempt && !commit_preemptions)) return;
   if (Status st = scheduler.Commit(d, snap, ledger); !st.ok()) {
     d.kind = DecisionKind::kError;
     d.status = st;
@@ -764,7 +765,7 @@ std::vector<Decision> Scheduler::RunCycle(const Snapshot& snap,
 
 void Scheduler::RunCycle(const Snapshot& snap, std::span<const QueuedJob* const> jobs,
                          Ledger* ledger, const std::function<void(Decision&)>& decided,
-                         bool report_kept) {
+                         CycleHandover handover) {
   std::vector<const QueuedJob*> order = SortQueue(snap, jobs);
   Snapshot live = snap;
   live.ledger = ledger;
@@ -774,12 +775,12 @@ void Scheduler::RunCycle(const Snapshot& snap, std::span<const QueuedJob* const>
   for (const QueuedJob* j : order) {
     if (KeepWait(*j, live, &kept)) {
       Decided(live, *j, &kept);
-      if (report_kept) decided(kept);
+      if (handover.report_kept) decided(kept);
       if (EndsCycle(kept)) break;
       continue;
     }
     Decision d = DecideAndKeep(*j, live);
-    CommitOrFail(*this, d, live, ledger);
+    CommitOrFail(*this, d, live, ledger, handover.commit_preemptions);
     Decided(live, *j, &d);
     const bool ends = EndsCycle(d);
     decided(d);

@@ -49,6 +49,19 @@ struct SchedulerOptions {
   bool keep_waits = true;
 };
 
+// How a cycle hands its decisions over.
+struct CycleHandover {
+  // Kept verdicts handed to `decided` too. A caller for whom a kept wait
+  // changes nothing (its retry_at is the one it was given with the full
+  // decision) sets it false; kept_verdicts() counts them.
+  bool report_kept = true;
+  // kPreempt decisions committed at once (victims released, the preemptor
+  // reserved), as the simulator wants. The daemon sets it false: it stops
+  // the victims and the preemptor stays queued, decided again once they
+  // have stopped.
+  bool commit_preemptions = true;
+};
+
 class Scheduler {
  public:
   // Builds the profile's plugins (argument errors name their field) and
@@ -104,12 +117,9 @@ class Scheduler {
                                  Ledger* ledger);
   // The same cycle, handing each decision to `decided` as it is made (after
   // its commit) instead of collecting them: a kept verdict costs no
-  // allocation. `decided` must not change the ledger or the queue. With
-  // `report_kept` false, kept verdicts are not handed over (a caller for whom
-  // a kept wait changes nothing: its retry_at is the one it was given with
-  // the full decision); kept_verdicts() counts them.
+  // allocation. `decided` must not change the ledger or the queue.
   void RunCycle(const Snapshot& snap, std::span<const QueuedJob* const> jobs, Ledger* ledger,
-                const std::function<void(Decision&)>& decided, bool report_kept = true);
+                const std::function<void(Decision&)>& decided, CycleHandover handover = {});
 
   // The queue kept here across cycles, for a caller that tells what enters
   // and leaves it instead of handing the whole queue to every cycle (the
@@ -122,14 +132,17 @@ class Scheduler {
   // The queued jobs, in the order they were enqueued.
   std::vector<const QueuedJob*> Queued() const;
   // One cycle over the queue: the decisions RunCycle(snap, Queued(), ledger,
-  // decided, false) makes, in the same order (a queue of one: DecideInCycle
+  // decided, {.report_kept = false, .commit_preemptions}) makes, in the same order (a queue of one: DecideInCycle
   // and its commit, without cycle plugins). Where the profile allows it (no
   // head-of-line blocking, no cycle plugin, sort keys of the job alone), it
   // looks only at the jobs an event could change (sched/queue_state.h): the
   // unkept ones, and kept verdicts whose inputs moved, a wait shape's in
   // queue order only while a free may still fit it. Placed and rejected
   // jobs stay queued until the caller dequeues them.
-  void RunQueue(const Snapshot& snap, Ledger* ledger, const std::function<void(Decision&)>& decided);
+  // With commit_preemptions false, a preemptor whose decision was not
+  // committed stays queued and is decided in full at the next cycle.
+  void RunQueue(const Snapshot& snap, Ledger* ledger, const std::function<void(Decision&)>& decided,
+                bool commit_preemptions = true);
 
   // The same cycle for a caller that commits decisions itself (the daemon
   // commits placements at once but a preemption only once its victims have
