@@ -80,7 +80,9 @@ std::string DescribeEnd(const RunObservation& o) {
 }  // namespace
 
 Reconciler::Reconciler(Store* store, Backend* backend, Metrics* metrics, ReconcilerOptions options)
-    : store_(store), backend_(backend), metrics_(metrics), options_(std::move(options)) {}
+    : store_(store), backend_(backend), metrics_(metrics), options_(std::move(options)),
+      retention_(std::make_unique<Retention>(store, backend, options_.state_dir,
+                                             options_.retention)) {}
 
 Reconciler::~Reconciler() { Stop(); }
 
@@ -405,6 +407,7 @@ Status Reconciler::RunCycle() {
   for (auto it = active_.begin(); it != active_.end();) {
     it = it->second->done ? active_.erase(it) : std::next(it);
   }
+  retention_->RunIfDue(now);
   metrics_->cycle_seconds.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   MERIDIAN_RETURN_IF_ERROR(st);

@@ -42,6 +42,7 @@
 #include "catalog/catalog.h"
 #include "control/backend.h"
 #include "control/metrics.h"
+#include "control/retention.h"
 #include "control/store.h"
 #include "control/telemetry_sampler.h"
 #include "core/job.h"
@@ -74,6 +75,7 @@ struct ReconcilerOptions {
   // (telemetry/adjust.h).
   std::function<std::optional<JobTelemetry>(const std::string& job_id)> measured;
   telemetry::Thresholds thresholds;        // the telemetry config's (MIG headroom)
+  RetentionOptions retention;              // what is deleted, and when (control/retention.h)
 };
 
 // Why a queued job is still queued: the last cycle's decision for it, kept so
@@ -157,6 +159,7 @@ class Reconciler {
   Backend* backend_;
   Metrics* metrics_;
   ReconcilerOptions options_;
+  std::unique_ptr<Retention> retention_;  // swept at the end of each cycle
 
   std::mutex mu_;  // the state below; held for a whole cycle
   std::map<std::string, std::unique_ptr<Active>> active_;

@@ -62,6 +62,10 @@ struct EventRow {
   std::string from, to, message;
 };
 
+// An idempotency key answers with its job for 24 hours after it was first
+// used; from then on the same key makes a new job (docs/api.md).
+inline constexpr int64_t kIdempotencyKeyTtlS = 24 * 3600;
+
 std::string JobIdFor(int64_t seq);                   // "j-00000042"
 std::optional<int64_t> SeqFromJobId(const std::string& id);
 
@@ -188,6 +192,24 @@ class Store {
   virtual Status SetNodeState(const std::string& name, NodeState state) = 0;  // kNotFound
   virtual Status Heartbeat(const std::string& name, UnixSeconds at) = 0;  // kNotFound
   virtual Result<std::vector<NodeRow>> Nodes() = 0;
+
+  // Retention (docs/control-plane.md, "Retention"). The finished jobs
+  // (succeeded, failed, cancelled) that ended before `cutoff`, oldest end
+  // first, at most `limit`.
+  struct FinishedJob {
+    std::string id;
+    int attempts = 0;
+  };
+  virtual Result<std::vector<FinishedJob>> FinishedBefore(UnixSeconds cutoff, int limit) = 0;
+  // Deletes those of `ids` that are still finished before `cutoff`, with
+  // their events, attempts, utilization rows and idempotency keys, in one
+  // transaction; returns the ids deleted. A deleted job's id is never given
+  // to a new job.
+  virtual Result<std::vector<std::string>> DeleteFinishedJobs(const std::vector<std::string>& ids,
+                                                              UnixSeconds cutoff) = 0;
+  // Deletes at most `limit` idempotency keys made at or before `expired_at`
+  // (Submit already ignores them); returns how many went.
+  virtual Result<int64_t> DeleteExpiredKeys(UnixSeconds expired_at, int limit) = 0;
 
   // Appends utilization rows and keeps the newest `keep_per_job` of each job.
   virtual Status AppendUtilization(const std::vector<UtilizationRow>& rows, int keep_per_job) = 0;
