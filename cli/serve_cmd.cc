@@ -161,8 +161,9 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
                                                  "max_body_bytes", "node", "fleet", "telemetry",
                                                  "kubernetes", "http", "tenant_uids",
                                                  "retention"};
-  static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
-                                                     "ram_gib", "pids_per_job"};
+  static const std::vector<std::string> kNodeKeys = {"name",    "gpu_model",    "gpus",
+                                                     "vcpus",   "ram_gib",      "pids_per_job",
+                                                     "max_log_bytes"};
   static const std::vector<std::string> kKubernetesKeys = {"kubeconfig", "kubectl", "namespace",
                                                            "image"};
   try {
@@ -222,7 +223,14 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
           else if (key == "gpus") c->node.gpus = nk.second.as<int>();
           else if (key == "vcpus") c->node.vcpus = nk.second.as<int>();
           else if (key == "ram_gib") c->node.ram_gib = nk.second.as<double>();
-          else if (key == "pids_per_job") {
+          else if (key == "max_log_bytes") {
+            const int64_t cap = nk.second.as<int64_t>();
+            if (cap != 0 && (cap < 4096 || cap > (int64_t{1} << 50))) {
+              return ConfigError(file, nk.second, "node.max_log_bytes: \"" + nk.second.as<std::string>() +
+                                                      "\" must be 0 (no cap) or 4096 to 2^50 bytes");
+            }
+            c->node.max_log_bytes = cap;
+          } else if (key == "pids_per_job") {
             c->pids_per_job = nk.second.as<int64_t>();
             if (c->pids_per_job < 0 || c->pids_per_job > 4194304) {
               return ConfigError(file, nk.second, "node.pids_per_job: \"" + nk.second.as<std::string>() +

@@ -2,7 +2,8 @@
 // times back (the daemon is stopped meanwhile), then the restarted daemon's
 // reconcile loop deletes what is past the retention (default 30 days) with
 // its files and keeps everything else; idempotency keys expire after 24
-// hours; a bad `retention` is refused naming the field and the value.
+// hours; a job's log stops at node.max_log_bytes and says so; bad values
+// are refused naming the field and the value.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -152,6 +153,43 @@ TEST_F(RetentionTest, AnIdempotencyKeyMakesANewJobOnce24HoursHavePassed) {
   auto [r3, again] = SubmitWithKey(spec, "nightly-1");
   EXPECT_EQ(r3, 200);
   EXPECT_EQ(again, renewed);
+}
+
+TEST_F(RetentionTest, AJobsLogStopsAtNodeMaxLogBytesAndSaysHowMuchWasDropped) {
+  dir_ = testing::MakeTempDir("retention");
+  daemon_ = std::make_unique<DaemonProcess>(
+      dir_, std::string("region: gcp:us-central1\nreconcile_interval_ms: 50\n"
+                        "node: {name: testnode, gpu_model: T4, gpus: 4, vcpus: 8, ram_gib: 32, "
+                        "max_log_bytes: 65536}\n"));
+  daemon_->Start();
+  token_ = daemon_->Token("alice");
+  http_ = daemon_->Client();
+  const std::string id =
+      SubmitJob(*http_, token_, Spec("chatty", {"sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x"}));
+  ASSERT_TRUE(WaitFor(id, 200, "succeeded"));
+  auto r = http_->Get(("/v1/jobs/" + id + "/logs?stream=stdout").c_str(), Auth(token_));
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  // 100000 bytes written, 65536 kept: 100000 - 65536 = 34464 dropped.
+  EXPECT_EQ(r->body, std::string(65536, 'x') +
+                         "\n[meridian: the job's logs reached their cap of 65536 bytes; what the "
+                         "job writes to this stream from here on is dropped]\n"
+                         "[meridian: 34464 bytes dropped past the log cap of 65536 bytes]\n");
+}
+
+TEST_F(RetentionTest, ABadMaxLogBytesIsRefusedNamingTheFieldAndTheValue) {
+  dir_ = testing::MakeTempDir("retention");
+  std::ofstream(dir_ + "/serve.yaml") << "node: {max_log_bytes: 100}\n";
+  int rc = 0;
+  const std::string out = testing::RunCommand(
+      {"/bin/sh", "-c",
+       std::string(MERIDIAN_BINARY) + " serve --listen 127.0.0.1:0 --db " + dir_ +
+           "/meridian.db --config " + dir_ + "/serve.yaml 2>&1"},
+      &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("node.max_log_bytes: \"100\" must be 0 (no cap) or 4096 to 2^50 bytes"),
+            std::string::npos)
+      << out;
 }
 
 TEST_F(RetentionTest, ABadRetentionIsRefusedNamingTheFieldAndTheValue) {

@@ -366,6 +366,7 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   launch.working_dir = work;
   launch.stdout_path = (fs::path(logs) / "stdout.log").string();
   launch.stderr_path = (fs::path(logs) / "stderr.log").string();
+  launch.log_cap_bytes = options_.max_log_bytes;
   launch.status_path = AttemptFile(request.job_id, request.attempt, ".status");
   launch.run_as = *identity;
   if (!options_.cgroup_dir.empty()) {
