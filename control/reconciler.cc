@@ -137,6 +137,7 @@ void Reconciler::Loop() {
   for (;;) {
     Status st = RunCycle();
     if (!st.ok()) std::cerr << "meridian serve: reconcile: " << st.message() << "\n";
+    retention_->RunIfDue(Now());  // outside mu_: its backend calls hold up no API request
     std::unique_lock<std::mutex> l(inbox_mu_);
     cv_.wait_for(l, std::chrono::milliseconds(options_.interval_ms),
                  [&] { return stop_ || wake_; });
@@ -407,7 +408,6 @@ Status Reconciler::RunCycle() {
   for (auto it = active_.begin(); it != active_.end();) {
     it = it->second->done ? active_.erase(it) : std::next(it);
   }
-  retention_->RunIfDue(now);
   metrics_->cycle_seconds.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   MERIDIAN_RETURN_IF_ERROR(st);

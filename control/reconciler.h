@@ -159,7 +159,7 @@ class Reconciler {
   Backend* backend_;
   Metrics* metrics_;
   ReconcilerOptions options_;
-  std::unique_ptr<Retention> retention_;  // swept at the end of each cycle
+  std::unique_ptr<Retention> retention_;  // swept by the loop after each cycle
 
   std::mutex mu_;  // the state below; held for a whole cycle
   std::map<std::string, std::unique_ptr<Active>> active_;

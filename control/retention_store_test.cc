@@ -1,9 +1,11 @@
 // Retention on the real SQLite store and the real local backend, with the
 // clock injected as `now`: which jobs go (finished, ended before the
 // cutoff), everything kept of them going with them, bounded batches, ids
-// never given twice, and idempotency keys that expire after 24 hours.
+// never given twice, idempotency keys that expire after 24 hours; and the
+// dashboard's totals as SQL aggregates, which do not load every job kept.
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -269,6 +271,70 @@ TEST_F(RetentionStoreTest, ASweepDeletesOneBatchAndTheFilesOfEachJob) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM jobs"), 0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events"), 0);
   for (const std::string& id : ids) EXPECT_FALSE(fs::exists(state + "/jobs/" + id)) << id;
+}
+
+TEST_F(RetentionStoreTest, TheDashboardsTotalsAreSqlAggregatesPerTenant) {
+  const std::string spot = Submit("spot");     // succeeded on spot: $1.50, 2 g CO2
+  const std::string queued = Submit("queued");  // never placed: pricing ""
+  const std::string twice = Submit("twice");   // preempted twice, running again
+  JobUpdate paid;
+  paid.job_id = spot;
+  paid.state = JobState::kSucceeded;
+  paid.message = "exited with code 0";
+  paid.placement = Placement{"testnode", {0}, "", "gcp:us-central1", "spot"};
+  paid.add_cost_micro_usd = 1500000;
+  paid.add_co2_mg = 2000;
+  paid.ended_at = kT0 + 100;
+  paid.at = kT0 + 100;
+  ASSERT_TRUE(store_->Apply({paid}).ok());
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    JobUpdate run;
+    run.job_id = twice;
+    run.state = JobState::kRunning;
+    run.message = "running";
+    run.attempts = attempt;
+    run.at = kT0 + attempt;
+    ASSERT_TRUE(store_->Apply({run}).ok());
+    if (attempt == 3) break;
+    JobUpdate preempt = run;
+    preempt.state = JobState::kPreempted;
+    preempt.message = "preempted";
+    ASSERT_TRUE(store_->Apply({preempt}).ok());
+  }
+  // Another tenant's job, left out of t's totals.
+  NewJob other;
+  other.tenant = "u";
+  other.name = "other";
+  other.kind = "training";
+  other.priority = "high";
+  other.spec_json = "{}";
+  other.submitted_at = kT0;
+  ASSERT_TRUE(store_->Submit(other).ok());
+
+  auto totals = store_->JobTotals("t");
+  ASSERT_TRUE(totals.ok()) << totals.status().message();
+  std::vector<std::string> got;
+  for (const Store::JobTotal& t : *totals) {
+    got.push_back(std::string(JobStateName(t.state)) + " " + t.priority + " '" + t.pricing + "' " +
+                  std::to_string(t.jobs) + " " + std::to_string(t.cost_micro_usd) + " " +
+                  std::to_string(t.co2_mg));
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"queued normal '' 1 0 0", "running normal '' 1 0 0",
+                                           "succeeded normal 'spot' 1 1500000 2000"}));
+  auto all = store_->JobTotals("");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 4u);  // the three groups above and u's queued high job
+  // twice was preempted after attempts 1 and 2.
+  EXPECT_EQ(*store_->Preemptions("t"), 2);
+  EXPECT_EQ(*store_->Preemptions("u"), 0);
+  // Ended at kT0 + 100: in a strip from kT0 + 100, not in one from kT0 + 101.
+  auto ended = store_->EndedSince("t", kT0 + 100);
+  ASSERT_TRUE(ended.ok());
+  ASSERT_EQ(ended->size(), 1u);
+  EXPECT_EQ((*ended)[0].id, spot);
+  EXPECT_TRUE(store_->EndedSince("t", kT0 + 101)->empty());
+  (void)queued;
 }
 
 TEST_F(RetentionStoreTest, ASweepNeverTouchesARunningJobSubmittedLongAgo) {

@@ -4,12 +4,14 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <limits>
 #include <mutex>
 #include <thread>
 
 #include "control/schema.h"
 #include "control/sqlite.h"
 #include "control/sqlite_retention.h"
+#include "control/sqlite_totals.h"
 #include "control/sqlite_utilization.h"
 #include "control/store.h"
 
@@ -205,14 +207,16 @@ class SqliteStore final : public Store {
 
   Result<std::vector<JobRow>> ListJobs(const ListFilter& f) override {
     auto lease = Lease();
-    std::string sql = std::string("SELECT ") + kJobCols + " FROM jobs WHERE seq > ?1";
+    std::string sql = std::string("SELECT ") + kJobCols + " FROM jobs WHERE seq " +
+                      (f.newest_first ? "< ?1" : "> ?1");
     if (!f.tenant.empty()) sql += " AND tenant = ?2";
     if (f.state) sql += " AND state = ?3";
     if (!f.kind.empty()) sql += " AND kind = ?4";
-    sql += " ORDER BY seq LIMIT ?5";
+    sql += f.newest_first ? " ORDER BY seq DESC LIMIT ?5" : " ORDER BY seq LIMIT ?5";
     auto s = lease->Prepare(sql);
     if (!s.ok()) return s.status();
-    (*s)->Bind(1, f.after_seq);
+    const bool from_newest = f.newest_first && f.after_seq == 0;
+    (*s)->Bind(1, from_newest ? std::numeric_limits<int64_t>::max() : f.after_seq);
     if (!f.tenant.empty()) (*s)->Bind(2, f.tenant);
     if (f.state) (*s)->Bind(3, JobStateName(*f.state));
     if (!f.kind.empty()) (*s)->Bind(4, f.kind);
@@ -433,6 +437,27 @@ class SqliteStore final : public Store {
   Result<std::vector<UtilizationRow>> Utilization(const std::string& job_id, int limit) override {
     auto lease = Lease();
     return ReadUtilization(*lease.db(), job_id, limit);
+  }
+
+  Result<std::vector<JobTotal>> JobTotals(const std::string& tenant) override {
+    auto lease = Lease();
+    return SelectJobTotals(*lease.db(), tenant);
+  }
+
+  Result<int64_t> Preemptions(const std::string& tenant) override {
+    auto lease = Lease();
+    return CountPreemptions(*lease.db(), tenant);
+  }
+
+  Result<std::vector<JobRow>> EndedSince(const std::string& tenant, UnixSeconds since) override {
+    auto lease = Lease();
+    auto s = lease->Prepare(std::string("SELECT ") + kJobCols +
+                            " FROM jobs WHERE ended_at >= ?1 AND state IN "
+                            "('succeeded','failed','cancelled') AND (?2 = '' OR tenant = ?2) "
+                            "ORDER BY seq");
+    if (!s.ok()) return s.status();
+    (*s)->Bind(1, since).Bind(2, tenant);
+    return ReadJobs(*s);
   }
 
   Result<std::vector<FinishedJob>> FinishedBefore(UnixSeconds cutoff, int limit) override {

@@ -107,7 +107,10 @@ struct ListFilter {
   std::string tenant, kind;         // "" = any
   std::optional<JobState> state;    // nullopt = any
   int limit = 100;
-  int64_t after_seq = 0;            // the page token
+  int64_t after_seq = 0;            // the page token: jobs after it (0 = from the first)
+  // Newest first: then the page token's jobs are those before it (0 = from
+  // the newest), so a page of the latest jobs costs one page of rows.
+  bool newest_first = false;
 };
 
 // A bearer token as the store keeps it: never the secret, only its SHA-256.
@@ -192,6 +195,20 @@ class Store {
   virtual Status SetNodeState(const std::string& name, NodeState state) = 0;  // kNotFound
   virtual Status Heartbeat(const std::string& name, UnixSeconds at) = 0;  // kNotFound
   virtual Result<std::vector<NodeRow>> Nodes() = 0;
+
+  // The dashboard's totals, as SQL aggregates (no job is loaded): jobs of
+  // `tenant` ("" = all) counted per (state, priority, pricing) with their
+  // spend and CO2 summed. An unplaced job's pricing is "".
+  struct JobTotal {
+    JobState state = JobState::kQueued;
+    std::string priority, pricing;
+    int64_t jobs = 0, cost_micro_usd = 0, co2_mg = 0;
+  };
+  virtual Result<std::vector<JobTotal>> JobTotals(const std::string& tenant) = 0;
+  // How many times jobs of `tenant` ("" = all) were preempted (their events).
+  virtual Result<int64_t> Preemptions(const std::string& tenant) = 0;
+  // Finished jobs of `tenant` ("" = all) that ended at or after `since`, by seq.
+  virtual Result<std::vector<JobRow>> EndedSince(const std::string& tenant, UnixSeconds since) = 0;
 
   // Retention (docs/control-plane.md, "Retention"). The finished jobs
   // (succeeded, failed, cancelled) that ended before `cutoff`, oldest end
