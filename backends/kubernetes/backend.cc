@@ -118,13 +118,21 @@ class KubernetesBackend : public control::Backend {
   }
 
   // The attempts' Jobs (if their ttlSecondsAfterFinished has not removed
-  // them yet) and the job's checkpoint claim, which nothing else deletes.
+  // them yet), their GPU claim templates (a GPU node group only: a cluster
+  // without DRA has no such kind) and the job's checkpoint claim, which
+  // nothing else deletes.
   Status Retire(const std::string& job_id, int attempts) override {
     if (options_.kubeconfig.empty()) return Status::Ok();  // export-only: nothing was created
     std::vector<std::string> jobs = {"delete", "job", "-n", options_.ns, "--ignore-not-found",
                                      "--wait=false"};
-    for (int n = 1; n <= attempts; ++n) jobs.push_back(Lower(job_id + "-" + std::to_string(n)));
+    std::vector<std::string> claims = {"delete", "resourceclaimtemplates.resource.k8s.io", "-n",
+                                       options_.ns, "--ignore-not-found", "--wait=false"};
+    for (int n = 1; n <= attempts; ++n) {
+      jobs.push_back(Lower(job_id + "-" + std::to_string(n)));
+      claims.push_back(jobs.back() + "-gpu");
+    }
     if (attempts > 0) MERIDIAN_RETURN_IF_ERROR(Delete(jobs));
+    if (attempts > 0 && options_.gpus > 0) MERIDIAN_RETURN_IF_ERROR(Delete(claims));
     return Delete({"delete", "pvc", Lower(job_id) + "-checkpoint", "-n", options_.ns,
                    "--ignore-not-found", "--wait=false"});
   }

@@ -140,12 +140,14 @@ TEST(KubernetesBackend, AJobDeletesItselfAWeekAfterItEndsAndItsEndIsReportedOnce
   EXPECT_EQ(cluster.calls.size(), calls);
 }
 
-TEST(KubernetesBackend, RetiringAJobDeletesItsAttemptsJobsAndItsCheckpointClaim) {
+TEST(KubernetesBackend, RetiringAJobDeletesItsAttemptsJobsClaimTemplatesAndCheckpointClaim) {
   RecordedCluster cluster;
   auto b = MakeKubernetesBackend(RecordedOptions(&cluster));
   ASSERT_TRUE(b->Launch(Request()).ok());
-  // Attempt 2 of j-00000042 mounts the job's claim, j-00000042-checkpoint.
+  // Attempt 2 of j-00000042 mounts the job's claim, j-00000042-checkpoint,
+  // and claims its GPUs through the template j-00000042-2-gpu.
   EXPECT_NE(cluster.inputs[0].find("claimName: j-00000042-checkpoint"), std::string::npos);
+  EXPECT_NE(cluster.inputs[0].find("name: j-00000042-2-gpu"), std::string::npos);
   cluster.calls.clear();
   ASSERT_TRUE(b->Retire("j-00000042", 2).ok());
   using Argv = std::vector<std::string>;
@@ -153,6 +155,8 @@ TEST(KubernetesBackend, RetiringAJobDeletesItsAttemptsJobsAndItsCheckpointClaim)
             (std::vector<Argv>{
                 {"delete", "job", "-n", "research", "--ignore-not-found", "--wait=false",
                  "j-00000042-1", "j-00000042-2"},
+                {"delete", "resourceclaimtemplates.resource.k8s.io", "-n", "research",
+                 "--ignore-not-found", "--wait=false", "j-00000042-1-gpu", "j-00000042-2-gpu"},
                 {"delete", "pvc", "j-00000042-checkpoint", "-n", "research", "--ignore-not-found",
                  "--wait=false"}}));
 }
