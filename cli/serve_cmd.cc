@@ -62,6 +62,7 @@ struct ServeConfig {
   telemetry::TelemetryConfig telemetry;  // docs/telemetry.md
   control::ConnectionLimits limits;      // http: (docs/api.md, "Connection limits")
   bool public_job_metrics = false;       // http.public_job_metrics
+  control::RetentionOptions retention;   // retention: (docs/control-plane.md, "Retention")
 };
 
 Status ConfigError(const std::string& file, const YAML::Node& n, const std::string& msg) {
@@ -158,9 +159,11 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
   static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
                                                  "catalog", "reconcile_interval_ms", "node_timeout",
                                                  "max_body_bytes", "node", "fleet", "telemetry",
-                                                 "kubernetes", "http", "tenant_uids"};
-  static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
-                                                     "ram_gib", "pids_per_job"};
+                                                 "kubernetes", "http", "tenant_uids",
+                                                 "retention"};
+  static const std::vector<std::string> kNodeKeys = {"name",    "gpu_model",    "gpus",
+                                                     "vcpus",   "ram_gib",      "pids_per_job",
+                                                     "max_log_bytes"};
   static const std::vector<std::string> kKubernetesKeys = {"kubeconfig", "kubectl", "namespace",
                                                            "image"};
   try {
@@ -185,6 +188,14 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
           return ConfigError(file, v, k + ": \"" + v.as<std::string>() + "\" must be a duration > 0 (\"30s\")");
         }
         c->node_timeout_s = *d;
+      } else if (k == "retention") {
+        // At least an hour: a client that polls its job must still find how it ended.
+        auto d = ParseDuration(v.as<std::string>());
+        if (!d.ok() || *d < 3600) {
+          return ConfigError(file, v, k + ": \"" + v.as<std::string>() +
+                                          "\" must be a duration of at least 1h (\"30d\")");
+        }
+        c->retention.retention_s = *d;
       } else if (k == "kubernetes") {
         if (!v.IsMap()) return ConfigError(file, v, "kubernetes: must be a map (kubeconfig, kubectl, namespace, image)");
         for (const auto& kk : v) {
@@ -212,7 +223,14 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
           else if (key == "gpus") c->node.gpus = nk.second.as<int>();
           else if (key == "vcpus") c->node.vcpus = nk.second.as<int>();
           else if (key == "ram_gib") c->node.ram_gib = nk.second.as<double>();
-          else if (key == "pids_per_job") {
+          else if (key == "max_log_bytes") {
+            const int64_t cap = nk.second.as<int64_t>();
+            if (cap != 0 && (cap < 4096 || cap > (int64_t{1} << 50))) {
+              return ConfigError(file, nk.second, "node.max_log_bytes: \"" + nk.second.as<std::string>() +
+                                                      "\" must be 0 (no cap) or 4096 to 2^50 bytes");
+            }
+            c->node.max_log_bytes = cap;
+          } else if (key == "pids_per_job") {
             c->pids_per_job = nk.second.as<int64_t>();
             if (c->pids_per_job < 0 || c->pids_per_job > 4194304) {
               return ConfigError(file, nk.second, "node.pids_per_job: \"" + nk.second.as<std::string>() +
@@ -366,6 +384,7 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   o.reconciler.state_dir = state;
   o.reconciler.interval_ms = c.interval_ms;
   o.reconciler.node_timeout_s = c.node_timeout_s;
+  o.reconciler.retention = c.retention;
   o.telemetry = c.telemetry;
   o.reconciler.plan_renderer = [](const JobSpec& job, const sched::Decision& d,
                                   const sched::Fleet& fleet, const sched::Profile& p,

@@ -108,24 +108,28 @@ json OverviewJson(const AggregateInput& in) {
   std::map<std::string, Spend> spend;
   for (const char* p : kPricing) spend[p] = {};
   double co2_g = 0, co2_g_per_hour = 0;
-  int running_gpus = 0, preemptions = 0;
-  for (const JobRow& j : in.jobs) {
-    const std::string state(JobStateName(j.state));
-    by_state[state] = by_state.value(state, 0) + 1;
-    if (by_tier.contains(j.priority)) {
-      json& t = by_tier[j.priority];
-      t["total"] = t["total"].get<int>() + 1;
-      const char* bucket = j.state == JobState::kQueued ? "queued"
-                           : IsTerminal(j.state)        ? "done"
+  int running_gpus = 0;
+  int64_t total_jobs = 0;
+  for (const Store::JobTotal& t : in.totals) {
+    const std::string state(JobStateName(t.state));
+    by_state[state] = by_state.value(state, int64_t{0}) + t.jobs;
+    total_jobs += t.jobs;
+    if (by_tier.contains(t.priority)) {
+      json& tier = by_tier[t.priority];
+      tier["total"] = tier["total"].get<int64_t>() + t.jobs;
+      const char* bucket = t.state == JobState::kQueued ? "queued"
+                           : IsTerminal(t.state)        ? "done"
                                                         : "active";
-      t[bucket] = t[bucket].get<int>() + 1;
+      tier[bucket] = tier[bucket].get<int64_t>() + t.jobs;
     }
-    preemptions += in.preemptions.count(j.id) ? in.preemptions.at(j.id) : 0;
-    const std::string pricing = j.placement.pricing.empty() ? "owned" : j.placement.pricing;
-    Spend& s = spend[pricing];
-    s.so_far += static_cast<double>(j.cost_micro_usd) / 1e6;
-    co2_g += static_cast<double>(j.co2_mg) / 1e3;
+    spend[t.pricing.empty() ? "owned" : t.pricing].so_far +=
+        static_cast<double>(t.cost_micro_usd) / 1e6;
+    co2_g += static_cast<double>(t.co2_mg) / 1e3;
+  }
+  // What running attempts have run up since they started (billed at their end).
+  for (const JobRow& j : in.jobs) {
     if (!HoldsCapacity(j.state) || j.placement.node.empty()) continue;
+    Spend& s = spend[j.placement.pricing.empty() ? "owned" : j.placement.pricing];
     const double rate = UsdPerHour(in, j);
     const double hours = AccruedHours(in, j);
     const double kw = PowerW(in, j) * static_cast<double>(j.placement.gpus.size()) / 1000.0;
@@ -163,7 +167,7 @@ json OverviewJson(const AggregateInput& in) {
   };
   return {{"at", FormatRfc3339(in.now)},
           {"tenant", in.admin ? json(nullptr) : json(in.tenant)},
-          {"jobs", {{"total", in.jobs.size()}, {"by_state", by_state}, {"by_tier", by_tier}}},
+          {"jobs", {{"total", total_jobs}, {"by_state", by_state}, {"by_tier", by_tier}}},
           {"spend", {{"so_far_usd", Round(total, 6)},
                      {"per_hour_usd", Round(per_hour, 6)},
                      {"by_pricing", pricing}}},
@@ -171,7 +175,7 @@ json OverviewJson(const AggregateInput& in) {
                    {"per_hour_kg", Round(co2_g_per_hour / 1000.0, 6)}}},
           {"utilization", {{"owned", util(owned_gpus, busy_gpus, std::min(running_gpus, busy_gpus))},
                            {"reserved", util(0, 0, 0)}}},
-          {"preemptions", preemptions}};
+          {"preemptions", in.preemptions}};
 }
 
 json WaitingJson(const AggregateInput& in) {
@@ -285,9 +289,7 @@ json FleetJson(const AggregateInput& in) {
 }
 
 json RegionsJson(const AggregateInput& in) {
-  // The hour buckets of the strip: the 24 whole UTC hours up to and
-  // including the current one.
-  const UnixSeconds hour0 = (in.now / 3600 - 23) * 3600;
+  const UnixSeconds hour0 = StripStart(in.now);  // the strip's 24 hour buckets
   std::map<std::string, int> running_jobs, running_gpus;
   std::map<std::string, std::vector<double>> gpu_hours;  // region -> per bucket
   std::map<std::string, std::vector<double>> tenant_hours;

@@ -4,8 +4,8 @@
 // decisions and the catalog. Pure functions of their input, so the numbers
 // are the same arithmetic however they are asked for.
 //
-// Tenant isolation: `jobs` holds only the caller's jobs (all tenants' for an
-// admin). Fleet-wide facts (how many GPUs are busy) are reported as counts;
+// Tenant isolation: `jobs` and `totals` hold only the caller's jobs (all
+// tenants' for an admin). Fleet-wide facts (how many GPUs are busy) are reported as counts;
 // job ids, names and tenants appear only for the caller's own jobs.
 #pragma once
 
@@ -30,13 +30,21 @@ struct TenantHome {
 };
 std::vector<TenantHome> TenantHomes(const sched::Profile& profile);
 
+// The first hour of the Regions page's 24-hour strip: the 24 whole UTC hours
+// up to and including the current one.
+inline UnixSeconds StripStart(UnixSeconds now) { return (now / 3600 - 23) * 3600; }
+
 struct AggregateInput {
-  std::vector<JobRow> jobs;        // the caller's visible jobs, every state
+  // The caller's visible jobs that are not finished, and those that ended at
+  // or after StripStart(now): never every job kept, which grows without
+  // bound over the retention time.
+  std::vector<JobRow> jobs;
+  std::vector<Store::JobTotal> totals;  // every visible job, counted and summed in SQL
+  int64_t preemptions = 0;              // how many times visible jobs were preempted
   std::vector<JobRow> all_active;  // every tenant's non-terminal jobs (fleet use, counted only)
   std::vector<NodeRow> nodes;
   std::map<std::string, WaitExplanation> waiting;
   std::map<std::string, NodeLayout> layouts;
-  std::map<std::string, int> preemptions;  // job id -> times preempted (visible jobs)
   const catalog::Catalog* catalog = nullptr;
   const ReconcilerOptions* options = nullptr;  // region, gpu_hour_usd, profile name
   const std::vector<TenantHome>* homes = nullptr;

@@ -12,40 +12,31 @@ using nlohmann::json;
 // Everything the dashboard aggregates read, as `c` may see it.
 Result<AggregateInput> ApiServer::Impl::Gather(const Caller& c) {
   AggregateInput in;
-  ListFilter f;
-  f.tenant = c.admin ? "" : c.tenant;
-  f.limit = 1000;
-  while (true) {
-    auto rows = store->ListJobs(f);
-    if (!rows.ok()) return rows.status();
-    for (JobRow& r : *rows) in.jobs.push_back(std::move(r));
-    if (rows->size() < static_cast<size_t>(f.limit)) break;
-    f.after_seq = in.jobs.back().seq;
-  }
+  in.now = Now();
+  const std::string tenant = c.admin ? "" : c.tenant;
   auto active = store->ActiveJobs();
   if (!active.ok()) return active.status();
   in.all_active = std::move(active).value();
+  for (const JobRow& j : in.all_active) {
+    if (c.admin || j.tenant == c.tenant) in.jobs.push_back(j);
+  }
+  auto ended = store->EndedSince(tenant, StripStart(in.now));
+  if (!ended.ok()) return ended.status();
+  for (JobRow& j : *ended) in.jobs.push_back(std::move(j));
+  auto totals = store->JobTotals(tenant);
+  if (!totals.ok()) return totals.status();
+  in.totals = std::move(totals).value();
+  auto preemptions = store->Preemptions(tenant);
+  if (!preemptions.ok()) return preemptions.status();
+  in.preemptions = *preemptions;
   auto nodes = store->Nodes();
   if (!nodes.ok()) return nodes.status();
   in.nodes = std::move(nodes).value();
-  // Only a job that ran more than once, or is preempted now, can have been preempted.
-  for (const JobRow& j : in.jobs) {
-    if (j.attempts < 2 && j.state != JobState::kPreempted) continue;
-    auto ev = store->Events(j.id);
-    if (!ev.ok()) return ev.status();
-    for (const EventRow& e : *ev) {
-      // Events keep the states as the text the store wrote.
-      if (e.type == "state" && e.to == JobStateName(JobState::kPreempted)) {
-        in.preemptions[j.id]++;
-      }
-    }
-  }
   in.waiting = reconciler->Waiting();
   in.layouts = reconciler->Layouts();
   in.catalog = catalog.get();
   in.options = &reconciler->options();
   in.homes = &homes;
-  in.now = Now();
   in.admin = c.admin;
   in.tenant = c.tenant;
   return in;

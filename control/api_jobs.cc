@@ -71,7 +71,7 @@ void ApiServer::Impl::Submit(const httplib::Request& req, httplib::Response& res
 
 void ApiServer::Impl::List(const httplib::Request& req, httplib::Response& res, const Caller& c) {
   static const std::vector<std::string> kKnown = {"tenant", "state", "kind", "limit",
-                                                  "page_token", "cursor"};
+                                                  "page_token", "cursor", "order"};
   for (const auto& [k, v] : req.params) {
     if (std::find(kKnown.begin(), kKnown.end(), k) == kKnown.end()) {
       return SendError(res, 400, k + ": not a filter" + spec::SuggestFrom(k, kKnown, "filters"), k);
@@ -115,6 +115,11 @@ void ApiServer::Impl::List(const httplib::Request& req, httplib::Response& res, 
     }
     f.limit = static_cast<int>(v);
   }
+  const std::string order = req.get_param_value("order");
+  if (!order.empty() && order != "oldest" && order != "newest") {
+    return SendError(res, 400, "order: \"" + order + "\" must be oldest or newest", "order");
+  }
+  f.newest_first = order == "newest";
   std::string token = req.get_param_value("page_token");
   const char* token_field = "page_token";
   if (token.empty()) {

@@ -142,6 +142,22 @@ TEST_F(ApiTest, SubmitGetListPaginateCancel) {
   EXPECT_EQ(seen, ids);
   EXPECT_EQ(pages, 3);
 
+  // Newest first, as the dashboard pages: 4, 3 | 2, 1 | 0.
+  std::vector<std::string> newest;
+  token.clear();
+  pages = 0;
+  do {
+    std::string path = "/v1/jobs?order=newest&limit=2" + (token.empty() ? "" : "&page_token=" + token);
+    json page = Get(path, alice_, 200);
+    for (const auto& j : page["jobs"]) newest.push_back(j["id"]);
+    token = page["next_page_token"].is_null() ? "" : page["next_page_token"].get<std::string>();
+    ++pages;
+  } while (!token.empty() && pages < 10);
+  EXPECT_EQ(newest, (std::vector<std::string>{ids[4], ids[3], ids[2], ids[1], ids[0]}));
+  EXPECT_EQ(pages, 3);
+  json bad_order = Get("/v1/jobs?order=sideways", alice_, 400);
+  EXPECT_EQ(bad_order["error"]["field"], "order");
+
   json kind = Get("/v1/jobs?kind=training", alice_, 200);
   EXPECT_TRUE(kind["jobs"].empty());
 

@@ -100,6 +100,14 @@ class Backend {
                                        const std::string& handle) = 0;
   // The capacity this backend offers now.
   virtual std::vector<BackendNode> Nodes() = 0;
+  // Retention (control/retention.h): the finished job `job_id`, which ran
+  // attempts 1 to `attempts`, is being deleted; drop whatever the backend
+  // still keeps of them (attempt files, engine objects). Default: nothing.
+  virtual Status Retire(const std::string& job_id, int attempts) {
+    (void)job_id;
+    (void)attempts;
+    return Status::Ok();
+  }
 };
 
 }  // namespace meridian::control

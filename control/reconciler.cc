@@ -80,7 +80,9 @@ std::string DescribeEnd(const RunObservation& o) {
 }  // namespace
 
 Reconciler::Reconciler(Store* store, Backend* backend, Metrics* metrics, ReconcilerOptions options)
-    : store_(store), backend_(backend), metrics_(metrics), options_(std::move(options)) {}
+    : store_(store), backend_(backend), metrics_(metrics), options_(std::move(options)),
+      retention_(std::make_unique<Retention>(store, backend, options_.state_dir,
+                                             options_.retention)) {}
 
 Reconciler::~Reconciler() { Stop(); }
 
@@ -135,6 +137,7 @@ void Reconciler::Loop() {
   for (;;) {
     Status st = RunCycle();
     if (!st.ok()) std::cerr << "meridian serve: reconcile: " << st.message() << "\n";
+    retention_->RunIfDue(Now());  // outside mu_: its backend calls hold up no API request
     std::unique_lock<std::mutex> l(inbox_mu_);
     cv_.wait_for(l, std::chrono::milliseconds(options_.interval_ms),
                  [&] { return stop_ || wake_; });

@@ -43,6 +43,7 @@
 #include "catalog/catalog.h"
 #include "control/backend.h"
 #include "control/metrics.h"
+#include "control/retention.h"
 #include "control/store.h"
 #include "control/telemetry_sampler.h"
 #include "core/job.h"
@@ -79,6 +80,7 @@ struct ReconcilerOptions {
   // reference the kept queue (sched/queue_state.h) is tested and benchmarked
   // against.
   bool keep_waits = true;
+  RetentionOptions retention;              // what is deleted, and when (control/retention.h)
 };
 
 // Why a queued job is still queued: the last cycle's decision for it, kept so
@@ -170,6 +172,7 @@ class Reconciler {
   Backend* backend_;
   Metrics* metrics_;
   ReconcilerOptions options_;
+  std::unique_ptr<Retention> retention_;  // swept by the loop after each cycle
 
   std::mutex mu_;  // the state below; held for a whole cycle
   std::map<std::string, std::unique_ptr<Active>> active_;

@@ -4,11 +4,14 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <limits>
 #include <mutex>
 #include <thread>
 
 #include "control/schema.h"
 #include "control/sqlite.h"
+#include "control/sqlite_retention.h"
+#include "control/sqlite_totals.h"
 #include "control/sqlite_utilization.h"
 #include "control/store.h"
 
@@ -128,11 +131,14 @@ class SqliteStore final : public Store {
     MERIDIAN_RETURN_IF_ERROR(write_->Exec(kSchemaSql));
     MERIDIAN_RETURN_IF_ERROR(AddTokenColumns(*write_));
     MERIDIAN_RETURN_IF_ERROR(write_->Exec(kTokenIdsSql));
+    MERIDIAN_RETURN_IF_ERROR(MigrateForRetention(*write_));
     auto s = write_->Prepare("SELECT COALESCE(MAX(seq),0) FROM jobs");
     if (!s.ok()) return s.status();
     auto row = (*s)->Step();
     if (!row.ok()) return row.status();
-    next_seq_ = (*s)->Int(0) + 1;
+    auto deleted = DeletedMaxSeq(*write_);
+    if (!deleted.ok()) return deleted.status();
+    next_seq_ = std::max((*s)->Int(0), *deleted) + 1;
     write_->ResetAll();
     for (int i = 0; i < std::max(1, options_.readers); ++i) {
       auto r = Db::Open(options_.path, DbOptions{});
@@ -147,16 +153,13 @@ class SqliteStore final : public Store {
     SubmitResult result;
     Status st = Write([&](Db& db) -> Status {
       if (!job.idempotency_key.empty()) {
-        auto q = db.Prepare("SELECT body_hash, job_id FROM idempotency WHERE tenant=? AND key=?");
-        if (!q.ok()) return q.status();
-        (*q)->Bind(1, job.tenant).Bind(2, job.idempotency_key);
-        auto row = (*q)->Step();
-        if (!row.ok()) return row.status();
-        if (*row) {
-          result.job_id = (*q)->Text(1);
-          result.outcome = (*q)->Text(0) == job.body_hash ? SubmitOutcome::kReplayed
-                                                          : SubmitOutcome::kConflict;
-          (*q)->Reset();
+        auto key = LiveKey(db, job.tenant, job.idempotency_key,
+                           job.submitted_at - kIdempotencyKeyTtlS);
+        if (!key.ok()) return key.status();
+        if (*key) {
+          result.job_id = (*key)->job_id;
+          result.outcome = (*key)->body_hash == job.body_hash ? SubmitOutcome::kReplayed
+                                                              : SubmitOutcome::kConflict;
           return Status::Ok();
         }
       }
@@ -180,10 +183,10 @@ class SqliteStore final : public Store {
       MERIDIAN_RETURN_IF_ERROR((*ev)->Bind(1, result.job_id).Bind(2, job.submitted_at).Run());
       if (!job.idempotency_key.empty()) {
         auto k = db.Prepare(
-            "INSERT INTO idempotency(tenant,key,body_hash,job_id) VALUES(?,?,?,?)");
+            "INSERT INTO idempotency(tenant,key,body_hash,job_id,created_at) VALUES(?,?,?,?,?)");
         if (!k.ok()) return k.status();
         (*k)->Bind(1, job.tenant).Bind(2, job.idempotency_key).Bind(3, job.body_hash);
-        MERIDIAN_RETURN_IF_ERROR((*k)->Bind(4, result.job_id).Run());
+        MERIDIAN_RETURN_IF_ERROR((*k)->Bind(4, result.job_id).Bind(5, job.submitted_at).Run());
       }
       return Status::Ok();
     });
@@ -204,14 +207,16 @@ class SqliteStore final : public Store {
 
   Result<std::vector<JobRow>> ListJobs(const ListFilter& f) override {
     auto lease = Lease();
-    std::string sql = std::string("SELECT ") + kJobCols + " FROM jobs WHERE seq > ?1";
+    std::string sql = std::string("SELECT ") + kJobCols + " FROM jobs WHERE seq " +
+                      (f.newest_first ? "< ?1" : "> ?1");
     if (!f.tenant.empty()) sql += " AND tenant = ?2";
     if (f.state) sql += " AND state = ?3";
     if (!f.kind.empty()) sql += " AND kind = ?4";
-    sql += " ORDER BY seq LIMIT ?5";
+    sql += f.newest_first ? " ORDER BY seq DESC LIMIT ?5" : " ORDER BY seq LIMIT ?5";
     auto s = lease->Prepare(sql);
     if (!s.ok()) return s.status();
-    (*s)->Bind(1, f.after_seq);
+    const bool from_newest = f.newest_first && f.after_seq == 0;
+    (*s)->Bind(1, from_newest ? std::numeric_limits<int64_t>::max() : f.after_seq);
     if (!f.tenant.empty()) (*s)->Bind(2, f.tenant);
     if (f.state) (*s)->Bind(3, JobStateName(*f.state));
     if (!f.kind.empty()) (*s)->Bind(4, f.kind);
@@ -434,6 +439,57 @@ class SqliteStore final : public Store {
     return ReadUtilization(*lease.db(), job_id, limit);
   }
 
+  Result<std::vector<JobTotal>> JobTotals(const std::string& tenant) override {
+    auto lease = Lease();
+    return SelectJobTotals(*lease.db(), tenant);
+  }
+
+  Result<int64_t> Preemptions(const std::string& tenant) override {
+    auto lease = Lease();
+    return CountPreemptions(*lease.db(), tenant);
+  }
+
+  Result<std::vector<JobRow>> EndedSince(const std::string& tenant, UnixSeconds since) override {
+    auto lease = Lease();
+    auto s = lease->Prepare(std::string("SELECT ") + kJobCols +
+                            " FROM jobs WHERE ended_at >= ?1 AND state IN "
+                            "('succeeded','failed','cancelled') AND (?2 = '' OR tenant = ?2) "
+                            "ORDER BY seq");
+    if (!s.ok()) return s.status();
+    (*s)->Bind(1, since).Bind(2, tenant);
+    return ReadJobs(*s);
+  }
+
+  Result<std::vector<FinishedJob>> FinishedBefore(UnixSeconds cutoff, int limit) override {
+    auto lease = Lease();
+    return SelectFinishedBefore(*lease.db(), cutoff, limit);
+  }
+
+  Result<std::vector<std::string>> DeleteFinishedJobs(const std::vector<std::string>& ids,
+                                                      UnixSeconds cutoff) override {
+    std::vector<std::string> deleted;
+    Status st = Write([&](Db& db) -> Status {
+      auto r = DeleteFinished(db, ids, cutoff);
+      if (!r.ok()) return r.status();
+      deleted = std::move(r).value();
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return deleted;
+  }
+
+  Result<int64_t> DeleteExpiredKeys(UnixSeconds expired_at, int limit) override {
+    int64_t n = 0;
+    Status st = Write([&](Db& db) -> Status {
+      auto r = DeleteKeysMadeBy(db, expired_at, limit);
+      if (!r.ok()) return r.status();
+      n = *r;
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return n;
+  }
+
  private:
   struct WriteOp {
     std::function<Status(Db&)> fn;
@@ -508,6 +564,8 @@ class SqliteStore final : public Store {
     const JobState from = j.state;
     if (u.state) j.state = *u.state;
     if (u.state) j.reason = u.message;
+    // A finished job always has an end, which retention goes by.
+    if (u.state && IsTerminal(*u.state) && !j.ended_at && !u.ended_at) j.ended_at = u.at;
     if (u.reason) j.reason = *u.reason;
     if (u.clear_ended) {
       j.started_at.reset();

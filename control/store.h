@@ -62,6 +62,10 @@ struct EventRow {
   std::string from, to, message;
 };
 
+// An idempotency key answers with its job for 24 hours after it was first
+// used; from then on the same key makes a new job (docs/api.md).
+inline constexpr int64_t kIdempotencyKeyTtlS = 24 * 3600;
+
 std::string JobIdFor(int64_t seq);                   // "j-00000042"
 std::optional<int64_t> SeqFromJobId(const std::string& id);
 
@@ -103,7 +107,10 @@ struct ListFilter {
   std::string tenant, kind;         // "" = any
   std::optional<JobState> state;    // nullopt = any
   int limit = 100;
-  int64_t after_seq = 0;            // the page token
+  int64_t after_seq = 0;            // the page token: jobs after it (0 = from the first)
+  // Newest first: then the page token's jobs are those before it (0 = from
+  // the newest), so a page of the latest jobs costs one page of rows.
+  bool newest_first = false;
 };
 
 // A bearer token as the store keeps it: never the secret, only its SHA-256.
@@ -188,6 +195,38 @@ class Store {
   virtual Status SetNodeState(const std::string& name, NodeState state) = 0;  // kNotFound
   virtual Status Heartbeat(const std::string& name, UnixSeconds at) = 0;  // kNotFound
   virtual Result<std::vector<NodeRow>> Nodes() = 0;
+
+  // The dashboard's totals, as SQL aggregates (no job is loaded): jobs of
+  // `tenant` ("" = all) counted per (state, priority, pricing) with their
+  // spend and CO2 summed. An unplaced job's pricing is "".
+  struct JobTotal {
+    JobState state = JobState::kQueued;
+    std::string priority, pricing;
+    int64_t jobs = 0, cost_micro_usd = 0, co2_mg = 0;
+  };
+  virtual Result<std::vector<JobTotal>> JobTotals(const std::string& tenant) = 0;
+  // How many times jobs of `tenant` ("" = all) were preempted (their events).
+  virtual Result<int64_t> Preemptions(const std::string& tenant) = 0;
+  // Finished jobs of `tenant` ("" = all) that ended at or after `since`, by seq.
+  virtual Result<std::vector<JobRow>> EndedSince(const std::string& tenant, UnixSeconds since) = 0;
+
+  // Retention (docs/control-plane.md, "Retention"). The finished jobs
+  // (succeeded, failed, cancelled) that ended before `cutoff`, oldest end
+  // first, at most `limit`.
+  struct FinishedJob {
+    std::string id;
+    int attempts = 0;
+  };
+  virtual Result<std::vector<FinishedJob>> FinishedBefore(UnixSeconds cutoff, int limit) = 0;
+  // Deletes those of `ids` that are still finished before `cutoff`, with
+  // their events, attempts, utilization rows and idempotency keys, in one
+  // transaction; returns the ids deleted. A deleted job's id is never given
+  // to a new job.
+  virtual Result<std::vector<std::string>> DeleteFinishedJobs(const std::vector<std::string>& ids,
+                                                              UnixSeconds cutoff) = 0;
+  // Deletes at most `limit` idempotency keys made at or before `expired_at`
+  // (Submit already ignores them); returns how many went.
+  virtual Result<int64_t> DeleteExpiredKeys(UnixSeconds expired_at, int limit) = 0;
 
   // Appends utilization rows and keeps the newest `keep_per_job` of each job.
   virtual Status AppendUtilization(const std::vector<UtilizationRow>& rows, int keep_per_job) = 0;

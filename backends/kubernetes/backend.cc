@@ -1,6 +1,7 @@
 #include "backends/kubernetes/backend.h"
 
 #include <map>
+#include <vector>
 
 #include "backends/kubernetes/manifest.h"
 
@@ -106,15 +107,34 @@ class KubernetesBackend : public control::Backend {
   std::vector<control::RunObservation> Poll() override {
     std::vector<control::RunObservation> changed;
     for (auto& [handle, a] : attempts_) {
-      if (a.last.phase == control::RunPhase::kExited || a.last.phase == control::RunPhase::kKilled ||
-          a.last.phase == control::RunPhase::kLost) {
-        continue;
-      }
+      if (Ended(a.last.phase)) continue;
       control::RunObservation o = Observe(a.job_id, a.attempt, a.ns, a.name);
       if (o.phase != a.last.phase) changed.push_back(o);
       a.last = o;
     }
+    // An ended attempt has been reported: nothing more to watch or keep.
+    std::erase_if(attempts_, [](const auto& kv) { return Ended(kv.second.last.phase); });
     return changed;
+  }
+
+  // The attempts' Jobs (if their ttlSecondsAfterFinished has not removed
+  // them yet), their GPU claim templates (a GPU node group only: a cluster
+  // without DRA has no such kind) and the job's checkpoint claim, which
+  // nothing else deletes.
+  Status Retire(const std::string& job_id, int attempts) override {
+    if (options_.kubeconfig.empty()) return Status::Ok();  // export-only: nothing was created
+    std::vector<std::string> jobs = {"delete", "job", "-n", options_.ns, "--ignore-not-found",
+                                     "--wait=false"};
+    std::vector<std::string> claims = {"delete", "resourceclaimtemplates.resource.k8s.io", "-n",
+                                       options_.ns, "--ignore-not-found", "--wait=false"};
+    for (int n = 1; n <= attempts; ++n) {
+      jobs.push_back(Lower(job_id + "-" + std::to_string(n)));
+      claims.push_back(jobs.back() + "-gpu");
+    }
+    if (attempts > 0) MERIDIAN_RETURN_IF_ERROR(Delete(jobs));
+    if (attempts > 0 && options_.gpus > 0) MERIDIAN_RETURN_IF_ERROR(Delete(claims));
+    return Delete({"delete", "pvc", Lower(job_id) + "-checkpoint", "-n", options_.ns,
+                   "--ignore-not-found", "--wait=false"});
   }
 
   Result<control::RunObservation> Adopt(const std::string& job_id, int attempt,
@@ -137,6 +157,20 @@ class KubernetesBackend : public control::Backend {
   }
 
  private:
+  static bool Ended(control::RunPhase p) {
+    return p == control::RunPhase::kExited || p == control::RunPhase::kKilled ||
+           p == control::RunPhase::kLost;
+  }
+
+  Status Delete(const std::vector<std::string>& args) {
+    auto res = kubectl_.Run(args);
+    if (!res.ok()) return res.status();
+    if (res->exit_code != 0) {
+      return Status::Internal("kubectl " + args[0] + " " + args[1] + " failed: " + res->err);
+    }
+    return Status::Ok();
+  }
+
   control::RunObservation Observe(const std::string& job_id, int attempt, const std::string& ns,
                                   const std::string& job) {
     control::RunObservation o;

@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "backends/kubernetes/kubectl.h"
 
@@ -84,6 +87,78 @@ TEST(KubernetesBackend, KubectlsOwnErrorWhenTheServerDoesNotAnswer) {
   ASSERT_TRUE(o2.ok());
   EXPECT_EQ(o2->phase, control::RunPhase::kStarting);
   EXPECT_FALSE(b->Adopt("j-1", 1, "pid:1:2").ok());
+}
+
+// A cluster as kubectl answers it, for what no API server runs here: every
+// call is recorded (without kubectl --kubeconfig K); `get job` answers with
+// the recorded Job of testdata/status/job-complete.json, the rest succeed.
+struct RecordedCluster {
+  std::vector<std::vector<std::string>> calls;
+  std::vector<std::string> inputs;
+  ProcessRunner Runner() {
+    return [this](const ProcessCall& c) -> Result<ProcessOutput> {
+      calls.emplace_back(c.argv.begin() + 3, c.argv.end());
+      inputs.push_back(c.input);
+      ProcessOutput o;
+      o.exit_code = 0;
+      if (c.argv.size() > 4 && c.argv[3] == "get" && c.argv[4] == "job") {
+        std::ifstream f("backends/kubernetes/testdata/status/job-complete.json");
+        o.out.assign(std::istreambuf_iterator<char>(f), {});
+      }
+      return o;
+    };
+  }
+};
+
+KubernetesBackendOptions RecordedOptions(RecordedCluster* cluster) {
+  KubernetesBackendOptions o;
+  o.catalog = Cat();
+  o.kubeconfig = DeadKubeconfig();
+  o.gpu_model = "H100-80GB";
+  o.gpus = 8;
+  o.image = "nvcr.io/nvidia/pytorch:24.05-py3";
+  o.ns = "research";
+  o.environment.run = cluster->Runner();
+  return o;
+}
+
+TEST(KubernetesBackend, AJobDeletesItselfAWeekAfterItEndsAndItsEndIsReportedOnce) {
+  RecordedCluster cluster;
+  auto b = MakeKubernetesBackend(RecordedOptions(&cluster));
+  auto h = b->Launch(Request());
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  // The Job deletes itself a week after it ends: 7 * 86400 = 604800 s.
+  ASSERT_EQ(cluster.inputs.size(), 1u);
+  EXPECT_NE(cluster.inputs[0].find("ttlSecondsAfterFinished: 604800"), std::string::npos)
+      << cluster.inputs[0];
+  auto first = b->Poll();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].phase, control::RunPhase::kExited);
+  const size_t calls = cluster.calls.size();
+  // Ended and reported: nothing more is asked of the cluster about it.
+  EXPECT_TRUE(b->Poll().empty());
+  EXPECT_EQ(cluster.calls.size(), calls);
+}
+
+TEST(KubernetesBackend, RetiringAJobDeletesItsAttemptsJobsClaimTemplatesAndCheckpointClaim) {
+  RecordedCluster cluster;
+  auto b = MakeKubernetesBackend(RecordedOptions(&cluster));
+  ASSERT_TRUE(b->Launch(Request()).ok());
+  // Attempt 2 of j-00000042 mounts the job's claim, j-00000042-checkpoint,
+  // and claims its GPUs through the template j-00000042-2-gpu.
+  EXPECT_NE(cluster.inputs[0].find("claimName: j-00000042-checkpoint"), std::string::npos);
+  EXPECT_NE(cluster.inputs[0].find("name: j-00000042-2-gpu"), std::string::npos);
+  cluster.calls.clear();
+  ASSERT_TRUE(b->Retire("j-00000042", 2).ok());
+  using Argv = std::vector<std::string>;
+  EXPECT_EQ(cluster.calls,
+            (std::vector<Argv>{
+                {"delete", "job", "-n", "research", "--ignore-not-found", "--wait=false",
+                 "j-00000042-1", "j-00000042-2"},
+                {"delete", "resourceclaimtemplates.resource.k8s.io", "-n", "research",
+                 "--ignore-not-found", "--wait=false", "j-00000042-1-gpu", "j-00000042-2-gpu"},
+                {"delete", "pvc", "j-00000042-checkpoint", "-n", "research", "--ignore-not-found",
+                 "--wait=false"}}));
 }
 
 TEST(Kubectl, StandardInputReachesTheProgramAndArgvIsNotAShell) {

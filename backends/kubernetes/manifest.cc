@@ -229,11 +229,11 @@ Json Annotations(const Placement& p) {
 }
 
 Json JobObject(const JobSpec& job, const Names& n, const Placement& p, const NodeSelection& s,
-               const Json& labels) {
+               const Json& labels, int64_t ttl_after_finished_s) {
   Json meta = Metadata(n.job, n.ns, labels);
   meta["annotations"] = Annotations(p);
   // meridian requeues a failed attempt itself (elsewhere, from its checkpoint).
-  Json spec = {{"backoffLimit", 0}};
+  Json spec = {{"backoffLimit", 0}, {"ttlSecondsAfterFinished", ttl_after_finished_s}};
   if (p.pods > 1) {
     spec["completionMode"] = "Indexed";
     spec["completions"] = p.pods;
@@ -283,7 +283,7 @@ Result<std::vector<Manifest>> BuildManifests(const JobSpec& job, const Placement
     out.push_back({"ResourceClaimTemplate", n.claim(), ClaimTemplate(n, *r, labels)});
   }
   if (p.pods > 1) out.push_back({"Service", n.peers(), PeerService(n, labels)});
-  out.push_back({"Job", n.job, JobObject(job, n, p, *selection, labels)});
+  out.push_back({"Job", n.job, JobObject(job, n, p, *selection, labels, o.ttl_seconds_after_finished)});
   return out;
 }
 

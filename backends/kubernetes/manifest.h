@@ -8,7 +8,8 @@
 //                          for exactly the placement's GPUs or MIG device
 //   Service                <name>-peers, headless, for a gang's members to find each other
 //   Job                    <name> (batch/v1); a gang is an Indexed Job with
-//                          completions = parallelism = members
+//                          completions = parallelism = members; deleted by
+//                          Kubernetes ttl_seconds_after_finished after it ends
 //
 // Names are checked as the API server would (names.h) and errors name the
 // field: "name", "tenant" (the namespace), "labels.team", "image".
@@ -39,6 +40,12 @@ struct ManifestOptions {
   std::string image;      // container image; "" = the spec's image
   std::string checkpoint_size = "100Gi";  // the checkpoint claim's storage request
   std::string storage_class;              // "" = the cluster's default class
+  // The Job's ttlSecondsAfterFinished: Kubernetes deletes a finished Job and
+  // its pods this long after it ended. A week: long enough for a daemon that
+  // was down to come back and read how each attempt ended (a Job gone before
+  // that reads as a lost attempt), short enough that finished Jobs do not
+  // pile up in the namespace (docs/kubernetes.md, "Clean-up").
+  int64_t ttl_seconds_after_finished = 7 * 86400;
 };
 
 struct Manifest {

@@ -234,6 +234,7 @@ class LocalBackend final : public control::Backend {
   Result<RunObservation> Adopt(const std::string& job_id, int attempt,
                                const std::string& handle) override;
   std::vector<control::BackendNode> Nodes() override;
+  Status Retire(const std::string& job_id, int attempts) override;
 
  private:
   std::string AttemptFile(const std::string& job_id, int attempt, const char* ext) const {
@@ -365,6 +366,7 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   launch.working_dir = work;
   launch.stdout_path = (fs::path(logs) / "stdout.log").string();
   launch.stderr_path = (fs::path(logs) / "stderr.log").string();
+  launch.log_cap_bytes = options_.max_log_bytes;
   launch.status_path = AttemptFile(request.job_id, request.attempt, ".status");
   launch.run_as = *identity;
   if (!options_.cgroup_dir.empty()) {
@@ -468,6 +470,18 @@ std::vector<RunObservation> LocalBackend::Poll() {
   }
   std::erase_if(attempts_, [](const auto& a) { return a->done && a->reported == a->obs.phase; });
   return changed;
+}
+
+// The attempt records (.run, .status) and the job's own working directory.
+Status LocalBackend::Retire(const std::string& job_id, int attempts) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::error_code ec;
+  for (int n = 1; n <= attempts; ++n) {
+    for (const char* ext : {".run", ".status", ".status.tmp"}) fs::remove(AttemptFile(job_id, n, ext), ec);
+  }
+  fs::remove_all(fs::path(options_.state_dir) / "jobs" / SafeName(job_id), ec);
+  if (ec) return Status::Internal(job_id + ": cannot remove its directory: " + ec.message());
+  return Status::Ok();
 }
 
 Status LocalBackend::Stop(const std::string& handle, int64_t grace_s) {

@@ -30,6 +30,9 @@
 
 namespace meridian::backends {
 
+// serve.yaml's node.max_log_bytes when not given: 100 MiB per job.
+inline constexpr int64_t kDefaultMaxLogBytes = int64_t{100} << 20;
+
 struct LocalBackendOptions {
   std::string state_dir;   // where attempt records live (exit status files, ...)
   std::string node_name;   // this machine's node name ("" = hostname)
@@ -52,6 +55,10 @@ struct LocalBackendOptions {
   // The clocks (attempts' end times, the fallback kill's grace timer); unset
   // members: the system's.
   BackendEnvironment environment;
+  // The most an attempt's stdout.log and stderr.log may hold together,
+  // earlier attempts' output included; past it output is dropped and the
+  // log says so (shim.h). 0: no cap.
+  int64_t max_log_bytes = kDefaultMaxLogBytes;
   // How an attempt's monitor is started; unset: SpawnShim (shim.h). A test
   // injects one to see exactly what a launch asks for, or a failing fork.
   ShimSpawner spawn;

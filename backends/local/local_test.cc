@@ -134,6 +134,39 @@ TEST_F(LocalBackendTest, StdoutAndStderrAreAppendedAcrossAttempts) {
   EXPECT_EQ(ReadFile(Log("j-00000001", "stderr")), "err 1\nerr 2\n");
 }
 
+TEST_F(LocalBackendTest, ALogPastItsCapIsCutWhereItSaysSoAndEndsWithWhatWasDropped) {
+  LocalBackendOptions o = Options();
+  o.max_log_bytes = 1000;
+  backend_ = MakeLocalBackend(o);
+  // 3000 bytes of 'a' on stdout: the first 1000 kept, 3000 - 1000 = 2000 dropped.
+  WaitEnd(*backend_, Launch(Request({"sh", "-c", "head -c 3000 /dev/zero | tr '\\0' a"})));
+  EXPECT_EQ(ReadFile(Log("j-00000001", "stdout")),
+            std::string(1000, 'a') +
+                "\n[meridian: the job's logs reached their cap of 1000 bytes; what the job writes "
+                "to this stream from here on is dropped]\n"
+                "[meridian: 2000 bytes dropped past the log cap of 1000 bytes]\n");
+  EXPECT_EQ(ReadFile(Log("j-00000001", "stderr")), "");
+}
+
+TEST_F(LocalBackendTest, TheLogCapCoversBothStreamsAndEarlierAttempts) {
+  LocalBackendOptions o = Options();
+  o.max_log_bytes = 1000;
+  backend_ = MakeLocalBackend(o);
+  LaunchRequest r = Request({"sh", "-c", "head -c 600 /dev/zero | tr '\\0' o"});
+  WaitEnd(*backend_, Launch(r));
+  // Attempt 2 writes 600 bytes to stderr: 1000 - 600 = 400 are left, so 400
+  // kept and 600 - 400 = 200 dropped.
+  r.attempt = 2;
+  r.argv = {"sh", "-c", "head -c 600 /dev/zero | tr '\\0' e >&2"};
+  WaitEnd(*backend_, Launch(r));
+  EXPECT_EQ(ReadFile(Log("j-00000001", "stdout")), std::string(600, 'o'));
+  EXPECT_EQ(ReadFile(Log("j-00000001", "stderr")),
+            std::string(400, 'e') +
+                "\n[meridian: the job's logs reached their cap of 1000 bytes; what the job writes "
+                "to this stream from here on is dropped]\n"
+                "[meridian: 200 bytes dropped past the log cap of 1000 bytes]\n");
+}
+
 TEST_F(LocalBackendTest, EnvironmentIsTheCleanBasePlusTheSpecAndMeridiansVariables) {
   ::setenv("MERIDIAN_LEAK_CHECK", "must not reach the job", 1);
   LaunchRequest r = Request({"env"}, "j-00000009");

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <grp.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -32,6 +34,7 @@ struct Prepared {
   uid_t uid = 0;
   gid_t gid = 0;
   std::string cgroup_procs, cgroup_kill;  // "" = no cgroup
+  int64_t log_cap = 0;
 };
 
 // What the monitor tells the daemon once the job has exec'd (or failed to).
@@ -91,6 +94,10 @@ class Lines {
   void Add(const char* key, int64_t value) {
     Str(key);
     Str(" ");
+    Num(value);
+    Str("\n");
+  }
+  void Num(int64_t value) {
     char digits[24];
     int n = 0;
     uint64_t v = value < 0 ? static_cast<uint64_t>(-(value + 1)) + 1 : static_cast<uint64_t>(value);
@@ -100,7 +107,6 @@ class Lines {
     } while (v > 0);
     if (value < 0) Str("-");
     while (n > 0 && size_ < sizeof(data_)) data_[size_++] = digits[--n];
-    Str("\n");
   }
   void Str(const char* s) {
     while (*s != '\0' && size_ < sizeof(data_)) data_[size_++] = *s++;
@@ -143,6 +149,68 @@ void WriteStatus(const Prepared& p, const Report& r, int wait_status, const rusa
   bool ok = WriteAll(fd, l.data(), l.size());
   close(fd);
   if (ok) rename(p.status_tmp.c_str(), p.status_path);
+}
+
+// The job's stdout and stderr through pipes, copied to the log files by the
+// monitor up to the cap (ShimLaunch::log_cap_bytes) that both share.
+struct Relay {
+  int in[2] = {-1, -1};    // the pipes' read ends: stdout, stderr
+  int file[2] = {-1, -1};  // the log files
+  int64_t cap = 0;
+  int64_t room = 0;        // bytes the files may still take
+  int64_t dropped[2] = {0, 0};
+};
+
+// Copies what one pipe holds; false at its end (then the pipe is closed).
+bool Pump(Relay& r, int i) {
+  char buf[65536];
+  ssize_t n = read(r.in[i], buf, sizeof buf);
+  if (n < 0 && errno == EINTR) return true;
+  if (n <= 0) {
+    close(r.in[i]);
+    r.in[i] = -1;
+    return false;
+  }
+  const int64_t keep = std::min<int64_t>(n, r.room);
+  if (keep > 0) WriteAll(r.file[i], buf, static_cast<size_t>(keep));
+  r.room -= keep;
+  if (keep < n) {
+    if (r.dropped[i] == 0) {
+      Lines l;
+      l.Str("\n[meridian: the job's logs reached their cap of ");
+      l.Num(r.cap);
+      l.Str(" bytes; what the job writes to this stream from here on is dropped]\n");
+      WriteAll(r.file[i], l.data(), l.size());
+    }
+    r.dropped[i] += n - keep;
+  }
+  return true;
+}
+
+// After the job: what is left in the pipes (2 s at most: a process that left
+// the job's group may still hold one), then the count of what was dropped.
+void FinishRelay(Relay& r) {
+  const int64_t until = NowMonotonicMs() + 2000;
+  while ((r.in[0] >= 0 || r.in[1] >= 0) && NowMonotonicMs() < until) {
+    pollfd fds[2] = {{r.in[0], POLLIN, 0}, {r.in[1], POLLIN, 0}};
+    if (poll(fds, 2, 100) <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (r.in[i] >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) Pump(r, i);
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (r.in[i] >= 0) close(r.in[i]);
+    if (r.dropped[i] > 0) {
+      Lines l;
+      l.Str("[meridian: ");
+      l.Num(r.dropped[i]);
+      l.Str(" bytes dropped past the log cap of ");
+      l.Num(r.cap);
+      l.Str(" bytes]\n");
+      WriteAll(r.file[i], l.data(), l.size());
+    }
+    close(r.file[i]);
+  }
 }
 
 void CloseRange(int first, int last) {
@@ -228,19 +296,46 @@ void KillJob(const Prepared& p, pid_t job) {
   close(fd);
 }
 
+// Waits up to `wait_ms` for a stop request, copying the job's output
+// meanwhile when it goes through a relay (`sfd`: a signalfd of `set`, so a
+// signal ends the wait). Returns the request's grace period in seconds, or
+// -1 when none came.
+int64_t AwaitStop(const sigset_t& set, int64_t wait_ms, Relay* relay, int sfd) {
+  if (relay != nullptr) {
+    pollfd fds[3] = {{sfd, POLLIN, 0}, {relay->in[0], POLLIN, 0}, {relay->in[1], POLLIN, 0}};
+    const int64_t poll_ms = sfd >= 0 ? wait_ms : std::min<int64_t>(wait_ms, 100);
+    if (poll(fds, 3, static_cast<int>(poll_ms)) > 0) {
+      for (int i = 0; i < 2; ++i) {
+        if (relay->in[i] >= 0 && (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+          Pump(*relay, i);
+        }
+      }
+    }
+    wait_ms = 0;  // a signal, if one is pending, is taken below
+  }
+  timespec ts{static_cast<time_t>(wait_ms / 1000), static_cast<long>(wait_ms % 1000) * 1000000};
+  siginfo_t info{};
+  if (sigtimedwait(&set, &info, &ts) == SIGUSR1) return std::max(0, info.si_value.sival_int);
+  return -1;
+}
+
 // Waits for the job while serving stop requests; returns with the job
 // exited but not reaped.
-void Watch(const Prepared& p, pid_t job, bool* stop_requested, bool* killed_after_grace) {
+void Watch(const Prepared& p, pid_t job, Relay* relay, bool* stop_requested,
+           bool* killed_after_grace) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
   sigaddset(&set, SIGUSR1);
+  const int sfd = relay != nullptr ? signalfd(-1, &set, SFD_CLOEXEC) : -1;
   int64_t deadline_ms = -1;
   for (;;) {
     siginfo_t w{};
     int rc = waitid(P_PID, static_cast<id_t>(job), &w, WEXITED | WNOHANG | WNOWAIT);
-    if (rc != 0 && errno != EINTR) return;
-    if (rc == 0 && w.si_pid == job) return;
+    if ((rc != 0 && errno != EINTR) || (rc == 0 && w.si_pid == job)) {
+      if (sfd >= 0) close(sfd);
+      return;
+    }
     int64_t now = NowMonotonicMs();
     if (deadline_ms >= 0 && !*killed_after_grace && now >= deadline_ms) {
       KillJob(p, job);
@@ -250,10 +345,8 @@ void Watch(const Prepared& p, pid_t job, bool* stop_requested, bool* killed_afte
     if (deadline_ms >= 0 && !*killed_after_grace) {
       wait_ms = std::clamp<int64_t>(deadline_ms - now, 1, wait_ms);
     }
-    timespec ts{static_cast<time_t>(wait_ms / 1000), static_cast<long>(wait_ms % 1000) * 1000000};
-    siginfo_t info{};
-    if (sigtimedwait(&set, &info, &ts) == SIGUSR1) {
-      int64_t grace_s = std::max(0, info.si_value.sival_int);
+    const int64_t grace_s = AwaitStop(set, wait_ms, relay, sfd);
+    if (grace_s >= 0) {
       *stop_requested = true;
       kill(-job, SIGTERM);
       int64_t d = NowMonotonicMs() + grace_s * 1000;
@@ -291,18 +384,45 @@ void Watch(const Prepared& p, pid_t job, bool* stop_requested, bool* killed_afte
     WriteStatus(p, r, 127 << 8, nullptr, false, false);
     _exit(0);
   }
+  // With a cap, the job writes into pipes that the monitor copies from; if
+  // they cannot be made, straight into the files as without one.
+  Relay relay;
+  int job_out = out_fd, job_err = err_fd;
+  int out_pipe[2], err_pipe[2];
+  const bool relayed = p.log_cap > 0 && pipe2(out_pipe, O_CLOEXEC) == 0;
+  if (relayed && pipe2(err_pipe, O_CLOEXEC) == 0) {
+    relay.in[0] = out_pipe[0];
+    relay.in[1] = err_pipe[0];
+    relay.file[0] = out_fd;
+    relay.file[1] = err_fd;
+    relay.cap = p.log_cap;
+    struct stat so {}, se {};
+    fstat(out_fd, &so);
+    fstat(err_fd, &se);
+    relay.room = std::max<int64_t>(0, p.log_cap - so.st_size - se.st_size);
+    job_out = out_pipe[1];
+    job_err = err_pipe[1];
+  } else if (relayed) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+  }
   r.started = NowUnix();
   pid_t job = fork();
   if (job == 0) {
     close(fail_pipe[0]);
-    RunJob(p, fail_pipe[1], out_fd, err_fd);
+    RunJob(p, fail_pipe[1], job_out, job_err);
   }
+  const int fork_errno = errno;
   close(fail_pipe[1]);
-  close(out_fd);
-  close(err_fd);
+  close(job_out);  // out_fd and err_fd themselves unless relaying
+  close(job_err);
+  const bool relaying = relay.in[0] >= 0;
+  if (relaying && job < 0) {
+    for (int fd : {relay.in[0], relay.in[1], out_fd, err_fd}) close(fd);
+  }
   if (job < 0) {
     r.stage = static_cast<int32_t>(ShimStage::kFork);
-    r.error = errno;
+    r.error = fork_errno;
     WriteAll(report_fd, &r, sizeof(r));
     WriteStatus(p, r, 127 << 8, nullptr, false, false);
     _exit(0);
@@ -322,8 +442,11 @@ void Watch(const Prepared& p, pid_t job, bool* stop_requested, bool* killed_afte
   close(report_fd);
 
   bool stop_requested = false, killed_after_grace = false;
-  if (r.stage == 0) Watch(p, job, &stop_requested, &killed_after_grace);
+  if (r.stage == 0) {
+    Watch(p, job, relaying ? &relay : nullptr, &stop_requested, &killed_after_grace);
+  }
   KillJob(p, job);  // what is left of the job's process group (and cgroup)
+  if (relaying) FinishRelay(relay);  // the logs are whole before the status says it ended
   int wait_status = 0;
   rusage ru{};
   while (wait4(job, &wait_status, 0, &ru) < 0 && errno == EINTR) {
@@ -374,6 +497,7 @@ Result<ShimStarted> SpawnShim(const ShimLaunch& launch) {
     p.cgroup_procs = launch.cgroup_dir + "/cgroup.procs";
     p.cgroup_kill = launch.cgroup_dir + "/cgroup.kill";
   }
+  p.log_cap = launch.log_cap_bytes;
   if (launch.run_as) {
     p.drop = true;
     p.uid = launch.run_as->uid;

@@ -38,6 +38,11 @@ struct ShimLaunch {
   std::vector<std::string> exec_paths;  // candidates tried in order (PATH search)
   std::string working_dir;
   std::string stdout_path, stderr_path;  // opened for append
+  // The most both logs may hold together, earlier attempts' output included
+  // (0: no cap). With a cap the job writes into pipes and the monitor copies
+  // to the files; past the cap it drops the output and says so in the log
+  // where the cut is, and how many bytes it dropped when the job ends.
+  int64_t log_cap_bytes = 0;
   std::string status_path;               // written atomically (via status_path + ".tmp")
   // The tenant's identity when the daemon isolates tenants: the job (not the
   // monitor) drops to it before it changes directory and execs, in the order

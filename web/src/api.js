@@ -31,16 +31,12 @@ export async function postJson(path, text, type = 'application/json') {
   return body;
 }
 
-// Every job the token may see, following the page tokens.
-export async function allJobs() {
-  const out = [];
-  let page = '';
-  for (;;) {
-    const j = await getJson('/v1/jobs?limit=1000' + (page ? '&page_token=' + encodeURIComponent(page) : ''));
-    out.push(...j.jobs);
-    if (!j.next_page_token) return out;
-    page = j.next_page_token;
-  }
+// One page of the jobs the token may see, newest first: `page` is a page
+// token from an earlier answer ('' for the newest). Returns the jobs and the
+// next page's token (null on the last).
+export async function jobsPage(page = '', limit = 100) {
+  const j = await getJson(`/v1/jobs?order=newest&limit=${limit}` + (page ? '&page_token=' + encodeURIComponent(page) : ''));
+  return { jobs: j.jobs, next: j.next_page_token };
 }
 
 // A stream of a job's log from `offset`: the text, the next offset, and

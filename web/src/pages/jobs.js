@@ -1,8 +1,9 @@
-// Jobs: every job the token may see, searchable and sortable, and a form that
-// submits a spec (JSON or YAML) through POST /v1/jobs.
+// Jobs: the jobs the token may see, newest first, one page at a time (only
+// the page shown is fetched and refreshed), searchable and sortable within
+// it, and a form that submits a spec (JSON or YAML) through POST /v1/jobs.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { allJobs, postJson } from '../api.js';
+import { jobsPage, postJson } from '../api.js';
 import { usePoll } from '../poll.js';
 import { JobLink, Status } from '../components.js';
 import { duration, kg, placement, runtime, usd } from '../format.js';
@@ -92,11 +93,21 @@ export function SubmitForm({ onSubmitted }) {
 }
 
 export function Jobs() {
-  const { data, error, loading } = usePoll(allJobs);
+  // The page tokens of the pages before the one shown; the last is its own.
+  const [tokens, setTokens] = useState(['']);
+  const token = tokens[tokens.length - 1];
+  const { data, error, loading } = usePoll(() => jobsPage(token), 2000, [token]);
+  const older = () => data && data.next && setTokens((t) => [...t, data.next]);
+  const newer = () => setTokens((t) => (t.length > 1 ? t.slice(0, -1) : t));
   return html`<section aria-labelledby="h-jobs">
     <h2 id="h-jobs">Jobs</h2>
     <${Status} error=${error} loading=${loading && !data} />
-    ${data ? html`<${JobsTable} jobs=${data} />` : null}
+    ${data ? html`<${JobsTable} jobs=${data.jobs} />` : null}
+    <nav class="row" aria-label="Job pages">
+      <button type="button" id="jobs-newer" onClick=${newer} disabled=${tokens.length === 1}>Newer</button>
+      <span class="muted">page ${tokens.length}</span>
+      <button type="button" id="jobs-older" onClick=${older} disabled=${!data || !data.next}>Older</button>
+    </nav>
     <${SubmitForm} />
   </section>`;
 }

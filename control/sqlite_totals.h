@@ -1,0 +1,17 @@
+// The dashboard's totals as SQL aggregates, for SqliteStore (store.h,
+// JobTotals and Preemptions): the Overview counts and sums every visible job
+// without loading one. Internal to control/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "control/sqlite.h"
+#include "control/store.h"
+
+namespace meridian::control {
+
+Result<std::vector<Store::JobTotal>> SelectJobTotals(Db& db, const std::string& tenant);
+Result<int64_t> CountPreemptions(Db& db, const std::string& tenant);
+
+}  // namespace meridian::control
