@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/fleet_output.h"
 #include "cli/serve_fleet.h"
+#include "cli/serve_retry.h"
 #include "control/daemon.h"
 #include "control/file_modes.h"
 #include "control/token.h"
@@ -62,6 +63,7 @@ struct ServeConfig {
   telemetry::TelemetryConfig telemetry;  // docs/telemetry.md
   control::ConnectionLimits limits;      // http: (docs/api.md, "Connection limits")
   bool public_job_metrics = false;       // http.public_job_metrics
+  control::BackendRetryPolicy backend_retry;  // backend_retry: (docs/backends.md)
 };
 
 Status ConfigError(const std::string& file, const YAML::Node& n, const std::string& msg) {
@@ -158,7 +160,8 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
   static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
                                                  "catalog", "reconcile_interval_ms", "node_timeout",
                                                  "max_body_bytes", "node", "fleet", "telemetry",
-                                                 "kubernetes", "http", "tenant_uids"};
+                                                 "kubernetes", "http", "tenant_uids",
+                                                 "backend_retry"};
   static const std::vector<std::string> kNodeKeys = {"name", "gpu_model", "gpus", "vcpus",
                                                      "ram_gib", "pids_per_job"};
   static const std::vector<std::string> kKubernetesKeys = {"kubeconfig", "kubectl", "namespace",
@@ -199,6 +202,8 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
         }
       } else if (k == "http") {
         MERIDIAN_RETURN_IF_ERROR(ReadHttpConfig(file, v, c));
+      } else if (k == "backend_retry") {
+        MERIDIAN_RETURN_IF_ERROR(ReadBackendRetry(file, v, &c->backend_retry));
       } else if (k == "tenant_uids") {
         MERIDIAN_RETURN_IF_ERROR(ReadTenantUids(file, v, &c->tenant_uids));
       } else if (k == "telemetry") {
@@ -366,6 +371,7 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   o.reconciler.state_dir = state;
   o.reconciler.interval_ms = c.interval_ms;
   o.reconciler.node_timeout_s = c.node_timeout_s;
+  o.reconciler.backend_retry = c.backend_retry;
   o.telemetry = c.telemetry;
   o.reconciler.plan_renderer = [](const JobSpec& job, const sched::Decision& d,
                                   const sched::Fleet& fleet, const sched::Profile& p,

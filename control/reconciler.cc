@@ -163,16 +163,11 @@ Status Reconciler::Recover() {
       continue;
     }
     ref.spec = std::make_shared<const JobSpec>(std::move(spec).value());
-    const JobState st = ref.row.state;
-    if (st == JobState::kQueued) continue;
-    if (st == JobState::kScheduled || ref.row.handle.empty()) {
-      JobUpdate clear;
-      clear.placement = Placement{};
-      clear.allocation_json = "";
-      Transition(ref, JobState::kQueued, "the daemon restarted before the launch; requeued", now,
-                 &out, clear);
-      continue;
+    if (ref.row.state == JobState::kQueued) continue;
+    if (ref.row.state == JobState::kScheduled || ref.row.handle.empty()) {
+      if (!FindUnrecordedLaunch(ref, now, &out)) continue;
     }
+    const JobState st = ref.row.state;
     auto obs = backend_->Adopt(ref.row.id, ref.row.attempts, ref.row.handle);
     RunObservation o;
     if (obs.ok()) {
@@ -186,18 +181,15 @@ Status Reconciler::Recover() {
     ref.holds = true;
     if (st == JobState::kCheckpointing) ref.stop_kind = StopKind::kPreempt;
     if (o.phase == RunPhase::kStarting || o.phase == RunPhase::kRunning) {
-      if (ref.row.cancel_requested) {
-        ref.stop_kind = StopKind::kCancel;
-        (void)backend_->Stop(ref.row.handle, GraceOf(*ref.spec));
-      } else if (ref.stop_kind == StopKind::kPreempt) {
-        (void)backend_->Stop(ref.row.handle, GraceOf(*ref.spec));
-      }
       JobUpdate note;
       note.job_id = ref.row.id;
       note.message = "re-adopted attempt " + std::to_string(ref.row.attempts) + " (" +
                      ref.row.handle + ") after a daemon restart";
       note.at = now;
       out.push_back(note);
+      if (ref.row.cancel_requested) ref.stop_kind = StopKind::kCancel;
+      // Sent again, and retried until the backend takes it.
+      if (ref.stop_kind != StopKind::kNone) (void)StopAttempt(ref, now, &out);
     } else {
       if (ref.row.cancel_requested) ref.stop_kind = StopKind::kCancel;
     }
@@ -372,14 +364,16 @@ void Reconciler::HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out) {
       continue;
     }
     const int64_t grace = a.spec ? GraceOf(*a.spec) : 30;
-    Status st = backend_->Stop(a.row.handle, grace);
     a.stop_kind = StopKind::kCancel;
-    JobUpdate note;
-    note.job_id = id;
-    note.at = now;
-    note.message = st.ok() ? "cancel: SIGTERM sent, SIGKILL after " + std::to_string(grace) + "s"
-                           : "cancel: stop failed: " + st.message();
-    out->push_back(note);
+    a.stop_retry.reset();
+    // A failure is noted and retried (StopAttempt).
+    if (StopAttempt(a, now, out).ok()) {
+      JobUpdate note;
+      note.job_id = id;
+      note.at = now;
+      note.message = "cancel: SIGTERM sent, SIGKILL after " + std::to_string(grace) + "s";
+      out->push_back(note);
+    }
   }
 }
 
@@ -400,6 +394,7 @@ Status Reconciler::RunCycle() {
   MERIDIAN_RETURN_IF_ERROR(RefreshFleet(now, &out));
   for (const RunObservation& o : backend_->Poll()) HandleObservation(o, now, &out);
   HandleCancels(now, &out);
+  RetryBackendCalls(now, &out);
   Status st = Schedule(now, &out);
   Status fl = Flush(&out);
   for (auto it = active_.begin(); it != active_.end();) {

@@ -18,9 +18,19 @@
 // A job is recorded "scheduled" with its placement before the backend
 // launches it, and "starting" with the backend's handle after.
 //
+// A launch that fails transiently (control/backend.h, IsTransient) is tried
+// again with backoff up to BackendRetryPolicy::launch_attempts tries, the job
+// staying "scheduled" with its allocation and each failure a note in its
+// events; then, or at once for a permanent error, the job fails with the
+// reason. A stop (cancel, preemption) that fails transiently is sent again
+// with backoff until the backend takes it; one the backend refuses for good
+// (it does not know the attempt) ends the attempt as lost.
+//
 // After a restart, Start() re-adopts the attempts that were running
 // (Backend::Adopt with the stored handle), rebuilds the ledger from their
-// stored allocations and requeues jobs that were scheduled but not launched.
+// stored allocations, adopts attempts that were launched but whose handle was
+// not committed (Backend::FindLaunched, by the attempt's name) and requeues
+// jobs that were scheduled but not launched.
 //
 // Threading: the loop runs on its own thread and is the only caller of the
 // backend; Notify, RequestCancel and Plan may be called from any thread.
@@ -67,7 +77,9 @@ struct ReconcilerOptions {
   int64_t interval_ms = 200;
   int64_t node_timeout_s = 30;
   int max_requeues = 3;                    // lost attempts requeued before failing
+  BackendRetryPolicy backend_retry;        // transient launch and stop failures
   std::function<UnixSeconds()> clock;      // default: the system clock
+  std::function<int64_t()> steady_ms;      // retry timers; default: the monotonic clock
   PlanRenderer plan_renderer;
   // A running job's measured profile (the telemetry sampler's view); when
   // set, a requeued job's next attempt asks for what it measured
@@ -148,6 +160,15 @@ class Reconciler {
   std::shared_ptr<const JobSpec> ProfiledSpec(Active& a, UnixSeconds now,
                                               std::vector<JobUpdate>* out);
   void Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  void LaunchFailed(Active& a, const Status& st, UnixSeconds now, std::vector<JobUpdate>* out);
+  // Sends the stop a.stop_kind asks for; on failure see the class comment.
+  Status StopAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  // Launches and stops whose retry time has come.
+  void RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out);
+  // A job recorded "scheduled" (or without a handle) at a restart: its
+  // attempt adopted if the backend has it under its name (true), else requeued.
+  bool FindUnrecordedLaunch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  int64_t NowMs() const;
   void Transition(Active& a, JobState to, const std::string& message, UnixSeconds now,
                   std::vector<JobUpdate>* out, JobUpdate extra = {});
   void ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);

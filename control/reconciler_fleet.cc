@@ -380,13 +380,13 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
           Active& victim = *it->second;
           if (victim.stop_kind != StopKind::kNone || victim.row.handle.empty()) continue;
           const int64_t grace = victim.spec ? GraceOf(*victim.spec) : 30;
-          (void)backend_->Stop(victim.row.handle, grace);
           victim.stop_kind = StopKind::kPreempt;
           metrics_->preemptions++;
           Transition(victim, JobState::kCheckpointing,
                      "preempted for " + a.row.id + ": SIGTERM, " + std::to_string(grace) +
                          "s to checkpoint before SIGKILL",
                      now, out);
+          (void)StopAttempt(victim, now, out);  // retried until the backend takes it
         }
         reason = "waiting for preempted jobs to stop";
         break;
@@ -464,12 +464,10 @@ void Reconciler::Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out)
   }
   auto h = backend_->Launch(r);
   if (!h.ok()) {
-    JobUpdate u;
-    u.ended_at = now;
-    Transition(a, JobState::kFailed, "launch failed: " + h.status().message(), now, out, u);
-    ReleaseAttempt(a, now, out);
+    LaunchFailed(a, h.status(), now, out);
     return;
   }
+  a.launch_retry.reset();
   metrics_->launches++;
   JobUpdate u;
   u.handle = *h;

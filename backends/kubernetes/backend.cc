@@ -79,10 +79,7 @@ class KubernetesBackend : public control::Backend {
     }
     auto res = kubectl_.Run({"apply", "-f", "-"}, RenderYaml(*manifests));
     if (!res.ok()) return res.status();
-    if (res->exit_code != 0) {
-      return Status::Invalid("kubectl apply failed (exit " + std::to_string(res->exit_code) +
-                             "): " + res->err);
-    }
+    if (res->exit_code != 0) return KubectlFailure("kubectl apply failed", *res);
     const std::string handle = "k8s:" + options_.ns + "/" + job.name;
     Attempt a{r.job_id, r.attempt, options_.ns, job.name, {}};
     a.last.job_id = r.job_id;
@@ -99,8 +96,21 @@ class KubernetesBackend : public control::Backend {
     auto res = kubectl_.Run({"patch", "job", job, "-n", ns, "--type=merge", "-p",
                              R"({"spec":{"suspend":true}})"});
     if (!res.ok()) return res.status();
-    if (res->exit_code != 0) return Status::Internal("kubectl patch failed: " + res->err);
+    if (res->exit_code != 0) return KubectlFailure("kubectl patch job " + job + " failed", *res);
     return Status::Ok();
+  }
+
+  Result<std::optional<std::string>> FindLaunched(const std::string& job_id, int attempt) override {
+    if (options_.kubeconfig.empty()) return std::optional<std::string>();
+    const std::string name = Lower(job_id + "-" + std::to_string(attempt));
+    auto res = kubectl_.Run({"get", "job", name, "-n", options_.ns, "-o", "name"});
+    if (!res.ok()) return res.status();
+    if (res->exit_code != 0) {
+      Status st = KubectlFailure("kubectl get job " + name + " failed", *res);
+      if (st.code() == StatusCode::kNotFound) return std::optional<std::string>();
+      return st;
+    }
+    return std::optional<std::string>("k8s:" + options_.ns + "/" + name);
   }
 
   std::vector<control::RunObservation> Poll() override {
