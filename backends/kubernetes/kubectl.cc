@@ -67,7 +67,7 @@ Status KubectlFailure(const std::string& what, const KubectlResult& r) {
   // net/http's dial and timeout errors, and the API's 429 and 5xx statuses
   // (TooManyRequests, InternalError, ServiceUnavailable, Timeout).
   static const char* const kTransient[] = {
-      "connection refused", "Unable to connect to the server", "i/o timeout",
+      "connection refused", "was refused", "Unable to connect to the server", "i/o timeout",
       "TLS handshake timeout", "no route to host", "connection reset", "EOF",
       "the server is currently unable to handle the request", "InternalError",
       "ServiceUnavailable", "TooManyRequests", "Too Many Requests", "try again later",

@@ -1,8 +1,9 @@
 // `meridian serve` on a fleet cluster with backend: kubernetes, the real
 // daemon and Debian's real kubectl: configs it cannot run exit 2 with the
 // field and the reason; without a kubeconfig it starts export-only, says so,
-// and keeps jobs waiting; with a kubeconfig whose API server does not answer,
-// a job's launch fails with kubectl's own message. No API server runs here
+// and keeps jobs waiting; with a kubeconfig whose API server does not answer
+// (connection refused: transient), a job's launch is tried again as
+// backend_retry says, then fails with kubectl's own message. No API server runs here
 // (docs/kubernetes.md, "What was tested against a real API server").
 #include <cstdlib>
 #include <filesystem>
@@ -27,6 +28,8 @@ const char kCluster[] = "clusters:\n  - name: gke\n    region: gcp:us-central1\n
                         "    gpu_hour_usd: 2\n    backend: kubernetes\n";
 const char kNodes[] = "    nodes: [{count: 2, gpu: A100-80GB, gpus: 8, vcpus: 96, ram_gib: 1360}]\n";
 const char kImage[] = "kubernetes: {image: nvcr.io/nvidia/pytorch:24.05-py3}\n";
+// Two tries of a launch, 100 ms apart.
+const char kTwoTries[] = "backend_retry: {launch_attempts: 2, initial_backoff: 100ms}\n";
 
 class KubernetesServeTest : public ::testing::Test {
  protected:
@@ -153,7 +156,7 @@ TEST_F(KubernetesServeTest, ALaunchThatKubectlCannotApplyFailsWithKubectlsMessag
   const std::string kubeconfig = DeadKubeconfig(dir_);
   WriteFleet(kNodes);
   Begin(Config("kubernetes: {image: nvcr.io/nvidia/pytorch:24.05-py3, namespace: ml, kubeconfig: " +
-               kubeconfig + "}\n"));
+               kubeconfig + "}\n" + kTwoTries));
   EXPECT_NE(daemon_->Log().find("kubernetes: applying Jobs in namespace ml with --kubeconfig " +
                                 kubeconfig),
             std::string::npos)
@@ -167,7 +170,8 @@ TEST_F(KubernetesServeTest, ALaunchThatKubectlCannotApplyFailsWithKubectlsMessag
   }
   ASSERT_EQ(j["state"], "failed") << j.dump() << daemon_->Log();
   const std::string reason = j["reason"];
-  EXPECT_NE(reason.find("launch failed: kubectl apply failed"), std::string::npos) << reason;
+  EXPECT_TRUE(reason.starts_with("launch failed after 2 tries: kubectl apply failed (exit 1): "))
+      << reason;
   EXPECT_NE(reason.find("127.0.0.1:9"), std::string::npos) << reason;  // kubectl names the server
 }
 
@@ -177,7 +181,7 @@ TEST_F(KubernetesServeTest, AMigJobIsPlacedOnAnInstanceAndLaunched) {
   WriteFleet("    nodes: [{count: 1, gpu: A100-80GB, gpus: 8, vcpus: 96, ram_gib: 1360, "
              "mig: [3g.40gb, 3g.40gb]}]\n");
   Begin(Config("kubernetes: {image: nvcr.io/nvidia/pytorch:24.05-py3, kubeconfig: " +
-               DeadKubeconfig(dir_) + "}\n"));
+               DeadKubeconfig(dir_) + "}\n" + kTwoTries));
   const std::string id = Submit(true);
   json j;
   for (int i = 0; i < 600; ++i) {
@@ -188,8 +192,8 @@ TEST_F(KubernetesServeTest, AMigJobIsPlacedOnAnInstanceAndLaunched) {
   ASSERT_EQ(j["state"], "failed") << j.dump() << daemon_->Log();
   EXPECT_EQ(j["placement"]["node"], "k8s-0") << j.dump();
   EXPECT_EQ(j["placement"]["mig"], "3g.40gb") << j.dump();
-  EXPECT_NE(j["reason"].get<std::string>().find("launch failed: kubectl apply failed"),
-            std::string::npos)
+  EXPECT_TRUE(j["reason"].get<std::string>().starts_with(
+      "launch failed after 2 tries: kubectl apply failed"))
       << j.dump();
 }
 
