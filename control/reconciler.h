@@ -167,11 +167,22 @@ class Reconciler {
   void RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out);
   // A job recorded "scheduled" (or without a handle) at a restart: its
   // attempt adopted if the backend has it under its name (true), else requeued.
-  bool FindUnrecordedLaunch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  // `when` says it in the events ("after a daemon restart").
+  bool FindUnrecordedLaunch(Active& a, const std::string& when, UnixSeconds now,
+                            std::vector<JobUpdate>* out);
+  // Takes a stored non-final job as Recover does (adopting its attempt).
+  void RecoverRow(JobRow row, const std::string& when, UnixSeconds now,
+                  std::vector<JobUpdate>* out);
+  // Reads again the jobs whose change the store did not take (Flush).
+  Status Resync(UnixSeconds now, std::vector<JobUpdate>* out);
   int64_t NowMs() const;
   void Transition(Active& a, JobState to, const std::string& message, UnixSeconds now,
                   std::vector<JobUpdate>* out, JobUpdate extra = {});
   void ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  // Writes the updates in one transaction. A state change the store did not
+  // take (the job's stored state was not the expected one, the job is gone,
+  // or the write failed) leaves this view apart from the store: the job is
+  // read again from the store next cycle (Resync) and not launched meanwhile.
   Status Flush(std::vector<JobUpdate>* updates);
 
   Store* store_;
@@ -184,6 +195,7 @@ class Reconciler {
   std::unique_ptr<FleetState> fleet_;
   std::map<std::string, uint32_t> tenant_ids_;
   int64_t max_seq_ = 0;
+  std::set<std::string> resync_;  // jobs to read again from the store (Flush)
 
   mutable std::mutex explain_mu_;  // the two maps below, swapped in once per cycle
   std::map<std::string, WaitExplanation> waiting_;

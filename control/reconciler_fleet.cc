@@ -433,7 +433,9 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
   metrics_->mig_unallocatable_demand_slices = mig.demand.unallocatable_memory();
   if (to_launch.empty()) return Status::Ok();
   MERIDIAN_RETURN_IF_ERROR(Flush(out));  // "scheduled" is durable before the launch
-  for (Active* a : to_launch) Launch(*a, now, out);
+  for (Active* a : to_launch) {
+    if (!resync_.count(a->row.id)) Launch(*a, now, out);  // only what the store took
+  }
   return Status::Ok();
 }
 

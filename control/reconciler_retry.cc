@@ -99,6 +99,7 @@ void Reconciler::RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out)
   for (auto& entry : active_) {
     Active& a = *entry.second;
     if (a.done) continue;
+    if (resync_.count(a.row.id)) continue;  // read again from the store first
     if (a.launch_retry && a.row.state == JobState::kScheduled && ms >= a.launch_retry->next_ms) {
       Launch(a, now, out);
     } else if (a.stop_retry && a.stop_kind != StopKind::kNone && ms >= a.stop_retry->next_ms) {
@@ -107,7 +108,8 @@ void Reconciler::RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out)
   }
 }
 
-bool Reconciler::FindUnrecordedLaunch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out) {
+bool Reconciler::FindUnrecordedLaunch(Active& a, const std::string& when, UnixSeconds now,
+                                      std::vector<JobUpdate>* out) {
   auto found = a.row.attempts > 0 ? backend_->FindLaunched(a.row.id, a.row.attempts)
                                   : Result<std::optional<std::string>>(std::optional<std::string>());
   if (found.ok() && found->has_value()) {
@@ -116,7 +118,7 @@ bool Reconciler::FindUnrecordedLaunch(Active& a, UnixSeconds now, std::vector<Jo
     u.started_at = now;
     Transition(a, JobState::kStarting,
                "found attempt " + std::to_string(a.row.attempts) + " (" + **found +
-                   ") under its name after a daemon restart; adopted",
+                   ") under its name " + when + "; adopted",
                now, out, u);
     return true;
   }
@@ -124,7 +126,7 @@ bool Reconciler::FindUnrecordedLaunch(Active& a, UnixSeconds now, std::vector<Jo
   clear.placement = Placement{};
   clear.allocation_json = "";
   Transition(a, JobState::kQueued,
-             "the daemon restarted before the launch; requeued" +
+             "no launch was recorded " + when + "; requeued" +
                  (found.ok() ? std::string()
                              : " (the backend could not say whether it was launched: " +
                                    found.status().message() + ")"),
