@@ -1,9 +1,13 @@
 // The kubernetes backend over an injected runner that answers as an API
-// server that fails would: which failures are transient (control/backend.h,
-// IsTransient) and how an attempt is found by its Job name. No kubectl runs.
+// server (or one that fails) would: which failures are transient
+// (control/backend.h, IsTransient), how an attempt is found by its Job name,
+// and how often Poll asks for the Jobs' status. No kubectl runs.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "backends/kubernetes/backend.h"
 
@@ -105,6 +109,73 @@ TEST(KubernetesBackend, FindLaunchedAsksForTheAttemptsJobByName) {
   found = b->FindLaunched("j-00000042", 2);
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_FALSE(found->has_value());
+}
+
+nlohmann::json RecordedJob(const std::string& file, const std::string& name) {
+  std::ifstream f("backends/kubernetes/testdata/status/" + file);
+  std::stringstream text;
+  text << f.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  EXPECT_TRUE(j.is_object()) << file;
+  j["metadata"]["name"] = name;
+  return j;
+}
+
+// Three live attempts cost one `kubectl get jobs -l ...` per refresh
+// interval of the held steady clock, not one `get job` each every cycle.
+TEST(KubernetesBackend, PollListsEveryAttemptsJobInOneLabelledGetPerRefreshInterval) {
+  std::vector<std::vector<std::string>> gets;
+  int64_t steady = 1'000'000;
+  // The cluster: attempt 1 of j-00000001 running, of j-00000002 complete; j-00000003's is gone.
+  const nlohmann::json list = {
+      {"apiVersion", "v1"},
+      {"kind", "List"},
+      {"metadata", {{"resourceVersion", ""}}},
+      {"items", {RecordedJob("job-running.json", "j-00000001-1"),
+                 RecordedJob("job-complete.json", "j-00000002-1")}}};
+  KubernetesBackendOptions o;
+  o.catalog = Cat();
+  o.kubeconfig = Kubeconfig();
+  o.gpu_model = "H100-80GB";
+  o.image = "nvcr.io/nvidia/pytorch:24.05-py3";
+  o.environment.steady_ms = [&] { return steady; };
+  o.environment.clock = [] { return UnixSeconds{1'800'000'000}; };
+  o.environment.run = [&](const ProcessCall& c) -> Result<ProcessOutput> {
+    ProcessOutput out;
+    out.exit_code = 0;
+    const std::vector<std::string> args(c.argv.begin() + 3, c.argv.end());  // after --kubeconfig K
+    if (args.at(0) == "get") {
+      gets.push_back(args);
+      out.out = list.dump();
+    }
+    return out;
+  };
+  auto b = MakeKubernetesBackend(o);
+  for (const char* id : {"j-00000001", "j-00000002", "j-00000003"}) {
+    control::LaunchRequest r = Request();
+    r.job_id = id;
+    r.attempt = 1;
+    ASSERT_TRUE(b->Launch(r).ok()) << id;
+  }
+  auto seen = b->Poll();
+  ASSERT_EQ(gets.size(), 1u);
+  EXPECT_EQ(gets[0], (std::vector<std::string>{"get", "jobs", "-n", "default", "-l",
+                                               "app.kubernetes.io/managed-by=meridian", "-o",
+                                               "json"}));
+  std::map<std::string, control::RunObservation> by_job;
+  for (const auto& obs : seen) by_job[obs.job_id] = obs;
+  ASSERT_EQ(by_job.size(), 3u);
+  EXPECT_EQ(by_job["j-00000001"].phase, control::RunPhase::kRunning);
+  EXPECT_EQ(by_job["j-00000002"].phase, control::RunPhase::kExited);
+  EXPECT_EQ(by_job["j-00000002"].exit_code, 0);
+  EXPECT_EQ(by_job["j-00000003"].phase, control::RunPhase::kLost);
+  EXPECT_EQ(by_job["j-00000003"].message, "Job j-00000003-1 is no longer in namespace default");
+  steady += 1999;  // status_refresh_ms is 2000
+  EXPECT_TRUE(b->Poll().empty());
+  EXPECT_EQ(gets.size(), 1u);
+  steady += 1;
+  EXPECT_TRUE(b->Poll().empty());  // j-00000001 still running: nothing new
+  EXPECT_EQ(gets.size(), 2u);
 }
 
 }  // namespace
