@@ -424,13 +424,18 @@ Status Reconciler::Flush(std::vector<JobUpdate>* updates) {
 
 Status Reconciler::RunCycle() {
   const auto t0 = std::chrono::steady_clock::now();
+  // Asked before the state is locked: an engine slow to answer (a hung
+  // kubectl, a slurmctld that does not answer) holds this thread only, not
+  // the API's plans and explanations. Only this thread calls the backend.
+  const std::vector<BackendNode> offered = backend_->Nodes();
+  const std::vector<RunObservation> observed = backend_->Poll();
   std::lock_guard<std::mutex> l(mu_);
   const UnixSeconds now = Now();
   std::vector<JobUpdate> out;
   MERIDIAN_RETURN_IF_ERROR(LoadNewJobs());
   MERIDIAN_RETURN_IF_ERROR(Resync(now, &out));
-  MERIDIAN_RETURN_IF_ERROR(RefreshFleet(now, &out));
-  for (const RunObservation& o : backend_->Poll()) HandleObservation(o, now, &out);
+  MERIDIAN_RETURN_IF_ERROR(RefreshFleet(now, offered, &out));
+  for (const RunObservation& o : observed) HandleObservation(o, now, &out);
   HandleCancels(now, &out);
   RetryBackendCalls(now, &out);
   Status st = Schedule(now, &out);

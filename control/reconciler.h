@@ -33,7 +33,10 @@
 // jobs that were scheduled but not launched.
 //
 // Threading: the loop runs on its own thread and is the only caller of the
-// backend; Notify, RequestCancel and Plan may be called from any thread.
+// backend; Notify, RequestCancel and Plan may be called from any thread. A
+// cycle asks the backend for its nodes and observations (Nodes, Poll) before
+// it takes the state's mutex, so a backend slow to answer them does not hold
+// up Plan; launches and stops are still made under it.
 #pragma once
 
 #include <atomic>
@@ -151,7 +154,9 @@ class Reconciler {
   void Loop();
   UnixSeconds Now() const;
   Status LoadNewJobs();
-  Status RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out);
+  // `offered`: the backend's Nodes(), asked before the cycle took mu_.
+  Status RefreshFleet(UnixSeconds now, const std::vector<BackendNode>& offered,
+                      std::vector<JobUpdate>* out);
   void HandleObservation(const RunObservation& obs, UnixSeconds now, std::vector<JobUpdate>* out);
   void HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out);
   Status Schedule(UnixSeconds now, std::vector<JobUpdate>* out);
@@ -190,7 +195,7 @@ class Reconciler {
   Metrics* metrics_;
   ReconcilerOptions options_;
 
-  std::mutex mu_;  // the state below; held for a whole cycle
+  std::mutex mu_;  // the state below; held for a cycle's work after Nodes and Poll
   std::map<std::string, std::unique_ptr<Active>> active_;
   std::unique_ptr<FleetState> fleet_;
   std::map<std::string, uint32_t> tenant_ids_;

@@ -41,7 +41,8 @@ std::string JoinGpus(const std::vector<int>& g) {
 
 }  // namespace
 
-Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
+Status Reconciler::RefreshFleet(UnixSeconds now, const std::vector<BackendNode>& offered,
+                                std::vector<JobUpdate>* out) {
   (void)out;
   auto stored = store_->Nodes();
   if (!stored.ok()) return stored.status();
@@ -49,7 +50,7 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
   for (NodeRow& n : *stored) by_name[n.name] = n;
   std::vector<NodeRow> all;
   std::map<std::string, std::vector<std::string>> mig_of;  // the backend's MIG nodes
-  for (const BackendNode& b : backend_->Nodes()) {
+  for (const BackendNode& b : offered) {
     if (!b.mig.empty()) mig_of[b.name] = b.mig;
     NodeRow n;
     n.name = b.name;
