@@ -6,7 +6,7 @@
 // them). What the daemon does then: a transient launch failure is tried
 // again with backoff and noted in the job's events, the last one fails the
 // job with the reason, a refusal fails it at once; a cancel Slurm does not
-// take is sent again until it does.
+// take is sent again until it does, and so is a preemption's.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -49,7 +49,8 @@ class SlurmServeFailureTest : public ::testing::Test {
     dir_ = MakeTempDir("slurm-failures");
     bin_ = dir_ + "/bin";
     fs::create_directories(bin_);
-    // Slurm job 42 runs on node1 until a scancel is taken, then it is cancelled.
+    // Submitted jobs are 42, 43, ...; each runs on node1 until a scancel of it
+    // is taken, then it is cancelled.
     std::string running = Testdata("scontrol_job_running.txt");
     running.replace(running.find("JobId=2 "), 8, "JobId=42 ");
     std::string cancelled = Testdata("scontrol_job_cancelled.txt");
@@ -58,12 +59,16 @@ class SlurmServeFailureTest : public ::testing::Test {
     std::ofstream(bin_ + "/cancelled.txt") << cancelled;
     std::ofstream(bin_ + "/sinfo.txt") << "node1|idle|gpu:a100-80gb:4|32|262144|gpu|none\n";
     Tool("sinfo", "cat \"$d/sinfo.txt\"\n");
-    Tool("sbatch", "echo 42\n");
-    Tool("squeue", "if [ -e \"$d/taken\" ]; then echo '42|CANCELLED||None'; "
-                   "else echo '42|RUNNING|node1|None'; fi\n");
-    Tool("scontrol", "if [ -e \"$d/taken\" ]; then cat \"$d/cancelled.txt\"; "
-                     "else cat \"$d/running.txt\"; fi\n");
-    Tool("scancel", "touch \"$d/taken\"\n");
+    Tool("sbatch", "s=$(cat \"$d/submitted\" 2>/dev/null || echo 0); s=$((s+1)); "
+                   "echo $s > \"$d/submitted\"; echo $((41+s))\n");
+    Tool("squeue", "for a in \"$@\"; do case \"$a\" in --jobs=*) ids=\"${a#--jobs=}\";; esac; done\n"
+                   "for id in $(echo \"$ids\" | tr , ' '); do\n"
+                   "  if [ -e \"$d/taken.$id\" ]; then echo \"$id|CANCELLED||None\"; "
+                   "else echo \"$id|RUNNING|node1|None\"; fi\ndone\n");
+    Tool("scontrol", "for id in \"$@\"; do :; done\n"
+                     "if [ -e \"$d/taken.$id\" ]; then sed \"s/JobId=42 /JobId=$id /\" \"$d/cancelled.txt\"; "
+                     "else sed \"s/JobId=42 /JobId=$id /\" \"$d/running.txt\"; fi\n");
+    Tool("scancel", "for id in \"$@\"; do :; done\ntouch \"$d/taken.$id\"\n");
     std::ofstream(dir_ + "/fleet.yaml")
         << "clusters:\n  - name: dev\n    region: gcp:us-central1\n    gpu_hour_usd: 1.0\n"
         << "    backend: slurm\n    slurm: {partitions: [gpu], bin_dir: " << bin_ << "}\n"
@@ -99,12 +104,22 @@ class SlurmServeFailureTest : public ::testing::Test {
     token_ = daemon_->Token("alice");
     http_ = daemon_->Client();
   }
-  std::string Submit() {
-    return SubmitJob(*http_, token_,
-                     {{"name", "train"},
-                      {"kind", "training"},
-                      {"resources", {{"gpus", 1}, {"gpu_models", {"A100-80GB"}}}},
-                      {"command", {"python3", "train.py"}}});
+  static json Spec(int gpus) {
+    return {{"name", "train"},
+            {"kind", "training"},
+            {"resources", {{"gpus", gpus}, {"gpu_models", {"A100-80GB"}}}},
+            {"command", {"python3", "train.py"}}};
+  }
+  std::string Submit(const json& spec = Spec(1)) { return SubmitJob(*http_, token_, spec); }
+  std::vector<std::string> States(const std::string& id) {
+    auto r = http_->Get(("/v1/jobs/" + id + "/events").c_str(), Auth(token_));
+    std::vector<std::string> out;
+    if (!r) return out;
+    const json body = json::parse(r->body);
+    for (const json& e : body["events"]) {
+      if (e["type"] == "state") out.push_back(e["to"]);
+    }
+    return out;
   }
   // The job once it is in `state` (waits up to 15 s), else as it was last.
   json WaitFor(const std::string& id, const std::string& state) {
@@ -193,6 +208,41 @@ TEST_F(SlurmServeFailureTest, ACancelSlurmDoesNotTakeIsSentAgainUntilItDoes) {
             (std::vector<std::string>{"cancel: stop try 1 failed: " + said + "; trying again in 100ms",
                                       "cancel: stop try 2 failed: " + said + "; trying again in 200ms",
                                       "cancel: the backend took the stop after 2 failed tries"}));
+}
+
+// The victim of a preemption whose scancel Slurm does not take at first: the
+// stop is sent again until it is, so the victim leaves checkpointing and the
+// preemptor runs.
+TEST_F(SlurmServeFailureTest, APreemptionStopSlurmDoesNotTakeIsSentAgainAndThePreemptorRuns) {
+  const std::string refused =
+      "scancel: error: Kill job error on job id 42: Unable to contact slurm controller (connect "
+      "failure)\n";
+  Begin(5);
+  json low = Spec(4);  // all of node1's GPUs
+  low["priority"] = "low";
+  low["preemptible"] = true;
+  low["grace_period"] = "10s";
+  const std::string victim = Submit(low);
+  ASSERT_EQ(WaitFor(victim, "running")["state"], "running") << daemon_->Log();
+  FailFirst("scancel", 2, refused);
+  json urgent = Spec(4);
+  urgent["priority"] = "critical";
+  const std::string preemptor = Submit(urgent);
+  const json p = WaitFor(preemptor, "running");
+  ASSERT_EQ(p["state"], "running") << p.dump() << daemon_->Log();
+  EXPECT_EQ(Calls("scancel"), 3);  // two refusals, then taken
+  const std::vector<std::string> states = States(victim);
+  ASSERT_GE(states.size(), 7u);
+  EXPECT_EQ(std::vector<std::string>(states.begin(), states.begin() + 7),
+            (std::vector<std::string>{"queued", "scheduled", "starting", "running", "checkpointing",
+                                      "preempted", "queued"}));
+  const std::string said = "scancel --signal=TERM 42 exited with 1: " +
+                           refused.substr(0, refused.size() - 1);
+  EXPECT_EQ(Notes(victim, "preemption:"),
+            (std::vector<std::string>{
+                "preemption: stop try 1 failed: " + said + "; trying again in 100ms",
+                "preemption: stop try 2 failed: " + said + "; trying again in 200ms",
+                "preemption: the backend took the stop after 2 failed tries"}));
 }
 
 }  // namespace
