@@ -177,6 +177,11 @@ void Reconciler::RecoverRow(JobRow row, const std::string& when, UnixSeconds now
   if (ref.row.state == JobState::kScheduled || ref.row.handle.empty()) {
     if (!FindUnrecordedLaunch(ref, when, now, out)) return;
   }
+  AdoptStored(ref, when, now, out);
+}
+
+void Reconciler::AdoptStored(Active& ref, const std::string& when, UnixSeconds now,
+                             std::vector<JobUpdate>* out) {
   const JobState st = ref.row.state;
   auto obs = backend_->Adopt(ref.row.id, ref.row.attempts, ref.row.handle);
   RunObservation o;

@@ -171,10 +171,15 @@ class Reconciler {
   // Launches and stops whose retry time has come.
   void RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out);
   // A job recorded "scheduled" (or without a handle) at a restart: its
-  // attempt adopted if the backend has it under its name (true), else requeued.
+  // attempt adopted if the backend has it under its name (true), else
+  // requeued; when the backend cannot say, asked again with backoff (as a
+  // launch is retried), the job keeping its placement meanwhile.
   // `when` says it in the events ("after a daemon restart").
   bool FindUnrecordedLaunch(Active& a, const std::string& when, UnixSeconds now,
                             std::vector<JobUpdate>* out);
+  // Adopts the attempt of a job stored with a handle (Backend::Adopt).
+  void AdoptStored(Active& a, const std::string& when, UnixSeconds now,
+                   std::vector<JobUpdate>* out);
   // Takes a stored non-final job as Recover does (adopting its attempt).
   void RecoverRow(JobRow row, const std::string& when, UnixSeconds now,
                   std::vector<JobUpdate>* out);

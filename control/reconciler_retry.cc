@@ -16,6 +16,8 @@ std::string FormatWait(int64_t ms) {
   return std::to_string(ms) + "ms";
 }
 
+const char kAfterRestart[] = "after a daemon restart";
+
 void Note(const std::string& job_id, const std::string& message, UnixSeconds now,
           std::vector<JobUpdate>* out) {
   JobUpdate u;
@@ -101,7 +103,11 @@ void Reconciler::RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out)
     if (a.done) continue;
     if (resync_.count(a.row.id)) continue;  // read again from the store first
     if (a.launch_retry && a.row.state == JobState::kScheduled && ms >= a.launch_retry->next_ms) {
-      Launch(a, now, out);
+      if (!a.launch_retry->find_first) {
+        Launch(a, now, out);
+      } else if (FindUnrecordedLaunch(a, kAfterRestart, now, out)) {
+        AdoptStored(a, kAfterRestart, now, out);
+      }
     } else if (a.stop_retry && a.stop_kind != StopKind::kNone && ms >= a.stop_retry->next_ms) {
       (void)StopAttempt(a, now, out);
     }
@@ -122,6 +128,20 @@ bool Reconciler::FindUnrecordedLaunch(Active& a, const std::string& when, UnixSe
                now, out, u);
     return true;
   }
+  const int tries = (a.launch_retry ? a.launch_retry->failures : 0) + 1;
+  if (!found.ok() && tries < options_.backend_retry.launch_attempts) {
+    // Launching again could run it twice: ask again, its GPUs kept for it.
+    const int64_t wait = options_.backend_retry.BackoffMs(tries);
+    a.launch_retry = BackendRetry{tries, NowMs() + wait, true};
+    a.holds = true;
+    Note(a.row.id,
+         "the backend could not say whether attempt " + std::to_string(a.row.attempts) +
+             " was launched: " + found.status().message() + "; asking again in " + FormatWait(wait),
+         now, out);
+    return false;
+  }
+  a.launch_retry.reset();
+  ReleaseAttempt(a, now, out);
   JobUpdate clear;
   clear.placement = Placement{};
   clear.allocation_json = "";

@@ -26,6 +26,9 @@ enum class StopKind { kNone, kCancel, kPreempt };
 struct BackendRetry {
   int failures = 0;
   int64_t next_ms = 0;
+  // A launch whose outcome the backend could not tell after a restart
+  // (FindLaunched failed): looked up by name again before any new launch.
+  bool find_first = false;
 };
 
 struct Reconciler::Active {

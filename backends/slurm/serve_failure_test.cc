@@ -7,6 +7,8 @@
 // again with backoff and noted in the job's events, the last one fails the
 // job with the reason, a refusal fails it at once; a cancel Slurm does not
 // take is sent again until it does, and so is a preemption's.
+#include <sqlite3.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -53,6 +55,8 @@ class SlurmServeFailureTest : public ::testing::Test {
     // is taken, then it is cancelled.
     std::string running = Testdata("scontrol_job_running.txt");
     running.replace(running.find("JobId=2 "), 8, "JobId=42 ");
+    // The first job's first attempt, so a restarted daemon's Adopt takes it.
+    running.replace(running.find("JobName=meridian-j-00000002-1"), 29, "JobName=meridian-j-00000001-1");
     std::string cancelled = Testdata("scontrol_job_cancelled.txt");
     cancelled.replace(cancelled.find("JobId=4 "), 8, "JobId=42 ");
     std::ofstream(bin_ + "/running.txt") << running;
@@ -61,7 +65,8 @@ class SlurmServeFailureTest : public ::testing::Test {
     Tool("sinfo", "cat \"$d/sinfo.txt\"\n");
     Tool("sbatch", "s=$(cat \"$d/submitted\" 2>/dev/null || echo 0); s=$((s+1)); "
                    "echo $s > \"$d/submitted\"; echo $((41+s))\n");
-    Tool("squeue", "for a in \"$@\"; do case \"$a\" in --jobs=*) ids=\"${a#--jobs=}\";; esac; done\n"
+    Tool("squeue", "for a in \"$@\"; do case \"$a\" in --jobs=*) ids=\"${a#--jobs=}\";; "
+                   "--name=meridian-j-00000001-1) ids=42;; esac; done\n"
                    "for id in $(echo \"$ids\" | tr , ' '); do\n"
                    "  if [ -e \"$d/taken.$id\" ]; then echo \"$id|CANCELLED||None\"; "
                    "else echo \"$id|RUNNING|node1|None\"; fi\ndone\n");
@@ -243,6 +248,42 @@ TEST_F(SlurmServeFailureTest, APreemptionStopSlurmDoesNotTakeIsSentAgainAndThePr
                 "preemption: stop try 1 failed: " + said + "; trying again in 100ms",
                 "preemption: stop try 2 failed: " + said + "; trying again in 200ms",
                 "preemption: the backend took the stop after 2 failed tries"}));
+}
+
+// The daemon died between sbatch and committing the handle, and when it
+// comes back the controller does not answer the lookup by name at first: it
+// asks again (the job keeps its place) rather than submit a second Slurm
+// job, then adopts job 42.
+TEST_F(SlurmServeFailureTest, AnUnrecordedLaunchIsLookedUpAgainWhenSlurmDoesNotAnswerAtRestart) {
+  Begin(5);
+  const std::string id = Submit();  // j-00000001
+  ASSERT_EQ(WaitFor(id, "running")["state"], "running") << daemon_->Log();
+  daemon_->Kill(SIGKILL);
+  {
+    // The store as a death between the launch and its commit leaves it.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ + "/meridian.db").c_str(), &db), SQLITE_OK);
+    const std::string sql = "UPDATE jobs SET state='scheduled', handle='' WHERE id='" + id + "'";
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  std::ofstream(bin_ + "/squeue.calls") << 0;
+  FailFirst("squeue", 1, "squeue: error: Unable to contact slurm controller (connect failure)\n");
+  daemon_->Start();
+  http_ = daemon_->Client();
+  const json j = WaitFor(id, "running");
+  ASSERT_EQ(j["state"], "running") << j.dump() << daemon_->Log();
+  EXPECT_EQ(j["attempts"], 1);
+  EXPECT_EQ(Calls("sbatch"), 1);  // never submitted again
+  EXPECT_EQ(Notes(id, "the backend could not say"),
+            (std::vector<std::string>{
+                "the backend could not say whether attempt 1 was launched: squeue "
+                "--name=meridian-j-00000001-1 exited with 1: squeue: error: Unable to contact "
+                "slurm controller (connect failure); asking again in 100ms"}));
+  const std::vector<std::string> states = States(id);
+  ASSERT_GE(states.size(), 2u);
+  EXPECT_EQ(std::vector<std::string>(states.end() - 2, states.end()),
+            (std::vector<std::string>{"starting", "running"}));
 }
 
 }  // namespace
