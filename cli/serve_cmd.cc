@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/fleet_output.h"
 #include "cli/serve_fleet.h"
+#include "cli/serve_retry.h"
 #include "control/daemon.h"
 #include "control/file_modes.h"
 #include "control/token.h"
@@ -63,6 +64,7 @@ struct ServeConfig {
   control::ConnectionLimits limits;      // http: (docs/api.md, "Connection limits")
   bool public_job_metrics = false;       // http.public_job_metrics
   control::RetentionOptions retention;   // retention: (docs/control-plane.md, "Retention")
+  control::BackendRetryPolicy backend_retry;  // backend_retry: (docs/backends.md)
 };
 
 Status ConfigError(const std::string& file, const YAML::Node& n, const std::string& msg) {
@@ -160,7 +162,7 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
                                                  "catalog", "reconcile_interval_ms", "node_timeout",
                                                  "max_body_bytes", "node", "fleet", "telemetry",
                                                  "kubernetes", "http", "tenant_uids",
-                                                 "retention"};
+                                                 "retention", "backend_retry"};
   static const std::vector<std::string> kNodeKeys = {"name",    "gpu_model",    "gpus",
                                                      "vcpus",   "ram_gib",      "pids_per_job",
                                                      "max_log_bytes"};
@@ -210,6 +212,8 @@ Status ReadConfig(const std::string& file, ServeConfig* c) {
         }
       } else if (k == "http") {
         MERIDIAN_RETURN_IF_ERROR(ReadHttpConfig(file, v, c));
+      } else if (k == "backend_retry") {
+        MERIDIAN_RETURN_IF_ERROR(ReadBackendRetry(file, v, &c->backend_retry));
       } else if (k == "tenant_uids") {
         MERIDIAN_RETURN_IF_ERROR(ReadTenantUids(file, v, &c->tenant_uids));
       } else if (k == "telemetry") {
@@ -385,6 +389,7 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   o.reconciler.interval_ms = c.interval_ms;
   o.reconciler.node_timeout_s = c.node_timeout_s;
   o.reconciler.retention = c.retention;
+  o.reconciler.backend_retry = c.backend_retry;
   o.telemetry = c.telemetry;
   o.reconciler.plan_renderer = [](const JobSpec& job, const sched::Decision& d,
                                   const sched::Fleet& fleet, const sched::Profile& p,

@@ -5,6 +5,17 @@
 // backends/slurm (jobs of a Slurm cluster); Kubernetes follows behind the
 // same interface.
 //
+// Errors say whether trying again may help, by their code (IsTransient):
+//   kInvalidArgument, kNotFound, kUnresolvable: permanent. The request itself
+//     is wrong or names what the engine does not have (an invalid spec, an
+//     unknown partition or node, a program that does not exist, a handle the
+//     engine does not know); the same call fails the same way again.
+//   kInternal (and any other code): transient. The engine did not answer, or
+//     answered that it cannot now (a command that timed out, connection
+//     refused, an API server's 5xx, a Slurm controller that does not answer,
+//     a fork that failed); the reconciler retries with backoff
+//     (BackendRetryPolicy, docs/backends.md "When a backend fails").
+//
 // Threading: the daemon calls a backend from its reconcile thread only.
 // A backend may keep threads of its own (reapers, grace timers).
 #pragma once
@@ -108,6 +119,36 @@ class Backend {
     (void)attempts;
     return Status::Ok();
   }
+  // The handle of attempt `attempt` of `job_id` if the engine has it under
+  // the name every launch of that attempt gets (a Slurm job name, a
+  // Kubernetes Job name, the local backend's attempt record), nullopt if it
+  // has none. For a launch whose handle the daemon did not commit (it
+  // stopped between Launch and the commit): found, it is adopted. The
+  // default: an engine without such names finds nothing.
+  virtual Result<std::optional<std::string>> FindLaunched(const std::string& job_id, int attempt) {
+    (void)job_id;
+    (void)attempt;
+    return std::optional<std::string>();
+  }
+};
+
+// Whether a failed backend call may succeed if made again (see above).
+bool IsTransient(const Status& st);
+
+// How the reconciler retries backend calls that failed transiently: a launch
+// up to `launch_attempts` tries in all, then the job fails with the last
+// error; a stop (a cancel or a preemption) until the backend confirms it.
+// The wait before try n+1 is initial_backoff_ms * 2^(n-1), at most
+// max_backoff_ms. serve.yaml's `backend_retry:` sets it.
+struct BackendRetryPolicy {
+  int launch_attempts = 5;
+  int64_t initial_backoff_ms = 1000;
+  int64_t max_backoff_ms = 60000;
+
+  // The wait after the `failures`-th failed try (failures >= 1).
+  int64_t BackoffMs(int failures) const;
+  // Errors name the field and the allowed range.
+  Status Validate() const;
 };
 
 }  // namespace meridian::control

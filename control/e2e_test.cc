@@ -2,7 +2,11 @@
 // runs the jobs' commands, returns their logs and exit codes, cancels them,
 // preempts one that checkpoints on SIGTERM and resumes it from its
 // checkpoint, keeps a waiting head's backfill reservation (across a restart,
-// until cancelled), and re-adopts a running job after kill -9 of the daemon.
+// until cancelled), re-adopts a running job after kill -9 of the daemon, and
+// adopts one whose launch the daemon had not recorded when it died, and reads
+// a job again from the store when the store did not take a change.
+#include <sqlite3.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -243,6 +247,95 @@ TEST_F(E2eTest, RestartedDaemonReadoptsARunningJob) {
   auto r = http_->Get(("/v1/jobs/" + id + "/events").c_str(), Auth(token_));
   ASSERT_TRUE(r);
   EXPECT_NE(r->body.find("re-adopted"), std::string::npos) << r->body;
+}
+
+// The daemon died after the backend started the attempt but before it
+// committed "starting" with the handle: the store says "scheduled", no
+// handle. The restarted daemon finds attempt 1 by its name (the local
+// backend's attempt record) and adopts it instead of running a second one.
+TEST_F(E2eTest, ALaunchWhoseHandleWasNotCommittedIsFoundByItsNameAfterARestart) {
+  Begin(4);
+  const std::string go = dir_ + "/go";
+  const std::string id = Submit(Spec(
+      "unrecorded", {"/bin/sh", "-c",
+                  "echo attempt $MERIDIAN_ATTEMPT; while [ ! -e " + go +
+                      " ]; do sleep 0.05; done; echo done"}));
+  WaitFor(id, "running");
+  daemon_->Kill(SIGKILL);
+  {
+    // The store as a death between Launch and its commit leaves it.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ + "/meridian.db").c_str(), &db), SQLITE_OK);
+    const std::string sql =
+        "UPDATE jobs SET state='scheduled', handle='', started_at=NULL WHERE id='" + id + "'";
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    EXPECT_EQ(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+  }
+  daemon_->Start();
+  http_ = daemon_->Client();
+  WaitFor(id, "running");
+  std::ofstream(go) << "go\n";
+  json j = WaitFor(id, "succeeded");
+  EXPECT_EQ(j["attempts"], 1);
+  EXPECT_EQ(Logs(id, "stdout"), "attempt 1\ndone\n");  // one attempt ran, once
+  auto r = http_->Get(("/v1/jobs/" + id + "/events").c_str(), Auth(token_));
+  ASSERT_TRUE(r);
+  const json events = json::parse(r->body)["events"];
+  std::string found;
+  for (const json& e : events) {
+    if (e["type"] == "state" && e["from"] == "scheduled" && e["to"] == "starting") found = e["message"];
+  }
+  EXPECT_TRUE(found.starts_with("found attempt 1 (pid:")) << r->body;
+  EXPECT_TRUE(found.ends_with(") under its name after a daemon restart; adopted")) << r->body;
+  // Before the death: queued, scheduled, starting, running (then set back to
+  // scheduled without an event); after: found (starting), running, the end.
+  // Never queued again: no second attempt.
+  EXPECT_EQ(States(id), (std::vector<std::string>{"queued", "scheduled", "starting", "running",
+                                                  "starting", "running", "succeeded"}));
+}
+
+// The store holds another state than the daemon expected when the job ends
+// (here: set back to "scheduled", as if "starting" had never been written),
+// so the daemon's "succeeded" is not taken. The daemon does not count the job
+// as done: it reads the job again from the store, finds attempt 1 by its name
+// and records its end. Taking the skipped change as done would have left the
+// job "scheduled", and a restart would have run it a second time.
+TEST_F(E2eTest, AChangeTheStoreDidNotTakeIsReadAgainFromTheStore) {
+  Begin(4);
+  const std::string go = dir_ + "/go";
+  const std::string id = Submit(Spec(
+      "apart", {"/bin/sh", "-c",
+                "echo attempt $MERIDIAN_ATTEMPT; while [ ! -e " + go +
+                    " ]; do sleep 0.05; done; echo done"}));
+  WaitFor(id, "running");
+  {
+    // Another writer changes the job under the running daemon.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ + "/meridian.db").c_str(), &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    const std::string sql =
+        "UPDATE jobs SET state='scheduled', handle='' WHERE id='" + id + "'";
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(db);
+  }
+  std::ofstream(go) << "go\n";
+  json j = WaitFor(id, "succeeded");
+  EXPECT_EQ(j["attempts"], 1);
+  EXPECT_EQ(j["exit_code"], 0);
+  EXPECT_EQ(Logs(id, "stdout"), "attempt 1\ndone\n");
+  auto r = http_->Get(("/v1/jobs/" + id + "/events").c_str(), Auth(token_));
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find(") under its name after the store did not take a change; adopted"),
+            std::string::npos)
+      << r->body;
+  EXPECT_NE(daemon_->Log().find(id + ": the store did not take the change to succeeded"),
+            std::string::npos)
+      << daemon_->Log();
 }
 
 }  // namespace

@@ -77,6 +77,12 @@ std::string RenderMetrics(const Metrics& m, const std::vector<GaugeFamily>& gaug
           static_cast<double>(m.preemptions.load()), &out);
   Counter("meridian_launches_total", "Attempts launched through the backend.",
           static_cast<double>(m.launches.load()), &out);
+  Counter("meridian_launch_retries_total",
+          "Launches that failed transiently and were tried again (backend_retry).",
+          static_cast<double>(m.launch_retries.load()), &out);
+  Counter("meridian_stop_retries_total",
+          "Stops (cancels, preemptions) that failed transiently and were sent again.",
+          static_cast<double>(m.stop_retries.load()), &out);
   Counter("meridian_spend_usd_total", "Spend of finished attempts so far, US dollars.",
           static_cast<double>(m.spend_micro_usd.load()) / 1e6, &out);
   Counter("meridian_co2_grams_total", "CO2 of finished attempts so far, grams.",

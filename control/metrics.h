@@ -40,6 +40,8 @@ struct Metrics {
   Histogram submit_seconds;
   std::atomic<uint64_t> preemptions{0};
   std::atomic<uint64_t> launches{0};
+  std::atomic<uint64_t> launch_retries{0};  // transient launch failures tried again
+  std::atomic<uint64_t> stop_retries{0};    // transient stop failures sent again
   std::atomic<int64_t> spend_micro_usd{0};
   std::atomic<int64_t> co2_mg{0};
   // MIG fragmentation after the last scheduling cycle (docs/mig.md), memory

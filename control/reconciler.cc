@@ -152,59 +152,9 @@ Status Reconciler::Recover() {
   auto rows = store_->ActiveJobs();
   if (!rows.ok()) return rows.status();
   std::vector<JobUpdate> out;
-  std::vector<RunObservation> ended;
   for (JobRow& row : *rows) {
     max_seq_ = std::max(max_seq_, row.seq);
-    auto a = std::make_unique<Active>();
-    a->row = std::move(row);
-    Active& ref = *a;
-    AddActive(std::move(a));
-    auto spec = SpecFromJson(ref.row.spec_json, ref.row.id);
-    if (!spec.ok()) {
-      Transition(ref, JobState::kFailed,
-                 "the stored spec no longer parses: " + spec.status().message(), now, &out);
-      continue;
-    }
-    ref.spec = std::make_shared<const JobSpec>(std::move(spec).value());
-    const JobState st = ref.row.state;
-    if (st == JobState::kQueued) continue;
-    if (st == JobState::kScheduled || ref.row.handle.empty()) {
-      JobUpdate clear;
-      clear.placement = Placement{};
-      clear.allocation_json = "";
-      Transition(ref, JobState::kQueued, "the daemon restarted before the launch; requeued", now,
-                 &out, clear);
-      continue;
-    }
-    auto obs = backend_->Adopt(ref.row.id, ref.row.attempts, ref.row.handle);
-    RunObservation o;
-    if (obs.ok()) {
-      o = std::move(obs).value();
-    } else {
-      o.job_id = ref.row.id;
-      o.attempt = ref.row.attempts;
-      o.phase = RunPhase::kLost;
-      o.message = obs.status().message();
-    }
-    ref.holds = true;
-    if (st == JobState::kCheckpointing) ref.stop_kind = StopKind::kPreempt;
-    if (o.phase == RunPhase::kStarting || o.phase == RunPhase::kRunning) {
-      if (ref.row.cancel_requested) {
-        ref.stop_kind = StopKind::kCancel;
-        (void)backend_->Stop(ref.row.handle, GraceOf(*ref.spec));
-      } else if (ref.stop_kind == StopKind::kPreempt) {
-        (void)backend_->Stop(ref.row.handle, GraceOf(*ref.spec));
-      }
-      JobUpdate note;
-      note.job_id = ref.row.id;
-      note.message = "re-adopted attempt " + std::to_string(ref.row.attempts) + " (" +
-                     ref.row.handle + ") after a daemon restart";
-      note.at = now;
-      out.push_back(note);
-    } else {
-      if (ref.row.cancel_requested) ref.stop_kind = StopKind::kCancel;
-    }
-    if (o.phase != RunPhase::kStarting) HandleObservation(o, now, &out);
+    RecoverRow(std::move(row), "after a daemon restart", now, &out);
   }
   Status st = Flush(&out);
   EraseDone();
@@ -239,6 +189,83 @@ void Reconciler::Unqueue(Active& a) {
     waiting_.erase(a.row.id);
     a.explained = false;
   }
+}
+
+void Reconciler::RecoverRow(JobRow row, const std::string& when, UnixSeconds now,
+                            std::vector<JobUpdate>* out) {
+  auto a = std::make_unique<Active>();
+  a->row = std::move(row);
+  Active& ref = *a;
+  AddActive(std::move(a));
+  auto spec = SpecFromJson(ref.row.spec_json, ref.row.id);
+  if (!spec.ok()) {
+    Transition(ref, JobState::kFailed,
+               "the stored spec no longer parses: " + spec.status().message(), now, out);
+    return;
+  }
+  ref.spec = std::make_shared<const JobSpec>(std::move(spec).value());
+  if (ref.row.state == JobState::kQueued) return;
+  if (ref.row.state == JobState::kScheduled || ref.row.handle.empty()) {
+    if (!FindUnrecordedLaunch(ref, when, now, out)) return;
+  }
+  AdoptStored(ref, when, now, out);
+}
+
+void Reconciler::AdoptStored(Active& ref, const std::string& when, UnixSeconds now,
+                             std::vector<JobUpdate>* out) {
+  const JobState st = ref.row.state;
+  auto obs = backend_->Adopt(ref.row.id, ref.row.attempts, ref.row.handle);
+  RunObservation o;
+  if (obs.ok()) {
+    o = std::move(obs).value();
+  } else {
+    o.job_id = ref.row.id;
+    o.attempt = ref.row.attempts;
+    o.phase = RunPhase::kLost;
+    o.message = obs.status().message();
+  }
+  ref.holds = true;
+  if (st == JobState::kCheckpointing) ref.stop_kind = StopKind::kPreempt;
+  if (o.phase == RunPhase::kStarting || o.phase == RunPhase::kRunning) {
+    JobUpdate note;
+    note.job_id = ref.row.id;
+    note.message = "re-adopted attempt " + std::to_string(ref.row.attempts) + " (" +
+                   ref.row.handle + ") " + when;
+    note.at = now;
+    out->push_back(note);
+    if (ref.row.cancel_requested) ref.stop_kind = StopKind::kCancel;
+    // Sent again, and retried until the backend takes it.
+    if (ref.stop_kind != StopKind::kNone) (void)StopAttempt(ref, now, out);
+  } else {
+    if (ref.row.cancel_requested) ref.stop_kind = StopKind::kCancel;
+  }
+  if (o.phase != RunPhase::kStarting) HandleObservation(o, now, out);
+}
+
+Status Reconciler::Resync(UnixSeconds now, std::vector<JobUpdate>* out) {
+  if (resync_.empty()) return Status::Ok();
+  std::set<std::string> ids;
+  ids.swap(resync_);
+  bool held = false;
+  for (const std::string& id : ids) {
+    auto row = store_->GetJob(id);
+    if (!row.ok() && row.status().code() != StatusCode::kNotFound) {
+      resync_.insert(ids.begin(), ids.end());  // the store does not answer: next cycle
+      return row.status();
+    }
+    if (auto it = active_.find(id); it != active_.end()) {
+      held = held || it->second->holds;
+      Unqueue(*it->second);
+      by_seq_.erase(it->second->row.seq);
+      active_.erase(it);
+    }
+    if (!row.ok() || IsTerminal(row->state)) continue;  // gone, or ended as stored
+    RecoverRow(std::move(row).value(), "after the store did not take a change", now, out);
+    held = true;
+  }
+  // The ledger is rebuilt from the stored allocations, as after a restart.
+  if (held) fleet_.reset();
+  return Status::Ok();
 }
 
 Status Reconciler::LoadNewJobs() {
@@ -408,34 +435,52 @@ void Reconciler::HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out) {
       continue;
     }
     const int64_t grace = a.spec ? GraceOf(*a.spec) : 30;
-    Status st = backend_->Stop(a.row.handle, grace);
     a.stop_kind = StopKind::kCancel;
-    JobUpdate note;
-    note.job_id = id;
-    note.at = now;
-    note.message = st.ok() ? "cancel: SIGTERM sent, SIGKILL after " + std::to_string(grace) + "s"
-                           : "cancel: stop failed: " + st.message();
-    out->push_back(note);
+    a.stop_retry.reset();
+    // A failure is noted and retried (StopAttempt).
+    if (StopAttempt(a, now, out).ok()) {
+      JobUpdate note;
+      note.job_id = id;
+      note.at = now;
+      note.message = "cancel: SIGTERM sent, SIGKILL after " + std::to_string(grace) + "s";
+      out->push_back(note);
+    }
   }
 }
 
 Status Reconciler::Flush(std::vector<JobUpdate>* updates) {
   if (updates->empty()) return Status::Ok();
   auto r = store_->Apply(*updates);
+  for (size_t i = 0; i < updates->size(); ++i) {
+    const JobUpdate& u = (*updates)[i];
+    if (!u.state || (r.ok() && (*r)[i])) continue;
+    // This view is ahead of (or apart from) the store: read the job again.
+    if (r.ok()) {
+      std::cerr << "meridian serve: " << u.job_id << ": the store did not take the change to "
+                << JobStateName(*u.state) << " (it holds another state); reading the job again\n";
+    }
+    resync_.insert(u.job_id);
+  }
   updates->clear();
-  if (!r.ok()) return r.status();
-  return Status::Ok();
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 Status Reconciler::RunCycle() {
   const auto t0 = std::chrono::steady_clock::now();
+  // Asked before the state is locked: an engine slow to answer (a hung
+  // kubectl, a slurmctld that does not answer) holds this thread only, not
+  // the API's plans and explanations. Only this thread calls the backend.
+  const std::vector<BackendNode> offered = backend_->Nodes();
+  const std::vector<RunObservation> observed = backend_->Poll();
   std::lock_guard<std::mutex> l(mu_);
   const UnixSeconds now = Now();
   std::vector<JobUpdate> out;
   MERIDIAN_RETURN_IF_ERROR(LoadNewJobs());
-  MERIDIAN_RETURN_IF_ERROR(RefreshFleet(now, &out));
-  for (const RunObservation& o : backend_->Poll()) HandleObservation(o, now, &out);
+  MERIDIAN_RETURN_IF_ERROR(Resync(now, &out));
+  MERIDIAN_RETURN_IF_ERROR(RefreshFleet(now, offered, &out));
+  for (const RunObservation& o : observed) HandleObservation(o, now, &out);
   HandleCancels(now, &out);
+  RetryBackendCalls(now, &out);
   Status st = Schedule(now, &out);
   Status fl = Flush(&out);
   EraseDone();

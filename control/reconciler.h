@@ -18,12 +18,25 @@
 // A job is recorded "scheduled" with its placement before the backend
 // launches it, and "starting" with the backend's handle after.
 //
+// A launch that fails transiently (control/backend.h, IsTransient) is tried
+// again with backoff up to BackendRetryPolicy::launch_attempts tries, the job
+// staying "scheduled" with its allocation and each failure a note in its
+// events; then, or at once for a permanent error, the job fails with the
+// reason. A stop (cancel, preemption) that fails transiently is sent again
+// with backoff until the backend takes it; one the backend refuses for good
+// (it does not know the attempt) ends the attempt as lost.
+//
 // After a restart, Start() re-adopts the attempts that were running
 // (Backend::Adopt with the stored handle), rebuilds the ledger from their
-// stored allocations and requeues jobs that were scheduled but not launched.
+// stored allocations, adopts attempts that were launched but whose handle was
+// not committed (Backend::FindLaunched, by the attempt's name) and requeues
+// jobs that were scheduled but not launched.
 //
 // Threading: the loop runs on its own thread and is the only caller of the
-// backend; Notify, RequestCancel and Plan may be called from any thread.
+// backend; Notify, RequestCancel and Plan may be called from any thread. A
+// cycle asks the backend for its nodes and observations (Nodes, Poll) before
+// it takes the state's mutex, so a backend slow to answer them does not hold
+// up Plan; launches and stops are still made under it.
 #pragma once
 
 #include <atomic>
@@ -69,7 +82,9 @@ struct ReconcilerOptions {
   int64_t interval_ms = 200;
   int64_t node_timeout_s = 30;
   int max_requeues = 3;                    // lost attempts requeued before failing
+  BackendRetryPolicy backend_retry;        // transient launch and stop failures
   std::function<UnixSeconds()> clock;      // default: the system clock
+  std::function<int64_t()> steady_ms;      // retry timers; default: the monotonic clock
   PlanRenderer plan_renderer;
   // A running job's measured profile (the telemetry sampler's view); when
   // set, a requeued job's next attempt asks for what it measured
@@ -146,7 +161,9 @@ class Reconciler {
   void Loop();
   UnixSeconds Now() const;
   Status LoadNewJobs();
-  Status RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out);
+  // `offered`: the backend's Nodes(), asked before the cycle took mu_.
+  Status RefreshFleet(UnixSeconds now, const std::vector<BackendNode>& offered,
+                      std::vector<JobUpdate>* out);
   void HandleObservation(const RunObservation& obs, UnixSeconds now, std::vector<JobUpdate>* out);
   void HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out);
   Status Schedule(UnixSeconds now, std::vector<JobUpdate>* out);
@@ -155,6 +172,27 @@ class Reconciler {
   std::shared_ptr<const JobSpec> ProfiledSpec(Active& a, UnixSeconds now,
                                               std::vector<JobUpdate>* out);
   void Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  void LaunchFailed(Active& a, const Status& st, UnixSeconds now, std::vector<JobUpdate>* out);
+  // Sends the stop a.stop_kind asks for; on failure see the class comment.
+  Status StopAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  // Launches and stops whose retry time has come.
+  void RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out);
+  // A job recorded "scheduled" (or without a handle) at a restart: its
+  // attempt adopted if the backend has it under its name (true), else
+  // requeued; when the backend cannot say, asked again with backoff (as a
+  // launch is retried), the job keeping its placement meanwhile.
+  // `when` says it in the events ("after a daemon restart").
+  bool FindUnrecordedLaunch(Active& a, const std::string& when, UnixSeconds now,
+                            std::vector<JobUpdate>* out);
+  // Adopts the attempt of a job stored with a handle (Backend::Adopt).
+  void AdoptStored(Active& a, const std::string& when, UnixSeconds now,
+                   std::vector<JobUpdate>* out);
+  // Takes a stored non-final job as Recover does (adopting its attempt).
+  void RecoverRow(JobRow row, const std::string& when, UnixSeconds now,
+                  std::vector<JobUpdate>* out);
+  // Reads again the jobs whose change the store did not take (Flush).
+  Status Resync(UnixSeconds now, std::vector<JobUpdate>* out);
+  int64_t NowMs() const;
   void Transition(Active& a, JobState to, const std::string& message, UnixSeconds now,
                   std::vector<JobUpdate>* out, JobUpdate extra = {});
   void ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
@@ -166,6 +204,10 @@ class Reconciler {
   void Unqueue(Active& a);
   // The explanation of every waiting job when there is no fleet to decide on.
   void ExplainNoFleet(std::vector<JobUpdate>* out);
+  // Writes the updates in one transaction. A state change the store did not
+  // take (the job's stored state was not the expected one, the job is gone,
+  // or the write failed) leaves this view apart from the store: the job is
+  // read again from the store next cycle (Resync) and not launched meanwhile.
   Status Flush(std::vector<JobUpdate>* updates);
 
   Store* store_;
@@ -174,7 +216,7 @@ class Reconciler {
   ReconcilerOptions options_;
   std::unique_ptr<Retention> retention_;  // swept by the loop after each cycle
 
-  std::mutex mu_;  // the state below; held for a whole cycle
+  std::mutex mu_;  // the state below; held for a cycle's work after Nodes and Poll
   std::map<std::string, std::unique_ptr<Active>> active_;
   std::unordered_map<int64_t, Active*> by_seq_;  // active_ by JobRow::seq (the scheduler's JobId)
   // Jobs (by seq) added or moved to another state since the scheduling step
@@ -187,6 +229,7 @@ class Reconciler {
   uint64_t fleet_generations_ = 0;
   std::map<std::string, uint32_t> tenant_ids_;
   int64_t max_seq_ = 0;
+  std::set<std::string> resync_;  // jobs to read again from the store (Flush)
 
   mutable std::mutex explain_mu_;  // the two maps below
   // The last decision's explanation of each waiting job: updated for the

@@ -42,7 +42,8 @@ std::string JoinGpus(const std::vector<int>& g) {
 
 }  // namespace
 
-Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
+Status Reconciler::RefreshFleet(UnixSeconds now, const std::vector<BackendNode>& offered,
+                                std::vector<JobUpdate>* out) {
   (void)out;
   auto stored = store_->Nodes();
   if (!stored.ok()) return stored.status();
@@ -50,7 +51,7 @@ Status Reconciler::RefreshFleet(UnixSeconds now, std::vector<JobUpdate>* out) {
   for (NodeRow& n : *stored) by_name[n.name] = n;
   std::vector<NodeRow> all;
   std::map<std::string, std::vector<std::string>> mig_of;  // the backend's MIG nodes
-  for (const BackendNode& b : backend_->Nodes()) {
+  for (const BackendNode& b : offered) {
     if (!b.mig.empty()) mig_of[b.name] = b.mig;
     NodeRow n;
     n.name = b.name;
@@ -331,6 +332,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
   snap.market = fs.market.get();
   std::vector<Active*> to_launch;
   std::vector<Active*> decided;  // in full this cycle
+  std::vector<Active*> to_stop;  // preemptions' victims, stopped once the cycle is over
   std::vector<std::pair<Active*, WaitExplanation>> explained;
   const int64_t kept_before = fs.scheduler->kept_verdicts();
   // A decision's time is from the previous one's end (or the cycle's start):
@@ -388,13 +390,13 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
           Active& victim = *it->second;
           if (victim.stop_kind != StopKind::kNone || victim.row.handle.empty()) continue;
           const int64_t grace = victim.spec ? GraceOf(*victim.spec) : 30;
-          (void)backend_->Stop(victim.row.handle, grace);
           victim.stop_kind = StopKind::kPreempt;
           metrics_->preemptions++;
           Transition(victim, JobState::kCheckpointing,
                      "preempted for " + a.row.id + ": SIGTERM, " + std::to_string(grace) +
                          "s to checkpoint before SIGKILL",
                      now, out);
+          to_stop.push_back(&victim);
         }
         reason = "waiting for preempted jobs to stop";
         break;
@@ -434,6 +436,10 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
     }
   }, /*commit_preemptions=*/false);
   metrics_->kept_verdicts += fs.scheduler->kept_verdicts() - kept_before;
+  // After the cycle: a stop the backend refuses for good ends the attempt
+  // (HandleObservation), which releases its GPUs, and the cycle must not see
+  // the ledger change under it.
+  for (Active* v : to_stop) (void)StopAttempt(*v, now, out);  // retried until the backend takes it
   {
     std::lock_guard<std::mutex> l(explain_mu_);
     for (auto& [a, e] : explained) {
@@ -457,7 +463,9 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
   metrics_->mig_unallocatable_demand_slices = mig.demand.unallocatable_memory();
   if (to_launch.empty()) return Status::Ok();
   MERIDIAN_RETURN_IF_ERROR(Flush(out));  // "scheduled" is durable before the launch
-  for (Active* a : to_launch) Launch(*a, now, out);
+  for (Active* a : to_launch) {
+    if (!resync_.count(a->row.id)) Launch(*a, now, out);  // only what the store took
+  }
   return Status::Ok();
 }
 
@@ -488,12 +496,10 @@ void Reconciler::Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out)
   }
   auto h = backend_->Launch(r);
   if (!h.ok()) {
-    JobUpdate u;
-    u.ended_at = now;
-    Transition(a, JobState::kFailed, "launch failed: " + h.status().message(), now, out, u);
-    ReleaseAttempt(a, now, out);
+    LaunchFailed(a, h.status(), now, out);
     return;
   }
+  a.launch_retry.reset();
   metrics_->launches++;
   JobUpdate u;
   u.handle = *h;

@@ -21,6 +21,16 @@ namespace meridian::control {
 // attempt's end becomes (cancelled, or preempted and requeued).
 enum class StopKind { kNone, kCancel, kPreempt };
 
+// A backend call that failed transiently, made again once the reconciler's
+// steady clock reaches next_ms.
+struct BackendRetry {
+  int failures = 0;
+  int64_t next_ms = 0;
+  // A launch whose outcome the backend could not tell after a restart
+  // (FindLaunched failed): looked up by name again before any new launch.
+  bool find_first = false;
+};
+
 struct Reconciler::Active {
   JobRow row;
   std::shared_ptr<const JobSpec> spec;
@@ -33,6 +43,8 @@ struct Reconciler::Active {
   bool holds = false;     // its allocation is (to be) in the ledger
   bool done = false;      // reached a terminal state this cycle
   std::optional<sched::Decision> pending_launch;
+  std::optional<BackendRetry> launch_retry;  // scheduled, its launch tried again
+  std::optional<BackendRetry> stop_retry;    // stop_kind set, the stop sent again
   // The profile measured over the attempt that just ended, until the next
   // decision applies it.
   std::optional<JobTelemetry> measured;

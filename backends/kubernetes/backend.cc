@@ -31,10 +31,26 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// A failed Job's exit code, from its pods (the Job does not say it).
+void FillExitCode(const Kubectl& kubectl, const std::string& ns, const std::string& job,
+                  JobState* s) {
+  if (s->phase != control::RunPhase::kExited || s->exit_code) return;
+  auto pods = kubectl.Run(
+      {"get", "pods", "-n", ns, "-l", "batch.kubernetes.io/job-name=" + job, "-o", "json"});
+  if (pods.ok() && pods->exit_code == 0) {
+    auto code = ParsePodExitCode(pods->out);
+    if (code.ok() && code->has_value()) s->exit_code = **code;
+  }
+  if (!s->exit_code) s->exit_code = 1;  // failed, no container status left to say how
+}
+
 class KubernetesBackend : public control::Backend {
  public:
   explicit KubernetesBackend(const KubernetesBackendOptions& o)
-      : options_(o), kubectl_(o.kubectl, o.kubeconfig, 60, Completed(o.environment).run) {}
+      : options_(o),
+        env_(Completed(o.environment)),
+        kubectl_(o.kubectl, o.kubeconfig, 60, env_.run),
+        lister_(o.kubectl, o.kubeconfig, o.status_timeout_s, env_.run) {}
 
   std::string_view name() const override { return "kubernetes"; }
 
@@ -80,16 +96,14 @@ class KubernetesBackend : public control::Backend {
     }
     auto res = kubectl_.Run({"apply", "-f", "-"}, RenderYaml(*manifests));
     if (!res.ok()) return res.status();
-    if (res->exit_code != 0) {
-      return Status::Invalid("kubectl apply failed (exit " + std::to_string(res->exit_code) +
-                             "): " + res->err);
-    }
+    if (res->exit_code != 0) return KubectlFailure("kubectl apply failed", *res);
     const std::string handle = "k8s:" + options_.ns + "/" + job.name;
     Attempt a{r.job_id, r.attempt, options_.ns, job.name, {}};
     a.last.job_id = r.job_id;
     a.last.attempt = r.attempt;
     a.last.handle = handle;
     attempts_[handle] = a;
+    listed_ms_ = -1;  // looked at in the next Poll
     return handle;
   }
 
@@ -100,17 +114,50 @@ class KubernetesBackend : public control::Backend {
     auto res = kubectl_.Run({"patch", "job", job, "-n", ns, "--type=merge", "-p",
                              R"({"spec":{"suspend":true}})"});
     if (!res.ok()) return res.status();
-    if (res->exit_code != 0) return Status::Internal("kubectl patch failed: " + res->err);
+    if (res->exit_code != 0) return KubectlFailure("kubectl patch job " + job + " failed", *res);
     return Status::Ok();
   }
 
+  Result<std::optional<std::string>> FindLaunched(const std::string& job_id, int attempt) override {
+    if (options_.kubeconfig.empty()) return std::optional<std::string>();
+    const std::string name = Lower(job_id + "-" + std::to_string(attempt));
+    auto res = kubectl_.Run({"get", "job", name, "-n", options_.ns, "-o", "name"});
+    if (!res.ok()) return res.status();
+    if (res->exit_code != 0) {
+      Status st = KubectlFailure("kubectl get job " + name + " failed", *res);
+      if (st.code() == StatusCode::kNotFound) return std::optional<std::string>();
+      return st;
+    }
+    return std::optional<std::string>("k8s:" + options_.ns + "/" + name);
+  }
+
   std::vector<control::RunObservation> Poll() override {
-    std::vector<control::RunObservation> changed;
+    const int64_t now = env_.steady_ms();
+    if (listed_ms_ >= 0 && now - listed_ms_ < options_.status_refresh_ms) return {};
+    listed_ms_ = now;
+    std::map<std::string, std::vector<Attempt*>> live;  // by namespace
     for (auto& [handle, a] : attempts_) {
       if (Ended(a.last.phase)) continue;
-      control::RunObservation o = Observe(a.job_id, a.attempt, a.ns, a.name);
-      if (o.phase != a.last.phase) changed.push_back(o);
-      a.last = o;
+      live[a.ns].push_back(&a);
+    }
+    std::vector<control::RunObservation> changed;
+    for (auto& [ns, attempts] : live) {
+      auto states = ReadJobStates(lister_, ns);
+      if (!states.ok()) continue;  // the server did not answer: asked again next time
+      for (Attempt* a : attempts) {
+        control::RunObservation o = a->last;
+        auto it = states->find(a->name);
+        if (it == states->end()) {
+          o.phase = control::RunPhase::kLost;
+          o.ended = env_.clock();
+          o.message = "Job " + a->name + " is no longer in namespace " + ns;
+        } else {
+          FillExitCode(lister_, ns, a->name, &it->second);  // live attempts only
+          o = FromState(a->job_id, a->attempt, ns, a->name, it->second);
+        }
+        if (o.phase != a->last.phase) changed.push_back(o);
+        a->last = o;
+      }
     }
     // An ended attempt has been reported: nothing more to watch or keep.
     std::erase_if(attempts_, [](const auto& kv) { return Ended(kv.second.last.phase); });
@@ -183,17 +230,30 @@ class KubernetesBackend : public control::Backend {
       o.message = s.status().message();
       return o;
     }
-    o.phase = s->phase;
-    o.exit_code = s->exit_code;
-    o.signal = s->signal;
-    o.started = s->started;
-    o.ended = s->ended;
-    o.message = s->message;
+    return FromState(job_id, attempt, ns, job, *s);
+  }
+
+  static control::RunObservation FromState(const std::string& job_id, int attempt,
+                                           const std::string& ns, const std::string& job,
+                                           const JobState& s) {
+    control::RunObservation o;
+    o.job_id = job_id;
+    o.attempt = attempt;
+    o.handle = "k8s:" + ns + "/" + job;
+    o.phase = s.phase;
+    o.exit_code = s.exit_code;
+    o.signal = s.signal;
+    o.started = s.started;
+    o.ended = s.ended;
+    o.message = s.message;
     return o;
   }
 
   KubernetesBackendOptions options_;
+  BackendEnvironment env_;
   Kubectl kubectl_;
+  Kubectl lister_;        // Poll's list, with its own (shorter) timeout
+  int64_t listed_ms_ = -1;
   std::map<std::string, Attempt> attempts_;
 };
 
@@ -214,16 +274,19 @@ Result<JobState> ReadJobState(const Kubectl& kubectl, const std::string& ns,
   }
   auto s = ParseJobStatus(res->out);
   if (!s.ok()) return s.status();
-  if (s->phase == control::RunPhase::kExited && !s->exit_code) {
-    auto pods = kubectl.Run(
-        {"get", "pods", "-n", ns, "-l", "batch.kubernetes.io/job-name=" + job, "-o", "json"});
-    if (pods.ok() && pods->exit_code == 0) {
-      auto code = ParsePodExitCode(pods->out);
-      if (code.ok() && code->has_value()) s->exit_code = **code;
-    }
-    if (!s->exit_code) s->exit_code = 1;  // failed, no container status left to say how
-  }
+  FillExitCode(kubectl, ns, job, &*s);
   return s;
+}
+
+Result<std::map<std::string, JobState>> ReadJobStates(const Kubectl& kubectl,
+                                                      const std::string& ns) {
+  auto res = kubectl.Run({"get", "jobs", "-n", ns, "-l", "app.kubernetes.io/managed-by=meridian",
+                          "-o", "json"});
+  if (!res.ok()) return res.status();
+  if (res->exit_code != 0) return KubectlFailure("kubectl get jobs -n " + ns + " failed", *res);
+  auto states = ParseJobList(res->out);
+  if (!states.ok()) return states.status();
+  return states;
 }
 
 std::unique_ptr<control::Backend> MakeKubernetesBackend(const KubernetesBackendOptions& options) {

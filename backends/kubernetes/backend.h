@@ -8,8 +8,11 @@
 //   Stop    suspends the Job (spec.suspend: true): its pods get SIGTERM, then
 //           SIGKILL after the pod's terminationGracePeriodSeconds (the
 //           attempt's grace period, set at launch); the Job stays readable
-//   Poll    reads every live attempt's Job (and, when it failed, its pods'
-//           exit code) and reports phase changes (job_status.h)
+//   Poll    at most once per status_refresh_ms: one labelled
+//           `kubectl get jobs -l app.kubernetes.io/managed-by=meridian` per
+//           namespace for every live attempt (and, for a Job that failed,
+//           its pods' exit code), reporting phase changes (job_status.h); a
+//           live attempt's Job missing from the list is lost
 //   Adopt   reads one Job the same way
 //   Nodes   the capacity declared in the options (as the local backend)
 //
@@ -21,6 +24,7 @@
 // from its reconcile thread.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +48,10 @@ struct KubernetesBackendOptions {
   int nodes = 1;
   int vcpus = 0;
   double ram_gib = 0;
+  // Poll lists the Jobs at most this often (the monotonic clock of
+  // `environment`), and each list may take status_timeout_s.
+  int64_t status_refresh_ms = 2000;
+  int status_timeout_s = 20;
   std::shared_ptr<const catalog::Catalog> catalog;
   BackendEnvironment environment;  // unset members: the system's (SystemEnvironment)
 };
@@ -55,5 +63,9 @@ std::unique_ptr<control::Backend> MakeKubernetesBackend(const KubernetesBackendO
 // asked is an error (kUnavailable-like: kInternal) with kubectl's message.
 Result<JobState> ReadJobState(const Kubectl& kubectl, const std::string& ns,
                               const std::string& job);
+// Every Job meridian manages in `ns`, by name, in one labelled list; a failed
+// Job's exit code is not filled in (its pods say it; ReadJobState asks them).
+Result<std::map<std::string, JobState>> ReadJobStates(const Kubectl& kubectl,
+                                                      const std::string& ns);
 
 }  // namespace meridian::backends::k8s

@@ -36,9 +36,8 @@ int Int(const Json& status, const char* key) {
 
 }  // namespace
 
-Result<JobState> ParseJobStatus(const std::string& text) {
-  Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::Invalid("job status: not JSON");
+// One Job object, as kubectl prints it.
+static Result<JobState> ParseJob(const Json& j) {
   if (j.value("kind", "") != "Job") {
     return Status::Invalid("job status: kind \"" + j.value("kind", "") + "\" is not a Job");
   }
@@ -69,6 +68,32 @@ Result<JobState> ParseJobStatus(const std::string& text) {
     s.phase = control::RunPhase::kRunning;
   }
   return s;
+}
+
+Result<JobState> ParseJobStatus(const std::string& text) {
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::Invalid("job status: not JSON");
+  return ParseJob(j);
+}
+
+Result<std::map<std::string, JobState>> ParseJobList(const std::string& text) {
+  Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::Invalid("job list: not JSON");
+  const std::string kind = j.value("kind", "");
+  if ((kind != "List" && kind != "JobList") || !j.contains("items") || !j["items"].is_array()) {
+    return Status::Invalid("job list: kind \"" + kind + "\" with items is not a list of Jobs");
+  }
+  std::map<std::string, JobState> out;
+  for (const Json& item : j["items"]) {
+    const std::string name = item.contains("metadata") && item["metadata"].is_object()
+                                 ? item["metadata"].value("name", "")
+                                 : "";
+    if (name.empty()) return Status::Invalid("job list: an item has no metadata.name");
+    auto s = ParseJob(item);
+    if (!s.ok()) return s.status().WithContext("job list: " + name);
+    out[name] = std::move(s).value();
+  }
+  return out;
 }
 
 Result<std::optional<int>> ParsePodExitCode(const std::string& text) {

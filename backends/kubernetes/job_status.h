@@ -15,6 +15,7 @@
 // is not a Job.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -33,6 +34,11 @@ struct JobState {
 };
 
 Result<JobState> ParseJobStatus(const std::string& job_json);
+
+// Every Job of a list (`kubectl get jobs -l ... -o json`: a v1 List, or a
+// batch/v1 JobList, of Jobs), by name, each as ParseJobStatus reads it.
+// Errors (kInvalidArgument) for text that is not such a list.
+Result<std::map<std::string, JobState>> ParseJobList(const std::string& list_json);
 
 // The first terminated container's exit code in a pod list, for a failed
 // Job's exit status; nullopt when no container has terminated.

@@ -58,6 +58,32 @@ Result<KubectlResult> Kubectl::Run(const std::vector<std::string>& args,
   return r;
 }
 
+Status KubectlFailure(const std::string& what, const KubectlResult& r) {
+  std::string err = r.err;
+  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+  const std::string msg = what + " (exit " + std::to_string(r.exit_code) + "): " + err;
+  if (r.exit_code < 0) return Status::Internal(msg);  // killed at its timeout
+  // kubectl's words for a server it did not reach or that could not answer:
+  // net/http's dial and timeout errors, and the API's 429 and 5xx statuses
+  // (TooManyRequests, InternalError, ServiceUnavailable, Timeout).
+  static const char* const kTransient[] = {
+      "connection refused", "was refused", "Unable to connect to the server", "i/o timeout",
+      "TLS handshake timeout", "no route to host", "connection reset", "EOF",
+      "the server is currently unable to handle the request", "InternalError",
+      "ServiceUnavailable", "TooManyRequests", "Too Many Requests", "try again later",
+      "the server was unable to return a response in the time allotted", "Timeout:",
+      "etcdserver: request timed out", "(InternalError)", "the server has asked for the client to try again",
+      "GOAWAY", "500 Internal Server Error", "502 Bad Gateway", "503 Service Unavailable",
+      "504 Gateway Timeout"};
+  for (const char* t : kTransient) {
+    if (err.find(t) != std::string::npos) return Status::Internal(msg);
+  }
+  if (err.find("NotFound") != std::string::npos || err.find("not found") != std::string::npos) {
+    return Status::NotFound(msg);
+  }
+  return Status::Invalid(msg);
+}
+
 Result<std::string> FindKubeconfig(const std::string& flag) {
   if (!flag.empty()) {
     if (!IsFile(flag)) return Status::NotFound("--kubeconfig: \"" + flag + "\": no such file");

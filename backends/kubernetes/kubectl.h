@@ -45,6 +45,15 @@ class Kubectl {
   std::vector<std::string> env_;  // taken from the daemon's at construction
 };
 
+// A kubectl call that failed (exit_code != 0), as a status whose code says
+// whether trying again may help (control/backend.h, IsTransient): killed at
+// its timeout, the API server not reached (connection refused, i/o timeout,
+// "Unable to connect to the server") or answering 5xx, 429 or "try again":
+// kInternal (transient); the object not there: kNotFound; anything else the
+// server refused (an invalid object, forbidden, a conflict): kInvalidArgument.
+// The message is "`what` (exit N): kubectl's stderr".
+Status KubectlFailure(const std::string& what, const KubectlResult& r);
+
 // The daemon's variables kubectl is given (a trailing '*' is a prefix).
 const std::vector<std::string>& KubectlEnvironmentNames();
 

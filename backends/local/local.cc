@@ -235,6 +235,16 @@ class LocalBackend final : public control::Backend {
                                const std::string& handle) override;
   std::vector<control::BackendNode> Nodes() override;
   Status Retire(const std::string& job_id, int attempts) override;
+  // The attempt's record (written before Launch returns) names its process.
+  Result<std::optional<std::string>> FindLaunched(const std::string& job_id, int attempt) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto run = ReadRunFile(AttemptFile(job_id, attempt, ".run"));
+    if (!run.ok()) return run.status();
+    if (!run->has_value() || (*run)->job_id != job_id || (*run)->attempt != attempt) {
+      return std::optional<std::string>();
+    }
+    return std::optional<std::string>(MakeHandle((*run)->job_pid, (*run)->job_start));
+  }
 
  private:
   std::string AttemptFile(const std::string& job_id, int attempt, const char* ext) const {

@@ -42,6 +42,12 @@ struct ScriptedCluster {
   std::string queue;            // squeue's stdout
   std::string record;           // scontrol's stdout; "" = "Invalid job id specified"
   bool sbatch_hangs = false;
+  int sbatch_exit = 0;          // non-zero: sbatch fails with sbatch_err
+  std::string sbatch_err;
+  std::string named;            // squeue --name=...'s stdout
+  int scancel_failures = 0;     // scancel calls that fail before one succeeds
+  std::string scancel_err = "scancel: error: Kill job error on job id 42: Unable to contact slurm "
+                            "controller (connect failure)\n";
   UnixSeconds now = 1'800'000'000;
   int64_t steady = 1'000'000;
 
@@ -57,11 +63,22 @@ struct ScriptedCluster {
         o.exit_code = -1;
         o.signal = 9;
         o.timed_out = true;
+      } else if (sbatch_exit != 0) {
+        o.exit_code = sbatch_exit;
+        o.err = sbatch_err;
       } else {
         o.out = "42\n";
       }
     } else if (tool == "squeue") {
-      o.out = queue;
+      const bool by_name = std::any_of(c.argv.begin(), c.argv.end(),
+                                       [](const std::string& a) { return a.starts_with("--name="); });
+      o.out = by_name ? named : queue;
+    } else if (tool == "scancel") {
+      if (scancel_failures > 0) {
+        --scancel_failures;
+        o.exit_code = 1;
+        o.err = scancel_err;
+      }
     } else if (tool == "scontrol") {
       if (record.empty()) {
         o.exit_code = 1;
@@ -208,6 +225,120 @@ TEST_F(SlurmBackendTest, AStopsGracePeriodRunsOnTheInjectedSteadyClock) {
   const auto last = std::find_if(cluster_.calls.rbegin(), cluster_.calls.rend(),
                                  [](const ProcessCall& c) { return Tool(c) == "scancel"; });
   EXPECT_EQ(last->argv, (std::vector<std::string>{(dir_ / "bin" / "scancel").string(), "42"}));
+}
+
+// What the controller printed decides whether meridian tries again
+// (control/backend.h, IsTransient): a refusal is permanent, a controller that
+// did not answer or said "not now" is transient. Messages from slurm-wlm
+// 22.05's slurm_errno texts.
+TEST_F(SlurmBackendTest, SbatchFailuresAreTransientOnlyWhenTheControllerDidNotRefuse) {
+  struct Case {
+    std::string err;
+    bool transient;
+  } cases[] = {
+      {"sbatch: error: Batch job submission failed: Invalid partition name specified\n", false},
+      {"sbatch: error: Batch job submission failed: Requested node configuration is not "
+       "available\n", false},
+      {"sbatch: error: Batch job submission failed: Invalid generic resource (gres) "
+       "specification\n", false},
+      {"sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect "
+       "failure)\n", true},
+      {"sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying\n"
+       "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation\n",
+       true},
+      {"", true},  // it said nothing: not a refusal
+  };
+  for (const Case& c : cases) {
+    cluster_.sbatch_exit = 1;
+    cluster_.sbatch_err = c.err;
+    auto handle = backend_->Launch(Request());
+    ASSERT_FALSE(handle.ok()) << c.err;
+    // control::IsTransient: kInternal is transient, kInvalidArgument permanent.
+    EXPECT_EQ(handle.status().code(),
+              c.transient ? StatusCode::kInternal : StatusCode::kInvalidArgument)
+        << handle.status().message();
+    EXPECT_TRUE(handle.status().message().starts_with("sbatch exited with 1: ")) << c.err;
+  }
+  // A refusal is not looked for by name on the next try: sbatch ran and said no.
+  EXPECT_EQ(cluster_.Count("squeue"), 0);
+}
+
+TEST_F(SlurmBackendTest, ARetryAfterASbatchTimeoutAdoptsTheJobItSubmittedAfterAll) {
+  cluster_.sbatch_hangs = true;
+  auto first = backend_->Launch(Request());
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.status().code(), StatusCode::kInternal) << first.status().message();
+  // The controller had taken it: squeue --name lists job 42 as meridian-j-00000007-1.
+  cluster_.sbatch_hangs = false;
+  cluster_.named = "42|PENDING||Resources\n";
+  auto second = backend_->Launch(Request());
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_EQ(*second, "slurm:dev:42");
+  EXPECT_EQ(cluster_.Count("sbatch"), 1);  // not submitted twice
+  const auto look = std::find_if(cluster_.calls.begin(), cluster_.calls.end(),
+                                 [](const ProcessCall& c) { return Tool(c) == "squeue"; });
+  ASSERT_NE(look, cluster_.calls.end());
+  EXPECT_TRUE(Has(*look, "--name=meridian-j-00000007-1"));
+  // Watched like any launch: its stop reaches Slurm job 42.
+  EXPECT_TRUE(backend_->Stop("slurm:dev:42", 0).ok());
+  EXPECT_EQ(cluster_.calls.back().argv.back(), "42");
+}
+
+TEST_F(SlurmBackendTest, ARetryAfterATimeoutThatSubmittedNothingSubmitsOnce) {
+  cluster_.sbatch_hangs = true;
+  ASSERT_FALSE(backend_->Launch(Request()).ok());
+  cluster_.sbatch_hangs = false;
+  cluster_.named = "";  // squeue --name lists nothing
+  auto second = backend_->Launch(Request());
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_EQ(*second, "slurm:dev:42");
+  EXPECT_EQ(cluster_.Count("sbatch"), 2);
+  EXPECT_EQ(cluster_.Count("squeue"), 1);
+}
+
+TEST_F(SlurmBackendTest, FindLaunchedLooksTheAttemptUpByItsJobName) {
+  cluster_.named = "41|COMPLETED|node1|None\n43|RUNNING|node1|None\n";
+  auto found = backend_->FindLaunched("j-00000007", 2);
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ(**found, "slurm:dev:43");  // the live one first
+  EXPECT_TRUE(Has(cluster_.calls.back(), "--name=meridian-j-00000007-2"));
+  cluster_.named = "";
+  found = backend_->FindLaunched("j-00000007", 2);
+  ASSERT_TRUE(found.ok());
+  EXPECT_FALSE(found->has_value());
+}
+
+TEST_F(SlurmBackendTest, AStopSlurmDoesNotTakeIsTransientAndTheGraceKillIsSentAgain) {
+  ASSERT_TRUE(backend_->Launch(Request()).ok());
+  std::string record = Testdata("scontrol_job_running.txt");
+  record.replace(record.find("JobId=2 "), 8, "JobId=42 ");
+  cluster_.record = record;
+  cluster_.queue = "42|RUNNING|node1|None\n";
+  ASSERT_EQ(backend_->Poll().size(), 1u);
+
+  cluster_.scancel_failures = 1;
+  Status st = backend_->Stop("slurm:dev:42", 30);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kInternal) << st.message();
+  ASSERT_TRUE(backend_->Stop("slurm:dev:42", 30).ok());  // the reconciler's retry
+  EXPECT_EQ(cluster_.Count("scancel"), 2);
+  // At the end of the grace period the scancel fails once: the next Poll sends it again.
+  cluster_.scancel_failures = 1;
+  cluster_.steady += 30'000;
+  backend_->Poll();
+  EXPECT_EQ(cluster_.Count("scancel"), 3);
+  backend_->Poll();
+  EXPECT_EQ(cluster_.Count("scancel"), 4);
+  backend_->Poll();
+  EXPECT_EQ(cluster_.Count("scancel"), 4);  // taken: not sent again
+}
+
+TEST_F(SlurmBackendTest, AStopOfAJobSlurmHasEndedIsDone) {
+  ASSERT_TRUE(backend_->Launch(Request()).ok());
+  cluster_.scancel_failures = 1;
+  cluster_.scancel_err = "scancel: error: Kill job error on job id 42: Invalid job id specified\n";
+  EXPECT_TRUE(backend_->Stop("slurm:dev:42", 0).ok());
 }
 
 }  // namespace

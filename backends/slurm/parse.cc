@@ -330,4 +330,29 @@ NodeHealth MapNodeState(const std::string& state, const std::string& reason) {
   return h;
 }
 
+Status CommandFailure(const std::string& what, int exit_code, std::string_view err) {
+  std::string_view text = err.substr(0, err.find_last_not_of(" \n\r\t") + 1);
+  if (size_t nl = text.rfind('\n'); nl != std::string_view::npos) text = text.substr(nl + 1);
+  if (text.size() > 300) text = text.substr(0, 300);
+  const std::string msg = what + " exited with " + std::to_string(exit_code) + ": " + std::string(text);
+  // The controller did not answer, or answered "not now": slurm_errno's
+  // texts for ESLURM_*_TIMEOUT, SLURM_COMMUNICATIONS_*, ESLURM_NOT_SUPPORTED
+  // while a backup takes over, EAGAIN.
+  static constexpr std::string_view kTransient[] = {
+      "Unable to contact slurm controller", "Socket timed out", "temporarily unable",
+      "Resource temporarily unavailable", "Zero Bytes were transmitted", "Connection refused",
+      "Communication connection failure", "backup controller", "try again", "Slurmctld is busy",
+      "Transport endpoint"};
+  for (std::string_view t : kTransient) {
+    if (err.find(t) != std::string_view::npos) return Status::Internal(msg);
+  }
+  // The controller answered and refused: the same request is refused again.
+  if (err.find("submission failed") != std::string_view::npos ||
+      err.find("Invalid") != std::string_view::npos ||
+      err.find("not available") != std::string_view::npos) {
+    return Status::Invalid(msg);
+  }
+  return Status::Internal(msg);
+}
+
 }  // namespace meridian::backends::slurm

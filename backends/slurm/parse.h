@@ -88,6 +88,17 @@ bool IsMigProfileName(std::string_view type);
 // sbatch --parsable prints "<id>" or "<id>;<cluster>".
 Result<std::string> ParseSubmitted(std::string_view text);
 
+// A Slurm client command that exited non-zero, as a status whose code says
+// whether trying again may help (control/backend.h, IsTransient): the
+// controller answered and refused the request ("Batch job submission failed:
+// Invalid partition name specified", "Requested node configuration is not
+// available", "Invalid generic resource (gres) specification", ...):
+// kInvalidArgument; it did not answer, or said to try later ("Unable to
+// contact slurm controller", "Socket timed out", "Slurm temporarily unable to
+// accept job", ...), or the command did not say why: kInternal. `what` names
+// the command ("sbatch"); the message is what it printed last.
+Status CommandFailure(const std::string& what, int exit_code, std::string_view err);
+
 // "0-1,3,5-6" -> {0,1,3,5,6}.
 Result<std::vector<int>> ParseIndexList(std::string_view text);
 

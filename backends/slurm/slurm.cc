@@ -55,6 +55,12 @@ std::string Join(const std::vector<int>& v) {
   return s;
 }
 
+// scancel's answer for a job that has ended (or is ending): nothing to stop.
+bool AlreadyEnded(const std::string& err) {
+  return err.find("Invalid job id") != std::string::npos ||
+         err.find("already completing or completed") != std::string::npos;
+}
+
 // One attempt this backend watches.
 struct Watched {
   std::string job_id;
@@ -88,8 +94,14 @@ class SlurmBackend final : public control::Backend {
   Result<RunObservation> Adopt(const std::string& job_id, int attempt,
                                const std::string& handle) override;
   std::vector<control::BackendNode> Nodes() override;
+  Result<std::optional<std::string>> FindLaunched(const std::string& job_id, int attempt) override;
 
  private:
+  // The Slurm job id of the job named `name` (a live one first), if any.
+  Result<std::optional<std::string>> FindByName(const std::string& name);
+  // Watches a submitted job; returns its handle.
+  std::string Watch(const control::LaunchRequest& r, const std::string& slurm_id,
+                    const std::string& message);
   bool MigNode(const std::string& gres, control::BackendNode* n) const;
   Result<ProcessOutput> Run(const std::string& tool, std::vector<std::string> args,
                             std::vector<std::string> env = {});
@@ -116,6 +128,9 @@ class SlurmBackend final : public control::Backend {
   std::vector<std::string> node_order_;
   int64_t nodes_at_ms_ = -1, jobs_at_ms_ = -1;
   std::string nodes_error_;
+  // Names of attempts whose sbatch may have submitted them although it did
+  // not say so (it timed out or was killed): a retry looks for them first.
+  std::set<std::string> uncertain_;
 };
 
 Status SlurmBackend::Init() {
@@ -355,15 +370,36 @@ Result<std::string> SlurmBackend::Launch(const control::LaunchRequest& r) {
   plan.env_path = (job_dir / ("attempt-" + std::to_string(r.attempt) + ".env")).string();
   MERIDIAN_RETURN_IF_ERROR(WriteEnvironmentFile(
       plan.env_path, slurm::EnvironmentFile(slurm::JobEnvironment(r, base_env_, ckpt))));
+  const std::string name = slurm::JobName(r.job_id, r.attempt);
+  if (uncertain_.count(name)) {
+    auto found = FindByName(name);
+    if (!found.ok()) return found.status();
+    if (found->has_value()) {
+      uncertain_.erase(name);
+      return Watch(r, **found, "found Slurm job " + **found + " (" + name +
+                                   ") that an earlier sbatch submitted without saying so");
+    }
+  }
   auto out = Run("sbatch", slurm::SbatchArgs(r, plan),
                  slurm::SbatchEnvironment(base_env_.at("PATH"), options_.slurm_conf));
-  if (!out.ok()) return out.status();
+  if (!out.ok()) {
+    // Timed out or killed: the controller may have taken the job all the same.
+    if (out.status().code() == StatusCode::kInternal) uncertain_.insert(name);
+    return out.status();
+  }
   if (out->exit_code != 0) {
-    return Status::Internal("sbatch exited with " + std::to_string(out->exit_code) + ": " +
-                            FirstLine(out->err));
+    if (out->exit_code < 0) uncertain_.insert(name);
+    return slurm::CommandFailure("sbatch", out->exit_code, out->err);
   }
   auto id = slurm::ParseSubmitted(out->out);
   if (!id.ok()) return id.status();
+  uncertain_.erase(name);
+  return Watch(r, *id, "submitted as Slurm job " + *id + " (partition " + plan.partition + ")");
+}
+
+std::string SlurmBackend::Watch(const control::LaunchRequest& r, const std::string& slurm_id,
+                                const std::string& message) {
+  const std::string* id = &slurm_id;
   auto w = std::make_unique<Watched>();
   w->job_id = r.job_id;
   w->attempt = r.attempt;
@@ -374,7 +410,7 @@ Result<std::string> SlurmBackend::Launch(const control::LaunchRequest& r) {
   w->obs.attempt = r.attempt;
   w->obs.handle = Handle(*id);
   w->obs.phase = RunPhase::kStarting;
-  w->obs.message = "submitted as Slurm job " + *id + " (partition " + plan.partition + ")";
+  w->obs.message = message;
   w->reported = RunPhase::kStarting;
   watched_.push_back(std::move(w));
   jobs_at_ms_ = -1;  // look at it on the next Poll
@@ -419,9 +455,11 @@ void SlurmBackend::Apply(Watched& w, const slurm::JobRecord& rec) {
   w.done = true;
 }
 
+// The end of a grace period: scancel, sent again at the next Poll until
+// Slurm takes it.
 void SlurmBackend::Cancel(Watched& w) {
-  (void)Run("scancel", {w.slurm_id});
-  w.kill_at_ms = -1;
+  auto out = Run("scancel", {w.slurm_id});
+  if (out.ok() && (out->exit_code == 0 || AlreadyEnded(out->err))) w.kill_at_ms = -1;
 }
 
 void SlurmBackend::RefreshJobs() {
@@ -519,6 +557,10 @@ Status SlurmBackend::Stop(const std::string& handle, int64_t grace_s) {
     // Nothing runs yet (or no grace asked): there is nothing to checkpoint.
     auto out = Run("scancel", {*id});
     if (!out.ok()) return out.status();
+    if (out->exit_code != 0 && !AlreadyEnded(out->err)) {
+      return slurm::CommandFailure("scancel " + *id, out->exit_code, out->err);
+    }
+    jobs_at_ms_ = -1;
     return Status::Ok();
   }
   // SIGTERM to every process of the job, the batch step included (--full);
@@ -526,8 +568,11 @@ Status SlurmBackend::Stop(const std::string& handle, int64_t grace_s) {
   auto out = Run("scancel", {"--full", "--signal=TERM", *id});
   if (!out.ok()) return out.status();
   if (out->exit_code != 0) {
-    return Status::Internal("scancel --signal=TERM " + *id + " exited with " +
-                            std::to_string(out->exit_code) + ": " + FirstLine(out->err));
+    if (AlreadyEnded(out->err)) {
+      jobs_at_ms_ = -1;  // its end shows up in the next Poll
+      return Status::Ok();
+    }
+    return slurm::CommandFailure("scancel --signal=TERM " + *id, out->exit_code, out->err);
   }
   w->kill_at_ms = env_.steady_ms() + grace_s * 1000;
   jobs_at_ms_ = -1;
@@ -570,6 +615,32 @@ Result<RunObservation> SlurmBackend::Adopt(const std::string& job_id, int attemp
   RunObservation obs = w->obs;
   if (!w->done) watched_.push_back(std::move(w));
   return obs;
+}
+
+Result<std::optional<std::string>> SlurmBackend::FindByName(const std::string& name) {
+  auto out = Run("squeue", {"--noheader", "--states=all", "--name=" + name, "--format=%i|%T|%N|%r"});
+  if (!out.ok()) return out.status();
+  if (out->exit_code != 0) return slurm::CommandFailure("squeue --name=" + name, out->exit_code, out->err);
+  std::optional<std::string> found;
+  for (const slurm::QueueRow& row : slurm::ParseQueue(out->out)) {
+    if (!slurm::IsTerminalJobState(row.state)) return std::optional<std::string>(row.job_id);
+    if (!found) found = row.job_id;
+  }
+  return found;
+}
+
+Result<std::optional<std::string>> SlurmBackend::FindLaunched(const std::string& job_id,
+                                                               int attempt) {
+  // Names that could not have been submitted (CheckSubmit) were never launched.
+  const bool word = !job_id.empty() && job_id.size() <= 64 &&
+                    job_id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                             "0123456789._-") == std::string::npos;
+  if (!word || attempt < 1) return std::optional<std::string>();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto id = FindByName(slurm::JobName(job_id, attempt));
+  if (!id.ok()) return id.status();
+  if (!id->has_value()) return std::optional<std::string>();
+  return std::optional<std::string>(Handle(**id));
 }
 
 }  // namespace
