@@ -51,7 +51,7 @@ Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
       try {
         nlohmann::json again = nlohmann::json::parse(body);
         (void)again;
-      } catch (const nlohmann::json::parse_error& e) {
+      } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
         return Status::Invalid(std::string("request: malformed JSON: ") + e.what());
       }
       return Status::Invalid("request: malformed JSON");

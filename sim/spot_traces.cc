@@ -98,7 +98,7 @@ Result<SpotTrace> ParseSpotTraceJson(std::string_view text, const std::string& f
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
     return Status::Invalid(file + ": not JSON (" + e.what() + ")");
   }
   if (!doc.is_object()) return Status::Invalid(file + ": not a JSON object");

@@ -30,6 +30,9 @@ std::vector<BadCase> BadCases() {
       {"malformed yaml", "clusters: [\n", {"bad.yaml:2:1: malformed YAML"}},
       {"empty file", "", {"bad.yaml: is empty; a fleet file needs clusters"}},
       {"two documents", "clusters: []\n---\nclusters: []\n", {"a second YAML document"}},
+      // Issue 24 (fuzzing): yaml-cpp 0.7's LoadAll never returned on a "," where a
+      // value begins, here line 1, column 1.
+      {"issue 24: a lone comma", ", ", {"bad.yaml:1:1: malformed YAML: \",\" cannot begin a value here"}},
       {"top level list", "- name: c\n", {"bad.yaml:1:1: a list where a map of keys belongs"}},
       {"no clusters", "elastic: true\n", {"bad.yaml:1:1: clusters: is required"}},
       {"clusters not a list", "clusters: {name: c}\n",

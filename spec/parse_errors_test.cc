@@ -23,6 +23,10 @@ std::vector<BadCase> BadCases() {
       {"bad indentation", "name: x\n  kind: training\n", {"bad.yaml:2:7: malformed YAML"}},
       {"empty file", "", {"bad.yaml: is empty"}},
       {"two documents", "name: a\nkind: training\n---\nname: b\n", {"second YAML document"}},
+      // Issue 24 (fuzzing): yaml-cpp 0.7's LoadAll never returned on a "," where a
+      // value begins; the comma is at line 1, column 1 (and line 2, column 1).
+      {"issue 24: a lone comma", ",", {"bad.yaml:1:1: malformed YAML: \",\" cannot begin a value here"}},
+      {"issue 24: a comma after a document", "[1]\n,", {"bad.yaml:2:1: malformed YAML: \",\""}},
       {"top level list", "- name: x\n", {"bad.yaml:1:1: a list at the top level"}},
       // Required keys.
       {"no name", "kind: training\n", {"bad.yaml:1:1: name: is required"}},

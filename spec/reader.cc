@@ -11,6 +11,9 @@
 #include <set>
 #include <sstream>
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
+
 #include "core/enums.h"
 #include "core/time.h"
 #include "spec/suggest.h"
@@ -302,12 +305,71 @@ std::map<std::string, std::string> SpecReader::StringMap(const YAML::Node& node,
   return out;
 }
 
+namespace {
+
+// Where each document of a YAML stream begins: the mark of its first node.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+
+  void OnDocumentStart(const YAML::Mark&) override { pending_ = true; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { Node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { Node(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Node(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Node(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Node(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Node(const YAML::Mark& m) {
+    if (pending_) starts.push_back(m);
+    pending_ = false;
+  }
+  bool pending_ = false;
+};
+
+}  // namespace
+
+// Not YAML::LoadAll: yaml-cpp 0.7 (Debian 12) never returns from it when the
+// stream holds a token that cannot begin a node where one is expected (a
+// top-level ",": jbeder/yaml-cpp#1040, fixed in LoadAll upstream by #1319).
+// Its parser then reports one empty document after another at the same place
+// without reading on. Here the parser is asked for three documents at most, a
+// document that starts where the one before it did is that token, and the
+// first document is read with YAML::Load (which reads one document only).
 std::optional<YAML::Node> LoadOneDocument(SpecReader& r, std::string_view yaml,
                                           const std::string& empty_hint,
                                           const std::string& many_hint) {
-  std::vector<YAML::Node> docs;
+  const std::string text(yaml);
+  DocumentStarts docs;
+  YAML::Node first;
   try {
-    docs = YAML::LoadAll(std::string(yaml));
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    while (docs.starts.size() < 3 && parser.HandleNextDocument(docs)) {
+    }
+    for (size_t i = 1; i < docs.starts.size(); ++i) {
+      if (docs.starts[i].pos != docs.starts[i - 1].pos) continue;
+      const YAML::Mark& at = docs.starts[i];
+      const bool shown = at.pos >= 0 && static_cast<size_t>(at.pos) < text.size();
+      r.FileError(at, "malformed YAML: " +
+                          (shown ? "\"" + text.substr(static_cast<size_t>(at.pos), 1) + "\""
+                                 : std::string("a token")) +
+                          " cannot begin a value here");
+      return std::nullopt;
+    }
+    first = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     r.FileError(e.mark, "malformed YAML: " + e.msg);
     return std::nullopt;
@@ -315,15 +377,15 @@ std::optional<YAML::Node> LoadOneDocument(SpecReader& r, std::string_view yaml,
     r.FileError(e.mark, "cannot read YAML: " + e.msg);
     return std::nullopt;
   }
-  if (docs.empty() || docs[0].IsNull()) {
+  if (docs.starts.empty() || first.IsNull()) {
     r.FileError(YAML::Mark::null_mark(), "is empty; " + empty_hint);
     return std::nullopt;
   }
-  if (docs.size() > 1) {
-    r.FileError(docs[1].Mark(), "a second YAML document (---); " + many_hint);
+  if (docs.starts.size() > 1) {
+    r.FileError(docs.starts[1], "a second YAML document (---); " + many_hint);
     return std::nullopt;
   }
-  return docs[0];
+  return first;
 }
 
 Result<std::string> ReadSpecFile(const std::string& path) {

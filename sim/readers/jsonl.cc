@@ -315,11 +315,17 @@ void LayTraceKeys(const LineKeys& keys, JobSpec& spec) {
   if (keys.gpu_fraction > 0) spec.resources.mig = true;
 }
 
-std::string JsonError(const json::parse_error& e) {
+// A parse error ("column 5: syntax error ...") or a number beyond a double
+// ("number overflow parsing '1e999'"), without nlohmann's "[json.exception...] ".
+std::string JsonError(const json::exception& e) {
   std::string what = e.what();
   const std::string marker = "parse error at line 1, ";
   size_t at = what.find(marker);
-  if (at != std::string::npos) what = what.substr(at + marker.size());
+  if (at != std::string::npos) {
+    what = what.substr(at + marker.size());
+  } else if (size_t end = what.find("] "); what.starts_with("[json.exception.") && end != std::string::npos) {
+    what = what.substr(end + 2);
+  }
   return "is not valid JSON: " + what;
 }
 
@@ -335,7 +341,7 @@ class LineReader {
     json object;
     try {
       object = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
       errors_.Add(line, "", "", JsonError(e));
       return;
     }

@@ -111,6 +111,9 @@ struct BadLine {
 TEST(Jsonl, ErrorsNameLineFieldValueAndReason) {
   const std::vector<BadLine> cases = {
       {R"({"name": "j1", "submit_s": 0,)", {":2: is not valid JSON", "column"}},
+      // Issue 24 (fuzzing): a number beyond a double threw past the reader (abort).
+      {R"({"name": "j1", "duration_s": 1e999})",
+       {":2: is not valid JSON: number overflow parsing '1e999'"}},
       {R"({"name": "j1", "submit_s": "soon"})",
        {":2: submit_s: \"soon\" must be a number of seconds from the start of the trace"}},
       {R"({"name": "j1", "duration_s": -5})", {":2: duration_s: -5 must be >= 0"}},

@@ -313,7 +313,7 @@ Status ReadK8sJobs(const std::string& path, const TraceOptions& options,
   json list;
   try {
     list = json::parse(history->text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
     return Status::Invalid(path + ": is not valid JSON: " + e.what());
   }
   JobsReader reader(path, catalog, history->map, trace);

@@ -84,6 +84,18 @@ std::string OneJob(const std::string& created, const std::string& gpu) {
     "status": {"startTime": "2026-03-01T10:00:00Z", "completionTime": "2026-03-01T11:00:00Z"}}]})";
 }
 
+// Issue 24 (fuzzing): a number beyond a double threw past the reader (abort);
+// it is an error naming the file, like any JSON that does not parse.
+TEST(K8sJobs, Issue24NumberBeyondADoubleIsAnError) {
+  const std::string file = ScratchFile(R"({"items": [1e999]})", ".json");
+  Result<Trace> t = Read(file);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.status().message().rfind(file + ": is not valid JSON: ", 0), 0u) << t.status().message();
+  EXPECT_NE(t.status().message().find("number overflow parsing '1e999'"), std::string::npos)
+      << t.status().message();
+}
+
 TEST(K8sJobs, ErrorsNameTheItemAndField) {
   const std::string bad_time = ScratchFile(OneJob("\"yesterday\"", "\"1\""), ".json");
   Result<Trace> t = Read(bad_time);

@@ -47,16 +47,28 @@ Result<catalog::CsvTable> LoadCsv(const std::string& path,
   return table;
 }
 
-// Whole number >= 0 in `column`, or an error naming the line and column.
+// The largest count a column may hold: 10^15 (seconds: 31 million years;
+// exact as a double, so the conversion to int64_t below is defined).
+constexpr double kMaxCount = 1e15;
+
+// `text` as a whole number from 0 to kMaxCount, or nullopt.
+std::optional<int64_t> WholeCount(const std::string& text) {
+  std::optional<double> v = catalog::ParseDouble(text);
+  if (!v || !(*v >= 0 && *v <= kMaxCount) || *v != std::floor(*v)) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
+// Whole number from 0 to kMaxCount in `column`, or an error naming the line
+// and column.
 std::optional<int64_t> Count(const catalog::CsvRecord& rec, std::string_view column,
                              ErrorList& errors) {
   const std::string& text = rec.Text(column);
-  std::optional<double> v = catalog::ParseDouble(text);
-  if (!v || *v < 0 || *v != std::floor(*v)) {
-    errors.Add(rec.line(), column, "\"" + text + "\"", "must be a whole number >= 0");
+  std::optional<int64_t> v = WholeCount(text);
+  if (!v) {
+    errors.Add(rec.line(), column, "\"" + text + "\"", "must be a whole number >= 0 and <= 10^15");
     return std::nullopt;
   }
-  return static_cast<int64_t>(*v);
+  return v;
 }
 
 Status ReadNodes(const std::string& path, std::vector<NodeShape>& shapes) {
@@ -337,8 +349,9 @@ Status ReadOpenb(const std::string& path, const std::string& nodes_path,
   int64_t last_deletion = 0;
   for (const catalog::CsvRow& row : table->rows()) {
     catalog::CsvRecord rec(*table, row);
-    if (std::optional<double> d = catalog::ParseDouble(rec.Text("deletion_time"))) {
-      last_deletion = std::max(last_deletion, static_cast<int64_t>(*d));
+    // A deletion_time that is not a count is reported by the loop below.
+    if (std::optional<int64_t> d = WholeCount(rec.Text("deletion_time"))) {
+      last_deletion = std::max(last_deletion, *d);
     }
   }
   for (const catalog::CsvRow& row : table->rows()) {

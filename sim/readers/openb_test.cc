@@ -110,6 +110,31 @@ TEST(Openb, BadFieldNamesLineColumnAndValue) {
       << t.status().message();
 }
 
+// Issue 24 (fuzzing): a deletion_time beyond what int64_t holds (here 2.2e131)
+// was converted to int64_t while finding the trace's end, which is undefined;
+// it is now an error naming the line, the column and the value like any other
+// bad count. 10^15 is the largest count taken, 10^15 + 1 is refused.
+TEST(Openb, Issue24CountsBeyondTenToTheFifteenthAreErrors) {
+  const std::string nodes = ScratchFile(
+      "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\n", "-nodes.csv");
+  const std::string huge(132, '2');  // 2.2e131
+  const std::string pods = ScratchFile(
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+      "deletion_time,scheduled_time\n"
+      "p0,1000,1024,1,1000,,LS,Running,0," + huge + ",0\n"
+      "p1,1000,1024,1,1000,,LS,Running,0,1000000000000001,0\n"
+      "p2,1000,1024,1,1000,,LS,Running,0,1000000000000000,0\n",
+      "-pods.csv");
+  Result<Trace> t = ReadTrace(pods, TraceFormat::kOpenb, nodes);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  const std::string& m = t.status().message();
+  EXPECT_NE(m.find(pods + ":2: deletion_time: \"" + huge + "\" must be a whole number >= 0 and <= 10^15"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find(pods + ":3: deletion_time: \"1000000000000001\" must be"), std::string::npos) << m;
+  EXPECT_EQ(m.find(pods + ":4:"), std::string::npos) << m;
+}
+
 TEST(Openb, GpuSpecRestrictsModels) {
   Result<Trace> t = ReadTrace(DataFile(kOpenbGpuSpec), TraceFormat::kOpenb);
   ASSERT_TRUE(t.ok()) << t.status().message();

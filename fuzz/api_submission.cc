@@ -1,0 +1,21 @@
+// Fuzz target: the API's decoding of a job submission (POST /v1/jobs and the
+// fleet plan endpoint): the body format from its Content-Type, then
+// ParseSubmission (control/submission.cc). The first byte of the input picks
+// the Content-Type the daemon is sent; the rest is the body.
+#include <array>
+
+#include "control/submission.h"
+#include "fuzz/scratch_file.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static constexpr std::array<std::string_view, 5> kContentTypes = {
+      "", "application/json", "application/yaml", "text/yaml; charset=utf-8", "text/plain"};
+  if (size == 0) return 0;
+  std::string_view content_type = kContentTypes[data[0] % kContentTypes.size()];
+  std::string_view body = meridian::fuzz::Bytes(data + 1, size - 1);
+  auto format = meridian::control::FormatFor(content_type, body);
+  if (!format.ok()) return 0;
+  auto submission = meridian::control::ParseSubmission(body, *format, "fuzz-tenant");
+  if (!submission.ok()) (void)meridian::control::FieldOfMessage(submission.status().message());
+  return 0;
+}

@@ -1,0 +1,8 @@
+// Fuzz target: the dlrm trace reader (sim/readers/dlrm.cc, docs/trace-format.md).
+#include "fuzz/trace_input.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  meridian::fuzz::ReadTraceBytes(meridian::fuzz::Bytes(data, size),
+                                 meridian::sim::TraceFormat::kDlrm, {}, "trace.csv");
+  return 0;
+}

@@ -1,0 +1,9 @@
+// Fuzz target: the Kubernetes Jobs history reader (sim/readers/k8s_jobs.cc):
+// `kubectl get jobs -o json` output.
+#include "fuzz/trace_input.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  meridian::fuzz::ReadTraceBytes(meridian::fuzz::Bytes(data, size),
+                                 meridian::sim::TraceFormat::kK8sJobs, {}, "k8s_jobs.json");
+  return 0;
+}
