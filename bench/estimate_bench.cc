@@ -1,9 +1,13 @@
-// MakePlan for one 7B fine-tune over the test catalog and the embedded one, against a baseline measured in
-// the same run: the memory fit of the same job on every GPU model alone. The
-// ratio says what pricing every (offering x count x pricing model) costs on
-// top of the arithmetic that decides the GPU count.
+// MakePlan for one 7B fine-tune over the test catalog and the embedded one,
+// and for every bundled example (examples/*.yaml) over the embedded catalog,
+// against a baseline measured in the same run: the memory fit of the 7B job on
+// every GPU model alone. The ratio says what pricing every (offering x count x
+// pricing model) costs on top of the arithmetic that decides the GPU count.
+// A plan of a bundled example should take under 5 ms (issue 18).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <string>
@@ -11,6 +15,7 @@
 #include "estimate/memory.h"
 #include "estimate/plan.h"
 #include "estimate/test_catalog.h"
+#include "spec/spec.h"
 
 namespace meridian::estimate {
 namespace {
@@ -74,6 +79,45 @@ void BM_MakePlanEmbedded(benchmark::State& state) {
 }
 BENCHMARK(BM_MakePlanEmbedded)->Unit(benchmark::kMillisecond);
 
+const catalog::Catalog* EmbeddedCatalog() {
+  static const auto cat = catalog::Catalog::LoadEmbedded();
+  return cat.ok() ? cat->get() : nullptr;
+}
+
+// `meridian plan examples/NAME.yaml` without reading the catalog and the file:
+// the first job of the example, planned at 2026-01-01T00:00:00Z (before every
+// absolute deadline in the examples).
+void BM_PlanExample(benchmark::State& state, const std::string& path) {
+  const catalog::Catalog* cat = EmbeddedCatalog();
+  Result<std::vector<JobSpec>> jobs = spec::LoadJobSpecFile(path);
+  if (!cat || !jobs.ok() || jobs->empty()) {
+    state.SkipWithError(("cannot load the embedded catalog or " + path).c_str());
+    return;
+  }
+  const UnixSeconds at = FromCivil({2026, 1, 1, 0, 0, 0});
+  size_t options = 0;
+  for (auto _ : state) {
+    Result<Plan> plan = MakePlan(jobs->front(), *cat, {at, 0});
+    options = plan->options.size();
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["options"] = static_cast<double>(options);
+}
+
+void RegisterExamples() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(fs::path(MERIDIAN_SOURCE_DIR) / "examples")) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    benchmark::RegisterBenchmark(("BM_PlanExample/" + f.stem().string()).c_str(), BM_PlanExample,
+                                 f.string())
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
 // Console output plus the ratio of each benchmark to the baseline.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
@@ -103,6 +147,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace meridian::estimate
 
 int main(int argc, char** argv) {
+  meridian::estimate::RegisterExamples();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   meridian::estimate::RatioReporter reporter;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <tuple>
+#include <unordered_map>
 
 #include "estimate/memory.h"
 #include "estimate/pricing.h"
@@ -47,17 +50,26 @@ catalog::CarbonReading MeanCarbon(const catalog::Catalog& catalog, const std::st
   constexpr int64_t kMaxSamples = 8784;
   int64_t n = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(hours)));
   int64_t step = (n + kMaxSamples - 1) / kMaxSamples;
+  int64_t samples = (n + step - 1) / step;  // h = 0, step, 2 step, ... < n
   catalog::CarbonReading mean;
+  const catalog::Region* r = catalog.FindRegion(region);
+  if (r == nullptr) return mean;  // no reading at any hour: 0, as CarbonAt's NotFound
+  // The region and its series are looked up once, not per hour: the sum is
+  // that of CarbonAt(region, start + h x 3600) over the same hours in the same
+  // order (SumAt's contract), so the mean is the same double. Measured with
+  // estimate_bench (BM_PlanExample/llm-training, docs/estimator.md).
   double sum = 0;
-  int64_t samples = 0;
-  for (int64_t h = 0; h < n; h += step, ++samples) {
-    Result<catalog::CarbonReading> r = catalog.CarbonAt(region, start + h * 3600);
-    if (!r.ok()) continue;
-    sum += r->gco2_per_kwh;
-    mean.source = r->source;
-    mean.zone = r->zone;
+  if (const catalog::CarbonSeries* s =
+          r->grid_zone.empty() ? nullptr : catalog.FindCarbonSeries(r->grid_zone)) {
+    sum = s->SumAt(start, step * 3600, static_cast<int>(samples));
+    mean.source = catalog::CarbonSourceKind::kHourly;
+    mean.zone = r->grid_zone;
+  } else {
+    for (int64_t i = 0; i < samples; ++i) sum += r->yearly_gco2_per_kwh;
+    mean.source = catalog::CarbonSourceKind::kYearly;
+    mean.zone = r->yearly_source;
   }
-  mean.gco2_per_kwh = samples > 0 ? sum / static_cast<double>(samples) : 0;
+  mean.gco2_per_kwh = sum / static_cast<double>(samples);
   return mean;
 }
 
@@ -98,6 +110,13 @@ struct CountPlan {
 
 using CarbonCache = std::map<std::tuple<std::string, UnixSeconds, int64_t>, catalog::CarbonReading>;
 
+// Egress to a region: its cost and the notes saying how it was priced.
+struct Egress {
+  Money cost;
+  std::vector<std::string> notes;
+};
+using EgressCache = std::map<std::string, Egress, std::less<>>;  // by region id
+
 struct OptionInput {
   const ResolvedJob* job;
   const GpuEstimate* estimate;
@@ -105,27 +124,38 @@ struct OptionInput {
   const catalog::Catalog* catalog;
   const PlanContext* ctx;
   CarbonCache* carbon;
+  EgressCache* egress;  // one answer per region: every option there has the same
 };
 
 void AddOnce(std::vector<std::string>* list, const std::string& s) {
   if (std::find(list->begin(), list->end(), s) == list->end()) list->push_back(s);
 }
 
-Money EgressCost(const OptionInput& in, const std::string& region, std::vector<std::string>* notes) {
+Egress EgressTo(const OptionInput& in, const std::string& region) {
+  Egress out;
   const DataLocation& data = in.job->spec.data;
-  if (data.region.empty() || data.size_gb <= 0) return Money();
+  if (data.region.empty() || data.size_gb <= 0) return out;
   std::optional<double> rate = in.catalog->EgressUsdPerGb(data.region, region);
   if (!rate) {
     rate = kDefaultInternetEgressUsdPerGb;
-    notes->push_back("egress: no catalog price for " + data.region + " -> " + region +
-                     "; internet egress $" + Fixed(*rate, 2) + "/GB assumed");
+    out.notes.push_back("egress: no catalog price for " + data.region + " -> " + region +
+                        "; internet egress $" + Fixed(*rate, 2) + "/GB assumed");
   }
-  Money cost = Money::FromDollars(data.size_gb * *rate);
-  if (cost.micros() > 0) {
-    notes->push_back("egress: " + Fixed(data.size_gb, 0) + " GB from " + data.region + " x $" +
-                     Fixed(*rate, 3) + "/GB = $" + cost.ToString());
+  out.cost = Money::FromDollars(data.size_gb * *rate);
+  if (out.cost.micros() > 0) {
+    out.notes.push_back("egress: " + Fixed(data.size_gb, 0) + " GB from " + data.region + " x $" +
+                        Fixed(*rate, 3) + "/GB = $" + out.cost.ToString());
   }
-  return cost;
+  return out;
+}
+
+// EgressTo, computed once per region of a GPU model's options (formatting its
+// notes was a sixth of a plan's time for a job with data to move).
+Money EgressCost(const OptionInput& in, const std::string& region, std::vector<std::string>* notes) {
+  auto it = in.egress->find(region);
+  if (it == in.egress->end()) it = in.egress->emplace(region, EgressTo(in, region)).first;
+  notes->insert(notes->end(), it->second.notes.begin(), it->second.notes.end());
+  return it->second.cost;
 }
 
 void AddFitNotes(const OptionInput& in, Option* o) {
@@ -258,7 +288,8 @@ OptionSet BuildOptions(const ResolvedJob& job, const GpuEstimate& estimate,
   Locations where = AllowedLocations(job.spec, gpu->name, catalog);
   if (where.by_location.empty()) return {{}, where.refusal};
   CarbonCache carbon;
-  OptionInput in{&job, &estimate, gpu, &catalog, &ctx, &carbon};
+  EgressCache egress;
+  OptionInput in{&job, &estimate, gpu, &catalog, &ctx, &carbon, &egress};
   for (const CountPlan& count : CountPlans(in)) {
     for (const auto& [loc, offerings] : where.by_location) {
       for (const catalog::Offering* off : BestFitOfferings(offerings, count.gpus)) {
@@ -281,60 +312,54 @@ OptionSet BuildOptions(const ResolvedJob& job, const GpuEstimate& estimate,
 
 namespace {
 
-// Everything that tells two options apart except the zone.
-struct ZoneFreeKey {
-  std::string gpu;
-  int gpus = 0, gpus_used = 0, instances = 0;
-  std::string region, instance_type;
-  int pricing = 0;
-  int64_t price_micros = 0, cost_micros = 0, egress_micros = 0, co2_grams = 0;
-  double wait_hours = 0, hours = 0, billed_hours = 0, energy_kwh = 0, carbon = 0, memory_gib = 0;
-  UnixSeconds start = 0, finish = 0;
-  bool meets_deadline = false, within_budget = false;
-  std::string image;
-  std::vector<std::string> notes;
-  auto operator<=>(const ZoneFreeKey&) const = default;
+// Everything that tells two options apart except the zone, by reference.
+auto ZoneFreeFields(const Option& o) {
+  return std::forward_as_tuple(o.gpu, o.gpus, o.gpus_used, o.instances, o.offering.region,
+                               o.offering.instance_type, o.pricing, o.price_per_hour, o.cost,
+                               o.egress_cost, o.co2, o.wait_hours, o.hours, o.billed_hours,
+                               o.energy_kwh, o.carbon_gco2_per_kwh, o.memory_per_gpu_gib, o.start,
+                               o.finish, o.meets_deadline, o.within_budget, o.image, o.notes);
+}
+
+// Options equal but for the zone hash alike: a few of the fields above.
+struct ZoneFreeHash {
+  size_t operator()(const Option* o) const {
+    size_t h = std::hash<std::string>()(o->offering.region);
+    auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    mix(std::hash<std::string>()(o->offering.instance_type));
+    mix(std::hash<int64_t>()(o->cost.micros()));
+    mix(static_cast<size_t>(o->gpus) * 8 + static_cast<size_t>(o->pricing));
+    return h;
+  }
 };
 
-ZoneFreeKey KeyOf(const Option& o) {
-  ZoneFreeKey k;
-  k.gpu = o.gpu;
-  k.gpus = o.gpus;
-  k.gpus_used = o.gpus_used;
-  k.instances = o.instances;
-  k.region = o.offering.region;
-  k.instance_type = o.offering.instance_type;
-  k.pricing = static_cast<int>(o.pricing);
-  k.price_micros = o.price_per_hour.micros();
-  k.cost_micros = o.cost.micros();
-  k.egress_micros = o.egress_cost.micros();
-  k.co2_grams = o.co2.grams();
-  k.wait_hours = o.wait_hours;
-  k.hours = o.hours;
-  k.billed_hours = o.billed_hours;
-  k.energy_kwh = o.energy_kwh;
-  k.carbon = o.carbon_gco2_per_kwh;
-  k.memory_gib = o.memory_per_gpu_gib;
-  k.start = o.start;
-  k.finish = o.finish;
-  k.meets_deadline = o.meets_deadline;
-  k.within_budget = o.within_budget;
-  k.image = o.image;
-  k.notes = o.notes;
-  return k;
-}
+struct ZoneFreeEqual {
+  bool operator()(const Option* a, const Option* b) const {
+    return ZoneFreeFields(*a) == ZoneFreeFields(*b);
+  }
+};
 
 }  // namespace
 
+// A hash set of the first option of each zone-free key, rather than a sorted
+// map of copied keys: the same groups (equality of the same fields), without
+// copying every option's strings and notes into a key (a fifth of a plan's
+// time for the rendering example, estimate_bench).
 void CollapseZones(std::vector<Option>* ranked) {
-  std::map<ZoneFreeKey, size_t> first;  // key -> index in `kept`
+  std::vector<Option>& r = *ranked;
+  std::unordered_map<const Option*, size_t, ZoneFreeHash, ZoneFreeEqual> first;  // -> kept index
+  first.reserve(r.size());
+  std::vector<size_t> kept_at(r.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    kept_at[i] = first.emplace(&r[i], first.size()).first->second;
+  }
   std::vector<Option> kept;
-  for (Option& o : *ranked) {
-    auto [it, fresh] = first.emplace(KeyOf(o), kept.size());
-    if (fresh) {
-      kept.push_back(std::move(o));
+  kept.reserve(first.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (kept_at[i] == kept.size()) {
+      kept.push_back(std::move(r[i]));  // the first of its key, in rank order
     } else {
-      kept[it->second].other_zones.push_back(o.offering.zone);
+      kept[kept_at[i]].other_zones.push_back(r[i].offering.zone);
     }
   }
   for (Option& o : kept) {
@@ -346,15 +371,25 @@ void CollapseZones(std::vector<Option>* ranked) {
   *ranked = std::move(kept);
 }
 
+// Sorts pointers and then moves each option once: the same stable order as
+// sorting the options themselves, without moving whole options (offering,
+// notes) n log n times.
 void RankOptions(std::vector<Option>* options) {
-  std::stable_sort(options->begin(), options->end(), [](const Option& a, const Option& b) {
-    bool a_miss = !a.meets_deadline, b_miss = !b.meets_deadline;
-    int a_pricing = static_cast<int>(a.pricing), b_pricing = static_cast<int>(b.pricing);
-    return std::tie(a_miss, a.cost, a.finish, a.gpu, a.offering.region, a.offering.zone,
-                    a.offering.instance_type, a_pricing, a.gpus) <
-           std::tie(b_miss, b.cost, b.finish, b.gpu, b.offering.region, b.offering.zone,
-                    b.offering.instance_type, b_pricing, b.gpus);
+  std::vector<Option*> order;
+  order.reserve(options->size());
+  for (Option& o : *options) order.push_back(&o);
+  std::stable_sort(order.begin(), order.end(), [](const Option* a, const Option* b) {
+    bool a_miss = !a->meets_deadline, b_miss = !b->meets_deadline;
+    int a_pricing = static_cast<int>(a->pricing), b_pricing = static_cast<int>(b->pricing);
+    return std::tie(a_miss, a->cost, a->finish, a->gpu, a->offering.region, a->offering.zone,
+                    a->offering.instance_type, a_pricing, a->gpus) <
+           std::tie(b_miss, b->cost, b->finish, b->gpu, b->offering.region, b->offering.zone,
+                    b->offering.instance_type, b_pricing, b->gpus);
   });
+  std::vector<Option> ranked;
+  ranked.reserve(order.size());
+  for (Option* o : order) ranked.push_back(std::move(*o));
+  *options = std::move(ranked);
 }
 
 }  // namespace meridian::estimate

@@ -437,6 +437,24 @@ TEST(CarbonTest, MeanOverThePlannedHours) {
   EXPECT_EQ(MeanCarbon(*cat, "aws:us-east-1", day, 1).source, catalog::CarbonSourceKind::kHourly);
 }
 
+// A region without an hourly series reads its yearly figure at every hour;
+// a region the catalog lacks reads nothing (0, as CarbonAt's NotFound).
+TEST(CarbonTest, MeanOfAYearlyRegionIsItsFigureAndOfAnUnknownRegionZero) {
+  auto cat = TestCatalog();
+  const UnixSeconds day = FromCivil({2024, 6, 1, 0, 0, 0});
+  // gcp:us-central1: 430 g/kWh (gcp yearly 2023) for each of 3 hours: 1290 / 3.
+  const catalog::CarbonReading central = MeanCarbon(*cat, "gcp:us-central1", day, 2.5);
+  EXPECT_DOUBLE_EQ(central.gco2_per_kwh, 430);
+  EXPECT_EQ(central.source, catalog::CarbonSourceKind::kYearly);
+  EXPECT_EQ(central.zone, "gcp yearly 2023");
+  EXPECT_EQ(MeanCarbon(*cat, "gcp:nowhere", day, 3).gco2_per_kwh, 0);
+  // 10,000 h: one sample in two (at most 8,784 samples), across a year end:
+  // the mean of CarbonAt at hours 0, 2, ..., 9,998, read one by one.
+  double sum = 0;
+  for (int h = 0; h < 10000; h += 2) sum += cat->CarbonAt("aws:us-east-1", day + h * 3600)->gco2_per_kwh;
+  EXPECT_DOUBLE_EQ(MeanCarbon(*cat, "aws:us-east-1", day, 10000).gco2_per_kwh, sum / 5000);
+}
+
 Option InZone(const std::string& zone, double usd_per_hour) {
   Option o;
   o.gpu = "H200-141GB";

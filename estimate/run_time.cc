@@ -135,18 +135,24 @@ std::optional<double> HoursOverSlowerNetwork(const ResolvedJob& job, const catal
   return t->run_hours;
 }
 
+MigShare MigSliceShare(const catalog::GpuModel& gpu, const catalog::MigProfile& profile,
+                       bool bandwidth_bound) {
+  if (bandwidth_bound) {
+    int slices = 0;
+    for (const auto& p : gpu.mig_profiles) slices = std::max(slices, p.memory_slices);
+    if (slices > 0 && profile.memory_slices > 0) return {profile.memory_slices, slices};
+  }
+  return {std::max(1, profile.compute_slices), 7};
+}
+
+bool MigBandwidthBound(const GpuEstimate& e) { return e.throughput.bound == "memory-bandwidth"; }
+
 double MigRunHours(const JobSpec& job, const GpuEstimate& e, const catalog::GpuModel& gpu,
                    const catalog::MigProfile& profile) {
   const double run_hours = e.throughput.run_hours;
   if (job.work.form == Work::Form::kNone) return run_hours;
-  if (e.throughput.bound == "memory-bandwidth") {
-    int slices = 0;
-    for (const auto& p : gpu.mig_profiles) slices = std::max(slices, p.memory_slices);
-    if (slices > 0 && profile.memory_slices > 0) {
-      return run_hours * slices / static_cast<double>(profile.memory_slices);
-    }
-  }
-  return run_hours * 7.0 / static_cast<double>(std::max(1, profile.compute_slices));
+  const MigShare share = MigSliceShare(gpu, profile, MigBandwidthBound(e));
+  return run_hours * share.of / static_cast<double>(share.slices);
 }
 
 double RecordedRunRatio(WorkloadKind kind, const catalog::GpuModel& recorded,

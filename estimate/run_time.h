@@ -26,6 +26,7 @@
 //   MigRunHours       the run on a MIG slice (memory-slice share for
 //                     bandwidth-bound work, compute share 7/g for the rest;
 //                     a run of stated duration lasts as long)
+//   MigSliceShare     that share, also for resizing a slice (sched/mig_fleet)
 //   RecordedRunRatio  how a run recorded on one model scales to another, per
 //                     GPU, for the job's kind at each model's precision
 //
@@ -85,9 +86,26 @@ std::optional<double> HoursOverSlowerNetwork(const ResolvedJob& job, const catal
                                              const ThroughputQuery& q, double reference_hours,
                                              const catalog::Offering& off, int instances);
 
-// Run hours of `e` on MIG slice `profile` of `gpu`: bandwidth-bound work
-// (decode, rendering) by the slice's memory slices (x 8/m on an 8-slice GPU),
-// the rest by compute share (x 7/g); a run of stated duration lasts as long.
+// The speed of MIG slice `profile` of `gpu` as a share of the whole GPU's,
+// slices / of: for bandwidth-bound work (decode, rendering, a low-intensity
+// roofline) its memory slices over the GPU's (8 on A100/H100/H200: a slice
+// gets that share of the memory bandwidth), for the rest its compute slices
+// over 7. The one rule for a run on a slice: MigRunHours, and the
+// scheduler's resizing of a slice (sched/mig_fleet.cc, SizeMigByShare).
+struct MigShare {
+  int slices = 1;
+  int of = 1;
+};
+MigShare MigSliceShare(const catalog::GpuModel& gpu, const catalog::MigProfile& profile,
+                       bool bandwidth_bound);
+
+// Whether `e` runs at memory bandwidth (its roofline's memory side), so a
+// MIG slice runs it at its memory-slice share.
+bool MigBandwidthBound(const GpuEstimate& e);
+
+// Run hours of `e` on MIG slice `profile` of `gpu`: run_hours x of / slices
+// (MigSliceShare: x 8/m bandwidth-bound, x 7/g otherwise); a run of stated
+// duration lasts as long.
 double MigRunHours(const JobSpec& job, const GpuEstimate& e, const catalog::GpuModel& gpu,
                    const catalog::MigProfile& profile);
 

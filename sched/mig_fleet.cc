@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "estimate/run_time.h"
+
 namespace meridian::sched {
 
 namespace {
@@ -96,10 +98,16 @@ void SizeMigByShare(QueuedJob& job, int milli, const Fleet& fleet) {
     const catalog::GpuModel& gpu = models.Of(d.model);
     const int p = mig::SmallestProfile(gpu, mig::NeedForShare(milli));
     if (p < 0) continue;
-    const int old_compute = std::max(1, gpu.mig_profiles[d.mig_profile].compute_slices);
-    const int new_compute = std::max(1, gpu.mig_profiles[p].compute_slices);
-    if (d.mig_run_hours != d.run_hours) {  // counted work: slower on fewer compute slices
-      d.mig_run_hours = d.mig_run_hours * static_cast<float>(old_compute) / static_cast<float>(new_compute);
+    // Counted work runs at the new slice's share of the GPU over the old
+    // one's: memory slices when bandwidth-bound, compute slices otherwise
+    // (estimate::MigSliceShare, the rule estimate::MigRunHours applies).
+    const estimate::MigShare from =
+        estimate::MigSliceShare(gpu, gpu.mig_profiles[d.mig_profile], d.mig_bandwidth_bound);
+    const estimate::MigShare to = estimate::MigSliceShare(gpu, gpu.mig_profiles[p], d.mig_bandwidth_bound);
+    if (d.mig_run_hours != d.run_hours) {
+      d.mig_run_hours = static_cast<float>(d.mig_run_hours *
+                                           (static_cast<double>(from.slices) * to.of) /
+                                           (static_cast<double>(to.slices) * from.of));
     }
     d.mig_profile = static_cast<int8_t>(p);
     d.mig_span = static_cast<uint8_t>(gpu.mig_profiles[p].placement_span);

@@ -145,5 +145,33 @@ TEST(MigFleet, SizeMigByShare) {
   EXPECT_EQ(q.demands[0].mig_profile, before.demands[0].mig_profile);
 }
 
+// Decode of a 1B model at batch 1 reads its 2 GB of weights per token: bound
+// by memory bandwidth. Sized up from 1g.10gb (1 of 8 memory slices) to
+// 3g.40gb (4 of 8) by a 200-milli share, it runs 4x faster, not 3x (compute
+// 1 -> 3 of 7): 8/1 = 8x its whole-GPU hours on 1g.10gb, 8/4 = 2x on 3g.40gb.
+TEST(MigFleet, SizeMigByShareScalesBandwidthBoundDecodeByMemorySlices) {
+  testing::World w = testing::MakeWorld(testing::SmallFleetSpec(), false);
+  const catalog::GpuModel& h100 = w.catalog->gpus()[testing::Model(w, "H100-80GB").index()];
+  JobSpec spec;
+  spec.name = "decode";
+  spec.kind = WorkloadKind::kBatchInference;
+  spec.model.params_b = 1;
+  spec.model.batch = 1;
+  spec.model.seq_len = 1024;
+  spec.work.form = Work::Form::kTokens;
+  spec.work.tokens = 1e8;
+  spec.resources.gpus = 1;
+  spec.resources.mig = true;
+  spec.resources.gpu_models = {"H100-80GB"};
+  QueuedJob q = testing::Queue(w, spec, 1);
+  const ModelDemand& d = q.demands[0];
+  ASSERT_EQ(h100.mig_profiles[d.mig_profile].name, "1g.10gb");
+  ASSERT_TRUE(d.mig_bandwidth_bound);
+  EXPECT_FLOAT_EQ(d.mig_run_hours, d.run_hours * 8);
+  SizeMigByShare(q, 200, *w.fleet);
+  EXPECT_EQ(h100.mig_profiles[d.mig_profile].name, "3g.40gb");
+  EXPECT_FLOAT_EQ(d.mig_run_hours, d.run_hours * 2);
+}
+
 }  // namespace
 }  // namespace meridian::sched

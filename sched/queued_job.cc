@@ -76,6 +76,7 @@ Result<ModelDemand> DemandOn(const estimate::ResolvedJob& r, const catalog::GpuM
       d.mig_profile = static_cast<int8_t>(i);
       d.mig_span = static_cast<uint8_t>(PlacementsOf(p).span);
       d.mig_run_hours = static_cast<float>(estimate::MigRunHours(r.spec, *e, gpu, p));
+      d.mig_bandwidth_bound = estimate::MigBandwidthBound(*e);
     }
   }
   const estimate::ResolvedJob on = estimate::AtPrecision(r, d.precision);

@@ -42,6 +42,7 @@ struct ModelDemand {
   float mig_run_hours = 0;       // on that slice (estimate::MigRunHours): memory-slice
                                  // share when bandwidth-bound, else x 7 / compute slices
                                  // (a run of stated duration: run_hours)
+  bool mig_bandwidth_bound = false;  // which share (estimate::MigBandwidthBound)
   bool shortfall = false;        // fits only with a smaller micro-batch (slower)
   // Offerings of this model whose network would make the job's gang across
   // their instances slower than run_hours x span_factor assume
