@@ -386,6 +386,9 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
     launch.cgroup_dir = *cg;
   }
   const std::string run_path = AttemptFile(request.job_id, request.attempt, ".run");
+  launch.run_path = run_path;
+  launch.job_id = request.job_id;
+  launch.attempt = request.attempt;
   std::error_code ec;
   fs::remove(launch.status_path, ec);  // a relaunch of the same attempt starts afresh
   fs::remove(run_path, ec);

@@ -35,6 +35,8 @@ struct Prepared {
   gid_t gid = 0;
   std::string cgroup_procs, cgroup_kill;  // "" = no cgroup
   int64_t log_cap = 0;
+  std::string run_path, run_tmp, job_id;  // the attempt's record, written by the monitor
+  int attempt = 0;
 };
 
 // What the monitor tells the daemon once the job has exec'd (or failed to).
@@ -149,6 +151,33 @@ void WriteStatus(const Prepared& p, const Report& r, int wait_status, const rusa
   bool ok = WriteAll(fd, l.data(), l.size());
   close(fd);
   if (ok) rename(p.status_tmp.c_str(), p.status_path);
+}
+
+// Writes the attempt's record (WriteRunFile's format, status_file.h) once the
+// job has exec'd and before the daemon hears of it: a daemon that dies in
+// between finds the running attempt by it when it restarts.
+void WriteRun(const Prepared& p, const Report& r) {
+  if (p.run_path.empty()) return;
+  ProcStat self;
+  ReadProcStat(getpid(), &self);
+  Lines l;
+  l.Str(kRunFileMagic);
+  l.Str("\njob_id ");
+  l.Str(p.job_id.c_str());
+  l.Str("\n");
+  l.Add("attempt", p.attempt);
+  l.Add("shim_pid", getpid());
+  l.Add("shim_start", static_cast<int64_t>(self.start_time));
+  l.Add("job_pid", r.job_pid);
+  l.Add("job_start", static_cast<int64_t>(r.job_start));
+  l.Add("started", r.started);
+  l.Str(kStatusFileEnd);
+  l.Str("\n");
+  int fd = open(p.run_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  bool ok = WriteAll(fd, l.data(), l.size());
+  close(fd);
+  if (ok) rename(p.run_tmp.c_str(), p.run_path.c_str());
 }
 
 // The job's stdout and stderr through pipes, copied to the log files by the
@@ -438,6 +467,7 @@ void Watch(const Prepared& p, pid_t job, Relay* relay, bool* stop_requested,
   ReadProcStat(job, &st);  // the job is ours until we reap it: its entry is there
   r.job_pid = job;
   r.job_start = st.start_time;
+  if (r.stage == 0) WriteRun(p, r);
   WriteAll(report_fd, &r, sizeof(r));
   close(report_fd);
 
@@ -498,6 +528,10 @@ Result<ShimStarted> SpawnShim(const ShimLaunch& launch) {
     p.cgroup_kill = launch.cgroup_dir + "/cgroup.kill";
   }
   p.log_cap = launch.log_cap_bytes;
+  p.run_path = launch.run_path;
+  p.run_tmp = launch.run_path + ".tmp";
+  p.job_id = launch.job_id;
+  p.attempt = launch.attempt;
   if (launch.run_as) {
     p.drop = true;
     p.uid = launch.run_as->uid;

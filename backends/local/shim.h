@@ -44,6 +44,13 @@ struct ShimLaunch {
   // where the cut is, and how many bytes it dropped when the job ends.
   int64_t log_cap_bytes = 0;
   std::string status_path;               // written atomically (via status_path + ".tmp")
+  // The attempt's record (status_file.h, AttemptRun), "" = none: the monitor
+  // writes it once the job has exec'd and before it tells the daemon, so an
+  // attempt that runs always has one, even when the daemon dies before it
+  // hears of the start (a restarted daemon finds the attempt by it).
+  std::string run_path;
+  std::string job_id;
+  int attempt = 0;
   // The tenant's identity when the daemon isolates tenants: the job (not the
   // monitor) drops to it before it changes directory and execs, in the order
   // setgroups (none), setgid, setuid, each checked, and then checks that
