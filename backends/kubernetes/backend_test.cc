@@ -2,7 +2,10 @@
 // export-only and says so; with one whose API server does not answer, Launch
 // fails with kubectl's own error. No Kubernetes API server runs in these
 // tests (docs/kubernetes.md says what was and was not run against one).
+#include <nlohmann/json.hpp>
+
 #include "backends/kubernetes/backend.h"
+#include "backends/kubernetes/test_request.h"
 
 #include <gtest/gtest.h>
 
@@ -18,21 +21,8 @@
 namespace meridian::backends::k8s {
 namespace {
 
-std::shared_ptr<const catalog::Catalog> Cat() {
-  static auto c = catalog::Catalog::LoadEmbedded().value();
-  return c;
-}
-
-control::LaunchRequest Request() {
-  control::LaunchRequest r;
-  r.job_id = "j-00000042";
-  r.attempt = 2;
-  r.tenant = "research";
-  r.argv = {"python3", "train.py"};
-  r.gpus = {0, 1};
-  r.node = "k8s-0";
-  return r;
-}
+using test_support::Cat;
+using test_support::Request;
 
 // A kubeconfig whose server is a closed port on this machine.
 std::string DeadKubeconfig() {
@@ -101,9 +91,17 @@ struct RecordedCluster {
       inputs.push_back(c.input);
       ProcessOutput o;
       o.exit_code = 0;
-      if (c.argv.size() > 4 && c.argv[3] == "get" && c.argv[4] == "job") {
+      if (c.argv.size() > 4 && c.argv[3] == "get" && (c.argv[4] == "job" || c.argv[4] == "jobs")) {
+        // One Job by name, or the labelled list Poll reads: attempt 2 of
+        // j-00000042 (Request()) complete.
         std::ifstream f("backends/kubernetes/testdata/status/job-complete.json");
-        o.out.assign(std::istreambuf_iterator<char>(f), {});
+        std::string job(std::istreambuf_iterator<char>(f), {});
+        if (c.argv[4] == "jobs") {
+          nlohmann::json j = nlohmann::json::parse(job);
+          j["metadata"]["name"] = "j-00000042-2";
+          job = nlohmann::json{{"kind", "List"}, {"items", {j}}}.dump();
+        }
+        o.out = job;
       }
       return o;
     };

@@ -10,25 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/kubernetes/backend.h"
+#include "backends/kubernetes/test_request.h"
 
 namespace meridian::backends::k8s {
 namespace {
 
-std::shared_ptr<const catalog::Catalog> Cat() {
-  static auto c = catalog::Catalog::LoadEmbedded().value();
-  return c;
-}
-
-control::LaunchRequest Request() {
-  control::LaunchRequest r;
-  r.job_id = "j-00000042";
-  r.attempt = 2;
-  r.tenant = "research";
-  r.argv = {"python3", "train.py"};
-  r.gpus = {0, 1};
-  r.node = "k8s-0";
-  return r;
-}
+using test_support::Cat;
+using test_support::Request;
 
 // A kubeconfig file (the runner never reads it; the backend needs one to launch).
 std::string Kubeconfig() {
