@@ -284,9 +284,9 @@ OptionSet BuildOptions(const ResolvedJob& job, const GpuEstimate& estimate,
                        const catalog::Catalog& catalog, const PlanContext& ctx) {
   OptionSet set;
   const catalog::GpuModel* gpu = catalog.FindGpu(estimate.gpu);
-  if (!gpu) return {{}, "unknown GPU model " + estimate.gpu};
+  if (!gpu) return {{}, "unknown GPU model " + estimate.gpu, {}};
   Locations where = AllowedLocations(job.spec, gpu->name, catalog);
-  if (where.by_location.empty()) return {{}, where.refusal};
+  if (where.by_location.empty()) return {{}, where.refusal, {}};
   CarbonCache carbon;
   EgressCache egress;
   OptionInput in{&job, &estimate, gpu, &catalog, &ctx, &carbon, &egress};
