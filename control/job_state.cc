@@ -24,6 +24,14 @@ std::optional<JobState> ParseJobState(std::string_view s) {
   return std::nullopt;
 }
 
+Result<JobState> ParseStoredJobState(const std::string& word, const std::string& job_id) {
+  auto parsed = ParseJobState(word);
+  if (!parsed) {
+    return Status::Internal("job " + job_id + ": stored state \"" + word + "\" is not a job state");
+  }
+  return *parsed;
+}
+
 bool IsTerminal(JobState s) {
   switch (s) {
     case JobState::kSucceeded:

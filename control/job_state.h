@@ -8,9 +8,12 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "core/status.h"
 
 namespace meridian::control {
 
@@ -35,6 +38,9 @@ inline constexpr std::array<JobState, 9> kJobStates = {
 
 std::string_view JobStateName(JobState s);
 std::optional<JobState> ParseJobState(std::string_view s);
+// A state word read back from the store, for job `job_id`: an internal error
+// naming the job and the word when it is not a state.
+Result<JobState> ParseStoredJobState(const std::string& word, const std::string& job_id);
 // succeeded, failed and cancelled: the job never runs again.
 bool IsTerminal(JobState s);
 

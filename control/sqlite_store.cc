@@ -52,12 +52,9 @@ Result<JobRow> ReadJob(const Stmt& s) {
   j.name = s.Text(3);
   j.kind = s.Text(4);
   j.priority = s.Text(5);
-  const std::string state = s.Text(6);
-  auto parsed = ParseJobState(state);
-  if (!parsed) {
-    return Status::Internal("job " + j.id + ": stored state \"" + state + "\" is not a job state");
-  }
-  j.state = *parsed;
+  auto state = ParseStoredJobState(s.Text(6), j.id);
+  if (!state.ok()) return state.status();
+  j.state = *state;
   j.submitted_at = s.Int(7);
   j.started_at = s.OptInt(8);
   j.ended_at = s.OptInt(9);
@@ -259,13 +256,9 @@ class SqliteStore final : public Store {
       auto r = (*s)->Step();
       if (!r.ok()) return r.status();
       if (!*r) return out;
-      const std::string state = (*s)->Text(0);
-      auto parsed = ParseJobState(state);
-      if (!parsed) {
-        return Status::Internal("job " + (*s)->Text(2) + ": stored state \"" + state +
-                                "\" is not a job state");
-      }
-      out.emplace_back(*parsed, (*s)->Int(1));
+      auto state = ParseStoredJobState((*s)->Text(0), (*s)->Text(2));
+      if (!state.ok()) return state.status();
+      out.emplace_back(*state, (*s)->Int(1));
     }
   }
 

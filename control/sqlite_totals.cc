@@ -14,13 +14,9 @@ Result<std::vector<Store::JobTotal>> SelectJobTotals(Db& db, const std::string& 
     auto r = (*s)->Step();
     if (!r.ok()) return r.status();
     if (!*r) return out;
-    const std::string state = (*s)->Text(0);
-    auto parsed = ParseJobState(state);
-    if (!parsed) {
-      return Status::Internal("job " + (*s)->Text(6) + ": stored state \"" + state +
-                              "\" is not a job state");
-    }
-    out.push_back({*parsed, (*s)->Text(1), (*s)->Text(2), (*s)->Int(3), (*s)->Int(4),
+    auto state = ParseStoredJobState((*s)->Text(0), (*s)->Text(6));
+    if (!state.ok()) return state.status();
+    out.push_back({*state, (*s)->Text(1), (*s)->Text(2), (*s)->Int(3), (*s)->Int(4),
                    (*s)->Int(5)});
   }
 }
