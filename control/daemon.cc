@@ -7,7 +7,7 @@ namespace meridian::control {
 Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
                                               std::unique_ptr<Backend> backend) {
   std::unique_ptr<Daemon> d(new Daemon());
-  auto store = OpenSqliteStore(options.store);
+  auto store = OpenStore(options.store);
   if (!store.ok()) return store.status();
   d->store_ = std::move(store).value();
   d->backend_ = std::move(backend);

@@ -24,24 +24,6 @@ constexpr const char* kJobCols =
     "node,gpus,mig,region,pricing,reason,spec,handle,allocation,cancel_requested,cost_micro_usd,"
     "co2_mg";
 
-std::string JoinInts(const std::vector<int>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-
-std::vector<int> SplitInts(const std::string& s) {
-  std::vector<int> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t j = s.find(',', i);
-    if (j == std::string::npos) j = s.size();
-    out.push_back(std::stoi(s.substr(i, j - i)));
-    i = j + 1;
-  }
-  return out;
-}
-
 // A state the store does not know (a database edited by hand, or written by a
 // newer daemon) is an error for the caller, not a guess.
 Result<JobRow> ReadJob(const Stmt& s) {
@@ -61,7 +43,7 @@ Result<JobRow> ReadJob(const Stmt& s) {
   j.attempts = static_cast<int>(s.Int(10));
   j.exit_code = s.OptInt(11);
   j.placement.node = s.Text(12);
-  j.placement.gpus = SplitInts(s.Text(13));
+  j.placement.gpus = ParseStoredGpuList(s.Text(13));
   j.placement.mig = s.Text(14);
   j.placement.region = s.Text(15);
   j.placement.pricing = s.Text(16);
@@ -555,26 +537,7 @@ class SqliteStore final : public Store {
     JobRow j = std::move((*rows)[0]);
     if (u.expect_state && j.state != *u.expect_state) return false;
     const JobState from = j.state;
-    if (u.state) j.state = *u.state;
-    if (u.state) j.reason = u.message;
-    // A finished job always has an end, which retention goes by.
-    if (u.state && IsTerminal(*u.state) && !j.ended_at && !u.ended_at) j.ended_at = u.at;
-    if (u.reason) j.reason = *u.reason;
-    if (u.clear_ended) {
-      j.started_at.reset();
-      j.ended_at.reset();
-      j.exit_code.reset();
-    }
-    if (u.started_at) j.started_at = u.started_at;
-    if (u.ended_at) j.ended_at = u.ended_at;
-    if (u.exit_code) j.exit_code = u.exit_code;
-    if (u.attempts) j.attempts = *u.attempts;
-    if (u.placement) j.placement = *u.placement;
-    if (u.handle) j.handle = *u.handle;
-    if (u.allocation_json) j.allocation_json = *u.allocation_json;
-    if (u.cancel_requested) j.cancel_requested = *u.cancel_requested;
-    j.cost_micro_usd += u.add_cost_micro_usd;
-    j.co2_mg += u.add_co2_mg;
+    j = WithUpdate(std::move(j), u);
     auto w = db.Prepare(
         "UPDATE jobs SET state=?2,started_at=?3,ended_at=?4,attempts=?5,exit_code=?6,node=?7,"
         "gpus=?8,mig=?9,region=?10,pricing=?11,reason=?12,handle=?13,allocation=?14,"
@@ -583,7 +546,7 @@ class SqliteStore final : public Store {
     Stmt& s = **w;
     s.Bind(1, j.id).Bind(2, JobStateName(j.state)).Bind(3, j.started_at).Bind(4, j.ended_at);
     s.Bind(5, int64_t{j.attempts}).Bind(6, j.exit_code).Bind(7, j.placement.node);
-    s.Bind(8, JoinInts(j.placement.gpus)).Bind(9, j.placement.mig).Bind(10, j.placement.region);
+    s.Bind(8, StoredGpuList(j.placement.gpus)).Bind(9, j.placement.mig).Bind(10, j.placement.region);
     s.Bind(11, j.placement.pricing).Bind(12, j.reason).Bind(13, j.handle);
     s.Bind(14, j.allocation_json).Bind(15, int64_t{j.cancel_requested ? 1 : 0});
     s.Bind(16, j.cost_micro_usd).Bind(17, j.co2_mg);

@@ -8,6 +8,10 @@
 // waiting, runs them in one transaction and answers each after the commit, so
 // a burst of submissions costs one commit (and one fsync), not one each.
 //
+// PostgreSQL (OpenPostgresStore) keeps the same tables, with job numbers
+// from a sequence, and applies its schema as numbered migrations at open
+// (docs/control-plane.md, "PostgreSQL"); OpenStore picks by the --db value.
+//
 // Every job state change goes through Apply with a JobUpdate that names the
 // expected current state; the store writes the new state and its event row in
 // the same transaction. Threading: all methods are safe to call from any
@@ -69,6 +73,10 @@ inline constexpr int64_t kIdempotencyKeyTtlS = 24 * 3600;
 std::string JobIdFor(int64_t seq);                   // "j-00000042"
 std::optional<int64_t> SeqFromJobId(const std::string& id);
 
+// A placement's GPUs as the stores keep them: "0,1,3" ("" for none).
+std::string StoredGpuList(const std::vector<int>& gpus);
+std::vector<int> ParseStoredGpuList(const std::string& text);
+
 struct NewJob {
   std::string tenant, name, kind, priority;
   std::string spec_json;
@@ -102,6 +110,10 @@ struct JobUpdate {
   bool clear_ended = false;           // requeue: started/ended/exit back to null
   UnixSeconds at = 0;
 };
+
+// The job as `u` leaves it (its expected state is not checked here): what
+// every store writes back for an update that applies.
+JobRow WithUpdate(JobRow j, const JobUpdate& u);
 
 struct ListFilter {
   std::string tenant, kind;         // "" = any
@@ -235,7 +247,7 @@ class Store {
 };
 
 struct SqliteOptions {
-  std::string path;
+  std::string path;  // the file; for OpenStore, a PostgreSQL URI instead picks PostgreSQL
   std::string synchronous = "FULL";  // FULL: fsync per commit; NORMAL: see docs/control-plane.md
   int max_batch = 1024;              // writes per group commit
   int readers = 8;                   // pooled read connections
@@ -243,5 +255,21 @@ struct SqliteOptions {
 };
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options);
+
+struct PostgresOptions {
+  std::string uri;            // postgresql://USER@HOST:PORT/DB, or any libpq connection URI
+  int max_batch = 1024;       // writes per group commit
+  int readers = 8;            // pooled read connections
+  bool group_commit = true;   // false: one transaction per write
+};
+
+// Connects, applies the migrations the database has not had, and returns the
+// store. Any number of processes may open one database.
+Result<std::unique_ptr<Store>> OpenPostgresStore(const PostgresOptions& options);
+
+// The store `options.path` names: a "postgresql://" or "postgres://" URI
+// opens PostgreSQL (with the batch, reader and group-commit settings; the
+// synchronous mode is SQLite's only), anything else the SQLite file.
+Result<std::unique_ptr<Store>> OpenStore(const SqliteOptions& options);
 
 }  // namespace meridian::control

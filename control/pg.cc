@@ -1,0 +1,147 @@
+#include "control/pg.h"
+
+#include <libpq-fe.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace meridian::control {
+
+namespace {
+
+// The statement's first words, to name it in an error without its values.
+std::string Head(const std::string& sql) {
+  std::string h = sql.substr(0, 60);
+  for (char& c : h) {
+    if (c == '\n') c = ' ';
+  }
+  return sql.size() > 60 ? h + "..." : h;
+}
+
+std::string ConnError(pg_conn* c) {
+  std::string m = c ? PQerrorMessage(c) : "out of memory";
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+  return m;
+}
+
+}  // namespace
+
+bool IsPostgresUri(std::string_view db) {
+  return db.rfind("postgresql://", 0) == 0 || db.rfind("postgres://", 0) == 0;
+}
+
+std::string RedactedUri(std::string_view uri) {
+  const size_t scheme = uri.find("://");
+  if (scheme == std::string_view::npos) return std::string(uri);
+  const size_t at = uri.find('@', scheme + 3);
+  const size_t colon = uri.find(':', scheme + 3);
+  if (at == std::string_view::npos || colon == std::string_view::npos || colon > at) {
+    return std::string(uri);
+  }
+  return std::string(uri.substr(0, colon)) + ":***" + std::string(uri.substr(at));
+}
+
+PgParam Param(std::string_view v) { return std::string(v); }
+PgParam Param(const char* v) { return std::string(v); }
+PgParam Param(int64_t v) { return std::to_string(v); }
+PgParam Param(int v) { return std::to_string(v); }
+PgParam Param(bool v) { return std::string(v ? "true" : "false"); }
+PgParam Param(double v) {
+  if (std::isnan(v)) return std::nullopt;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);  // round-trips every double
+  return std::string(buf);
+}
+PgParam Param(const std::optional<int64_t>& v) {
+  return v ? PgParam(std::to_string(*v)) : std::nullopt;
+}
+
+PgRows& PgRows::operator=(PgRows&& o) noexcept {
+  if (this != &o) {
+    if (r_) PQclear(r_);
+    r_ = o.r_;
+    o.r_ = nullptr;
+  }
+  return *this;
+}
+
+PgRows::~PgRows() {
+  if (r_) PQclear(r_);
+}
+
+int PgRows::size() const { return PQntuples(r_); }
+bool PgRows::IsNull(int row, int col) const { return PQgetisnull(r_, row, col) != 0; }
+std::string PgRows::Text(int row, int col) const { return PQgetvalue(r_, row, col); }
+int64_t PgRows::Int(int row, int col) const {
+  return IsNull(row, col) ? 0 : std::strtoll(PQgetvalue(r_, row, col), nullptr, 10);
+}
+std::optional<int64_t> PgRows::OptInt(int row, int col) const {
+  if (IsNull(row, col)) return std::nullopt;
+  return Int(row, col);
+}
+double PgRows::Double(int row, int col) const {
+  if (IsNull(row, col)) return std::numeric_limits<double>::quiet_NaN();
+  return std::strtod(PQgetvalue(r_, row, col), nullptr);
+}
+bool PgRows::Bool(int row, int col) const { return Text(row, col) == "t"; }
+int64_t PgRows::Changed() const { return std::strtoll(PQcmdTuples(r_), nullptr, 10); }
+
+Result<std::unique_ptr<PgConn>> PgConn::Open(const std::string& uri) {
+  pg_conn* c = PQconnectdb(uri.c_str());
+  if (c == nullptr || PQstatus(c) != CONNECTION_OK) {
+    const std::string why = ConnError(c);
+    if (c) PQfinish(c);
+    return Status::Internal("PostgreSQL " + RedactedUri(uri) + ": cannot connect: " + why);
+  }
+  auto conn = std::unique_ptr<PgConn>(new PgConn(c, uri));
+  // Notices (a CREATE ... IF NOT EXISTS that found the thing) are not errors.
+  MERIDIAN_RETURN_IF_ERROR(conn->Exec("SET client_min_messages = warning"));
+  return conn;
+}
+
+PgConn::~PgConn() { PQfinish(c_); }
+
+Status PgConn::Reconnect() {
+  if (PQstatus(c_) == CONNECTION_OK) return Status::Ok();
+  PQreset(c_);
+  if (PQstatus(c_) != CONNECTION_OK) {
+    return Status::Internal("PostgreSQL " + RedactedUri(uri_) + ": connection lost: " +
+                            ConnError(c_));
+  }
+  return Exec("SET client_min_messages = warning");
+}
+
+Status PgConn::Exec(const std::string& sql) {
+  if (PQstatus(c_) != CONNECTION_OK) MERIDIAN_RETURN_IF_ERROR(Reconnect());
+  pg_result* r = PQexec(c_, sql.c_str());
+  Status st = Check(r, sql);
+  if (r) PQclear(r);
+  return st;
+}
+
+Status PgConn::Check(pg_result* r, const std::string& sql) const {
+  const ExecStatusType st = PQresultStatus(r);
+  if (r && (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)) return Status::Ok();
+  std::string m = r ? PQresultErrorMessage(r) : ConnError(c_);
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+  return Status::Internal("PostgreSQL: " + Head(sql) + ": " + m);
+}
+
+Result<PgRows> PgConn::Query(const std::string& sql, const std::vector<PgParam>& params) {
+  if (PQstatus(c_) != CONNECTION_OK) MERIDIAN_RETURN_IF_ERROR(Reconnect());
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const PgParam& p : params) values.push_back(p ? p->c_str() : nullptr);
+  pg_result* r = PQexecParams(c_, sql.c_str(), static_cast<int>(params.size()), nullptr,
+                              values.data(), nullptr, nullptr, 0);
+  Status st = Check(r, sql);
+  if (!st.ok()) {
+    if (r) PQclear(r);
+    return st;
+  }
+  return PgRows(r);
+}
+
+}  // namespace meridian::control

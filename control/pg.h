@@ -1,0 +1,89 @@
+// PgConn and PgRows: a thin RAII layer over one libpq connection. Every
+// statement is sent with its values as parameters ($1, $2, ...), never spliced
+// into the SQL text. Errors come back as Status naming the statement's first
+// words and PostgreSQL's message.
+//
+// A connection that broke (the server restarted, or a failover moved it) is
+// reset on its next use, so one failed call does not make every later one fail.
+//
+// Threading: a PgConn belongs to one thread at a time (the store hands
+// connections out from a pool, or keeps one for its writer).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+struct pg_conn;
+struct pg_result;
+
+namespace meridian::control {
+
+// True when `db` names a PostgreSQL database (a "postgresql://" or
+// "postgres://" URI) rather than a SQLite file.
+bool IsPostgresUri(std::string_view db);
+
+// `uri` with any password left out, for messages and logs.
+std::string RedactedUri(std::string_view uri);
+
+// One parameter in PostgreSQL's text form; nullopt is NULL.
+using PgParam = std::optional<std::string>;
+PgParam Param(std::string_view v);
+PgParam Param(const char* v);  // not bool: a string literal is text
+PgParam Param(int64_t v);
+PgParam Param(int v);
+PgParam Param(bool v);
+PgParam Param(double v);  // NaN is NULL
+PgParam Param(const std::optional<int64_t>& v);
+
+// The rows a statement returned (or none), and how many it changed.
+class PgRows {
+ public:
+  explicit PgRows(pg_result* r) : r_(r) {}
+  PgRows(PgRows&& o) noexcept : r_(o.r_) { o.r_ = nullptr; }
+  PgRows& operator=(PgRows&& o) noexcept;
+  PgRows(const PgRows&) = delete;
+  PgRows& operator=(const PgRows&) = delete;
+  ~PgRows();
+
+  int size() const;
+  bool IsNull(int row, int col) const;
+  std::string Text(int row, int col) const;  // "" for NULL
+  int64_t Int(int row, int col) const;       // 0 for NULL
+  std::optional<int64_t> OptInt(int row, int col) const;
+  double Double(int row, int col) const;     // NaN for NULL
+  bool Bool(int row, int col) const;         // a boolean column: "t"
+  int64_t Changed() const;                   // rows an INSERT/UPDATE/DELETE changed
+
+ private:
+  pg_result* r_;
+};
+
+class PgConn {
+ public:
+  // Connects to `uri` (any libpq connection URI).
+  static Result<std::unique_ptr<PgConn>> Open(const std::string& uri);
+  ~PgConn();
+  PgConn(const PgConn&) = delete;
+  PgConn& operator=(const PgConn&) = delete;
+
+  // Runs one or more statements without parameters or results (DDL, BEGIN).
+  Status Exec(const std::string& sql);
+  // Runs one statement with `params` bound to $1, $2, ...
+  Result<PgRows> Query(const std::string& sql, const std::vector<PgParam>& params = {});
+
+ private:
+  PgConn(pg_conn* c, std::string uri) : c_(c), uri_(std::move(uri)) {}
+  Status Reconnect();
+  // OK for a result that succeeded; else an error naming `sql`'s first words.
+  Status Check(pg_result* r, const std::string& sql) const;
+  pg_conn* c_;
+  std::string uri_;
+};
+
+}  // namespace meridian::control

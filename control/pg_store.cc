@@ -1,0 +1,485 @@
+// PostgreSQL implementation of Store: one write connection owned by a
+// group-commit writer thread (as SqliteStore's), a pool of read connections,
+// the schema applied as numbered migrations at open (pg_schema.h).
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <limits>
+#include <mutex>
+#include <thread>
+
+#include "control/pg.h"
+#include "control/pg_statements.h"
+#include "control/store.h"
+#include "control/token.h"
+
+namespace meridian::control {
+
+namespace {
+
+class PgStore final : public Store {
+ public:
+  explicit PgStore(PostgresOptions o) : options_(std::move(o)) {}
+  ~PgStore() override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (writer_.joinable()) writer_.join();
+  }
+
+  Status Init() {
+    auto w = PgConn::Open(options_.uri);
+    if (!w.ok()) return w.status();
+    write_ = std::move(w).value();
+    MERIDIAN_RETURN_IF_ERROR(MigratePg(*write_));
+    for (int i = 0; i < std::max(1, options_.readers); ++i) {
+      auto r = PgConn::Open(options_.uri);
+      if (!r.ok()) return r.status();
+      readers_.push_back(std::move(r).value());
+    }
+    if (options_.group_commit) writer_ = std::thread([this] { WriterLoop(); });
+    return Status::Ok();
+  }
+
+  Result<SubmitResult> Submit(const NewJob& job) override {
+    SubmitResult result;
+    Status st = Write([&](PgConn& db) -> Status {
+      auto r = SubmitPg(db, job);
+      if (!r.ok()) return r.status();
+      result = *r;
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return result;
+  }
+
+  Result<JobRow> GetJob(const std::string& id) override {
+    auto rows = Jobs(std::string("SELECT ") + kPgJobCols + " FROM jobs WHERE id=$1", {Param(id)});
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status::NotFound("job " + id + " not found");
+    return std::move((*rows)[0]);
+  }
+
+  Result<std::vector<JobRow>> ListJobs(const ListFilter& f) override {
+    const bool from_newest = f.newest_first && f.after_seq == 0;
+    std::vector<PgParam> params{
+        Param(from_newest ? std::numeric_limits<int64_t>::max() : f.after_seq)};
+    std::string sql = std::string("SELECT ") + kPgJobCols + " FROM jobs WHERE seq " +
+                      (f.newest_first ? "< $1" : "> $1");
+    auto also = [&](const std::string& column, PgParam v) {
+      params.push_back(std::move(v));
+      sql += " AND " + column + " = $" + std::to_string(params.size());
+    };
+    if (!f.tenant.empty()) also("tenant", Param(f.tenant));
+    if (f.state) also("state", Param(JobStateName(*f.state)));
+    if (!f.kind.empty()) also("kind", Param(f.kind));
+    params.push_back(Param(f.limit));
+    sql += std::string(f.newest_first ? " ORDER BY seq DESC" : " ORDER BY seq") + " LIMIT $" +
+           std::to_string(params.size());
+    return Jobs(sql, params);
+  }
+
+  Result<std::vector<JobRow>> ActiveJobs() override {
+    return Jobs(std::string("SELECT ") + kPgJobCols +
+                    " FROM jobs WHERE state NOT IN ('succeeded','failed','cancelled') ORDER BY seq",
+                {});
+  }
+
+  Result<std::vector<EventRow>> Events(const std::string& job_id) override {
+    auto lease = Lease();
+    auto r = lease->Query(
+        "SELECT seq,at,type,from_state,to_state,message FROM events WHERE job_id=$1 ORDER BY seq",
+        {Param(job_id)});
+    if (!r.ok()) return r.status();
+    std::vector<EventRow> out;
+    for (int i = 0; i < r->size(); ++i) {
+      out.push_back({r->Int(i, 0), r->Int(i, 1), r->Text(i, 2), r->Text(i, 3), r->Text(i, 4),
+                     r->Text(i, 5)});
+    }
+    return out;
+  }
+
+  Result<std::vector<std::pair<JobState, int64_t>>> CountByState() override {
+    auto lease = Lease();
+    // MIN(id): a job to name if the state does not parse.
+    auto r = lease->Query("SELECT state, COUNT(*), MIN(id) FROM jobs GROUP BY state");
+    if (!r.ok()) return r.status();
+    std::vector<std::pair<JobState, int64_t>> out;
+    for (int i = 0; i < r->size(); ++i) {
+      auto state = ParseStoredJobState(r->Text(i, 0), r->Text(i, 2));
+      if (!state.ok()) return state.status();
+      out.emplace_back(*state, r->Int(i, 1));
+    }
+    return out;
+  }
+
+  Result<std::vector<QueueCount>> QueueDepth() override {
+    auto lease = Lease();
+    auto r = lease->Query(
+        "SELECT priority, tenant, COUNT(*) FROM jobs WHERE state='queued' GROUP BY priority, "
+        "tenant ORDER BY priority, tenant");
+    if (!r.ok()) return r.status();
+    std::vector<QueueCount> out;
+    for (int i = 0; i < r->size(); ++i) out.push_back({r->Text(i, 0), r->Text(i, 1), r->Int(i, 2)});
+    return out;
+  }
+
+  Result<std::vector<bool>> Apply(const std::vector<JobUpdate>& updates) override {
+    std::vector<bool> applied(updates.size(), false);
+    Status st = Write([&](PgConn& db) -> Status {
+      for (size_t i = 0; i < updates.size(); ++i) {
+        auto r = ApplyPg(db, updates[i]);
+        if (!r.ok()) return r.status();
+        applied[i] = *r;
+      }
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return applied;
+  }
+
+  Result<std::string> CreateToken(const NewToken& token) override {
+    // 8 random bytes as hex, from the same source as the tokens themselves.
+    auto random = GenerateToken();
+    if (!random.ok()) return random.status();
+    const std::string id = "tok_" + random->substr(4, 16);
+    Status st = Write([&](PgConn& db) -> Status {
+      auto t = db.Query("INSERT INTO tenants(name, created_at) VALUES($1,$2) ON CONFLICT DO NOTHING",
+                        {Param(token.tenant), Param(token.created_at)});
+      if (!t.ok()) return t.status();
+      auto s = db.Query(
+          "INSERT INTO tokens(hash,tenant,admin,created_at,expires_at,id,node) "
+          "VALUES($1,$2,$3,$4,$5,$6,$7)",
+          {Param(token.hash), Param(token.tenant), Param(token.admin), Param(token.created_at),
+           Param(token.expires_at), Param(id), Param(token.node)});
+      return s.ok() ? Status::Ok() : s.status();
+    });
+    if (!st.ok()) return st;
+    return id;
+  }
+
+  Result<std::optional<TokenRow>> LookupToken(const std::string& hash) override {
+    auto rows = SelectTokens("WHERE hash=$1", {Param(hash)});
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return std::optional<TokenRow>();
+    return std::optional<TokenRow>((*rows)[0]);
+  }
+
+  Result<std::vector<TokenRow>> Tokens() override { return SelectTokens("ORDER BY created_at, n", {}); }
+
+  Status RevokeToken(const std::string& hash, UnixSeconds now) override {
+    return Revoke("UPDATE tokens SET revoked_at=$1 WHERE hash=$2 AND revoked_at IS NULL", hash, now);
+  }
+
+  Status RevokeTokenById(const std::string& id, UnixSeconds now) override {
+    return Revoke("UPDATE tokens SET revoked_at=$1 WHERE id=$2 AND revoked_at IS NULL", id, now);
+  }
+
+  Result<std::vector<std::string>> Tenants() override {
+    auto lease = Lease();
+    auto r = lease->Query("SELECT name FROM tenants WHERE name <> $1 ORDER BY name",
+                          {Param(kNodeTokenTenant)});
+    if (!r.ok()) return r.status();
+    std::vector<std::string> out;
+    for (int i = 0; i < r->size(); ++i) out.push_back(r->Text(i, 0));
+    return out;
+  }
+
+  Status UpsertNode(const NodeRow& n) override {
+    return Write([&](PgConn& db) -> Status {
+      auto r = db.Query(
+          "INSERT INTO nodes(name,gpu_model,gpus,vcpus,ram_gib,state,last_heartbeat,registered) "
+          "VALUES($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT(name) DO UPDATE SET "
+          "gpu_model=excluded.gpu_model,gpus=excluded.gpus,vcpus=excluded.vcpus,"
+          "ram_gib=excluded.ram_gib,state=excluded.state,last_heartbeat=excluded.last_heartbeat,"
+          "registered=excluded.registered",
+          {Param(n.name), Param(n.gpu_model), Param(n.gpus), Param(n.vcpus), Param(n.ram_gib),
+           Param(NodeStateName(n.state)), Param(n.last_heartbeat), Param(n.registered)});
+      return r.ok() ? Status::Ok() : r.status();
+    });
+  }
+
+  Status SetNodeState(const std::string& name, NodeState state) override {
+    return UpdateNode("UPDATE nodes SET state=$1 WHERE name=$2", Param(NodeStateName(state)), name);
+  }
+
+  Status Heartbeat(const std::string& name, UnixSeconds at) override {
+    return UpdateNode(
+        "UPDATE nodes SET last_heartbeat=$1, state=CASE state WHEN 'down' THEN 'ready' ELSE state "
+        "END WHERE name=$2",
+        Param(at), name);
+  }
+
+  Result<std::vector<NodeRow>> Nodes() override;
+
+  Status AppendUtilization(const std::vector<UtilizationRow>& rows, int keep_per_job) override {
+    if (rows.empty()) return Status::Ok();
+    return Write([&](PgConn& db) { return InsertPgUtilization(db, rows, keep_per_job); });
+  }
+
+  Result<std::vector<UtilizationRow>> Utilization(const std::string& job_id, int limit) override {
+    auto lease = Lease();
+    return ReadPgUtilization(*lease, job_id, limit);
+  }
+
+  Result<std::vector<JobTotal>> JobTotals(const std::string& tenant) override {
+    auto lease = Lease();
+    return SelectPgJobTotals(*lease, tenant);
+  }
+
+  Result<int64_t> Preemptions(const std::string& tenant) override {
+    auto lease = Lease();
+    return CountPgPreemptions(*lease, tenant);
+  }
+
+  Result<std::vector<JobRow>> EndedSince(const std::string& tenant, UnixSeconds since) override {
+    return Jobs(std::string("SELECT ") + kPgJobCols +
+                    " FROM jobs WHERE ended_at >= $1 AND state IN "
+                    "('succeeded','failed','cancelled') AND ($2::text = '' OR tenant = $2) "
+                    "ORDER BY seq",
+                {Param(since), Param(tenant)});
+  }
+
+  Result<std::vector<FinishedJob>> FinishedBefore(UnixSeconds cutoff, int limit) override {
+    auto lease = Lease();
+    return SelectPgFinishedBefore(*lease, cutoff, limit);
+  }
+
+  Result<std::vector<std::string>> DeleteFinishedJobs(const std::vector<std::string>& ids,
+                                                      UnixSeconds cutoff) override {
+    std::vector<std::string> deleted;
+    Status st = Write([&](PgConn& db) -> Status {
+      auto r = DeletePgFinished(db, ids, cutoff);
+      if (!r.ok()) return r.status();
+      deleted = std::move(r).value();
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return deleted;
+  }
+
+  Result<int64_t> DeleteExpiredKeys(UnixSeconds expired_at, int limit) override {
+    int64_t n = 0;
+    Status st = Write([&](PgConn& db) -> Status {
+      auto r = DeletePgKeysMadeBy(db, expired_at, limit);
+      if (!r.ok()) return r.status();
+      n = *r;
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return n;
+  }
+
+ private:
+  struct WriteOp {
+    std::function<Status(PgConn&)> fn;
+    std::promise<Status> done;
+  };
+
+  // A read connection for the caller's scope.
+  class ReaderLease {
+   public:
+    ReaderLease(PgStore* s, std::unique_ptr<PgConn> db) : store_(s), db_(std::move(db)) {}
+    ReaderLease(ReaderLease&& o) noexcept : store_(o.store_), db_(std::move(o.db_)) {}
+    ~ReaderLease() {
+      if (!db_) return;
+      std::lock_guard<std::mutex> l(store_->readers_mu_);
+      store_->readers_.push_back(std::move(db_));
+      store_->readers_cv_.notify_one();
+    }
+    PgConn* operator->() { return db_.get(); }
+    PgConn& operator*() { return *db_; }
+
+   private:
+    PgStore* store_;
+    std::unique_ptr<PgConn> db_;
+  };
+
+  ReaderLease Lease() {
+    std::unique_lock<std::mutex> l(readers_mu_);
+    readers_cv_.wait(l, [&] { return !readers_.empty(); });
+    auto db = std::move(readers_.back());
+    readers_.pop_back();
+    return ReaderLease(this, std::move(db));
+  }
+
+  Result<std::vector<JobRow>> Jobs(const std::string& sql, const std::vector<PgParam>& params) {
+    auto lease = Lease();
+    auto r = lease->Query(sql, params);
+    if (!r.ok()) return r.status();
+    return ReadPgJobs(*r);
+  }
+
+  // Tokens as TokenRow, `tail` (WHERE ... / ORDER BY ...) choosing which.
+  Result<std::vector<TokenRow>> SelectTokens(const std::string& tail,
+                                             const std::vector<PgParam>& params) {
+    auto lease = Lease();
+    auto r = lease->Query(
+        "SELECT tenant,admin,created_at,expires_at,revoked_at,id,node FROM tokens " + tail, params);
+    if (!r.ok()) return r.status();
+    std::vector<TokenRow> out;
+    for (int i = 0; i < r->size(); ++i) {
+      out.push_back(TokenRow{r->Text(i, 0), r->Bool(i, 1), r->Int(i, 2), r->OptInt(i, 3),
+                             r->OptInt(i, 4), r->Text(i, 5), r->Text(i, 6)});
+    }
+    return out;
+  }
+
+  // Runs `sql` ($1 = now, $2 = key) and says whether it revoked a token.
+  Status Revoke(const std::string& sql, const std::string& key, UnixSeconds now) {
+    int64_t changed = 0;
+    Status st = Write([&](PgConn& db) -> Status {
+      auto r = db.Query(sql, {Param(now), Param(key)});
+      if (!r.ok()) return r.status();
+      changed = r->Changed();
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return changed > 0 ? Status::Ok() : Status::NotFound("no such token, or already revoked");
+  }
+
+  Status UpdateNode(const std::string& sql, PgParam v, const std::string& name) {
+    int64_t changed = 0;
+    Status st = Write([&](PgConn& db) -> Status {
+      auto r = db.Query(sql, {v, Param(name)});
+      if (!r.ok()) return r.status();
+      changed = r->Changed();
+      return Status::Ok();
+    });
+    if (!st.ok()) return st;
+    return changed > 0 ? Status::Ok() : Status::NotFound("node \"" + name + "\" is not registered");
+  }
+
+  // Runs `fn` in a committed transaction: through the writer thread's group
+  // commit, or (baseline) directly in its own transaction.
+  Status Write(std::function<Status(PgConn&)> fn) {
+    WriteOp op{std::move(fn), {}};
+    auto f = op.done.get_future();
+    if (!options_.group_commit) {
+      std::lock_guard<std::mutex> l(direct_mu_);
+      RunBatchOrEach({&op});
+      return f.get();
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      queue_.push_back(&op);
+    }
+    cv_.notify_one();
+    return f.get();
+  }
+
+  void WriterLoop() {
+    std::vector<WriteOp*> batch;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty() && stop_) return;
+        while (!queue_.empty() && batch.size() < static_cast<size_t>(options_.max_batch)) {
+          batch.push_back(queue_.front());
+          queue_.pop_front();
+        }
+      }
+      RunBatchOrEach(batch);
+      batch.clear();
+    }
+  }
+
+  // One transaction for the batch; if it fails, each op alone, so only the
+  // failing one reports an error.
+  void RunBatchOrEach(const std::vector<WriteOp*>& batch) {
+    Status st = RunBatch(batch);
+    if (st.ok()) {
+      for (WriteOp* op : batch) op->done.set_value(Status::Ok());
+      return;
+    }
+    if (batch.size() == 1) {
+      batch[0]->done.set_value(st);
+      return;
+    }
+    for (WriteOp* op : batch) op->done.set_value(RunBatch({op}));
+  }
+
+  Status RunBatch(const std::vector<WriteOp*>& batch) {
+    MERIDIAN_RETURN_IF_ERROR(write_->Exec("BEGIN"));
+    for (WriteOp* op : batch) {
+      Status st = op->fn(*write_);
+      if (!st.ok()) {
+        (void)write_->Exec("ROLLBACK");
+        return st;
+      }
+    }
+    Status c = write_->Exec("COMMIT");
+    if (!c.ok()) (void)write_->Exec("ROLLBACK");
+    return c;
+  }
+
+  PostgresOptions options_;
+  std::unique_ptr<PgConn> write_;
+  std::mutex direct_mu_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<WriteOp*> queue_;
+  bool stop_ = false;
+  std::thread writer_;
+
+  std::mutex readers_mu_;
+  std::condition_variable readers_cv_;
+  std::vector<std::unique_ptr<PgConn>> readers_;
+};
+
+Result<std::vector<NodeRow>> PgStore::Nodes() {
+  auto lease = Lease();
+  auto r = lease->Query(
+      "SELECT name,gpu_model,gpus,vcpus,ram_gib,state,last_heartbeat,registered FROM nodes "
+      "ORDER BY name");
+  if (!r.ok()) return r.status();
+  std::vector<NodeRow> out;
+  for (int i = 0; i < r->size(); ++i) {
+    NodeRow n;
+    n.name = r->Text(i, 0);
+    n.gpu_model = r->Text(i, 1);
+    n.gpus = static_cast<int>(r->Int(i, 2));
+    n.vcpus = static_cast<int>(r->Int(i, 3));
+    n.ram_gib = r->Double(i, 4);
+    const std::string state = r->Text(i, 5);
+    auto parsed = ParseNodeState(state);
+    if (!parsed) {
+      return Status::Internal("node " + n.name + ": stored state \"" + state +
+                              "\" is not a node state");
+    }
+    n.state = *parsed;
+    n.last_heartbeat = r->Int(i, 6);
+    n.registered = r->Bool(i, 7);
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenPostgresStore(const PostgresOptions& options) {
+  if (!IsPostgresUri(options.uri)) {
+    return Status::Invalid("--db: \"" + RedactedUri(options.uri) +
+                           "\" must start with postgresql:// or postgres://");
+  }
+  auto s = std::make_unique<PgStore>(options);
+  MERIDIAN_RETURN_IF_ERROR(s->Init());
+  return std::unique_ptr<Store>(std::move(s));
+}
+
+Result<std::unique_ptr<Store>> OpenStore(const SqliteOptions& options) {
+  if (!IsPostgresUri(options.path)) return OpenSqliteStore(options);
+  PostgresOptions po;
+  po.uri = options.path;
+  po.max_batch = options.max_batch;
+  po.readers = options.readers;
+  po.group_commit = options.group_commit;
+  return OpenPostgresStore(po);
+}
+
+}  // namespace meridian::control
