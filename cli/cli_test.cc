@@ -415,5 +415,18 @@ TEST(Cli, ServeRefusesAPidsLimitOutOfRange) {
   }
 }
 
+// With a PostgreSQL --db, serve needs --state-dir (a URI names no place for
+// job logs and checkpoints): it says so, with the URI, before it connects
+// (no server runs at this address), exit 2.
+TEST(Cli, ServeOnPostgresNeedsAStateDirectory) {
+  CliRun r = Meridian({"serve", "--listen", "127.0.0.1:0", "--db",
+                       "postgresql://meridian@/meridian?host=/nonexistent-meridian-dir"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--state-dir: required when --db is a PostgreSQL URI "
+                       "(\"postgresql://meridian@/meridian?host=/nonexistent-meridian-dir\")"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace meridian::cli

@@ -26,6 +26,7 @@
 #include "cli/serve_retry.h"
 #include "control/daemon.h"
 #include "control/file_modes.h"
+#include "control/pg.h"
 #include "control/token.h"
 #include "core/time.h"
 #include "sched/profile.h"
@@ -272,13 +273,24 @@ Result<sched::Profile> LoadServeProfile(const std::string& name_or_path) {
   return LoadProfile(name_or_path);
 }
 
+// Where the sign-in token is kept: DB.signin beside a SQLite file; in the
+// state directory for PostgreSQL (a URI is not a path).
+std::string SignInPath(const std::string& db, const std::string& state) {
+  return control::IsPostgresUri(db) ? state + "/signin" : db + ".signin";
+}
+
+// The database as the daemon's output names it: a URI without its password.
+std::string DbForOutput(const std::string& db) {
+  return control::IsPostgresUri(db) ? control::RedactedUri(db) : db;
+}
+
 // The sign-in token of a database: created on the first start of an empty
 // one (no tenants, no tokens) as an admin token, so the operator can open the
-// dashboard at once. It is kept in DB.signin (mode 0600) and never written to
-// the server's output unless that output is a terminal: logs do not get it.
-// Returns the token, or "" when the database has none (or it was revoked).
-Result<std::string> SignInToken(control::Store* store, const std::string& db) {
-  const std::string path = db + ".signin";
+// dashboard at once. It is kept in `path` (SignInPath, mode 0600) and never
+// written to the server's output unless that output is a terminal: logs do
+// not get it. Returns the token, or "" when the database has none (or it was
+// revoked).
+Result<std::string> SignInToken(control::Store* store, const std::string& path) {
   std::ifstream in(path);
   std::string token;
   if (in && std::getline(in, token) && !token.empty()) {
@@ -378,6 +390,12 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   o.api.max_body_bytes = c.max_body_bytes;
   o.api.limits = c.limits;
   o.api.public_job_metrics = c.public_job_metrics;
+  if (control::IsPostgresUri(f.db) && f.state_dir.empty() && c.state_dir.empty()) {
+    return Fail(err, "serve",
+                Status::Invalid("--state-dir: required when --db is a PostgreSQL URI (\"" +
+                                DbForOutput(f.db) +
+                                "\"): job logs and checkpoints need a directory on this host"));
+  }
   std::string state = !f.state_dir.empty() ? f.state_dir
                       : !c.state_dir.empty() ? c.state_dir
                                              : f.db + ".state";
@@ -416,7 +434,7 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
     }
     backend = MakeServeLocalBackend(c, state, err, &tighten);
   }
-  tighten.db = f.db;
+  tighten.db = control::IsPostgresUri(f.db) ? "" : f.db;
   tighten.state_dir = state;
   auto tightened = control::TightenDaemonFiles(tighten);
   if (!tightened.ok()) return Fail(err, "serve", tightened.status());
@@ -428,23 +446,27 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   auto daemon = control::Daemon::Start(std::move(o), std::move(backend));
   if (!daemon.ok()) return Fail(err, "serve", daemon.status());
   out << "meridian serve: listening on http://" << listen->first << ":" << (*daemon)->port()
-      << " (db " << f.db << ", WAL, synchronous=" << (f.sync == "normal" ? "NORMAL" : "FULL")
+      << " (db " << DbForOutput(f.db)
+      << (control::IsPostgresUri(f.db)
+              ? std::string(", PostgreSQL")
+              : std::string(", WAL, synchronous=") + (f.sync == "normal" ? "NORMAL" : "FULL"))
       << ", state " << state << ")" << std::endl;
   if (!backend_note.empty()) out << "meridian serve: " << backend_note << std::endl;
   const std::string url = "http://" + listen->first + ":" + std::to_string((*daemon)->port()) + "/";
-  auto signin = SignInToken((*daemon)->store(), f.db);
+  const std::string signin_path = SignInPath(f.db, state);
+  auto signin = SignInToken((*daemon)->store(), signin_path);
   if (!signin.ok()) return Fail(err, "serve", signin.status());
   if (signin->empty()) {
     out << "meridian serve: dashboard at " << url << " (sign in with a token from `meridian token create --db "
-        << f.db << " --tenant NAME`; " << url << "#token=TOKEN signs in directly)" << std::endl;
+        << DbForOutput(f.db) << " --tenant NAME`; " << url << "#token=TOKEN signs in directly)" << std::endl;
   } else if (&out == &std::cout && isatty(STDOUT_FILENO)) {
     // The fragment (#token=...) never reaches the server: not in its logs, not in a query string.
     out << "meridian serve: dashboard at " << url << "\n"
         << "meridian serve: open " << url << "#token=" << *signin
-        << " to sign in as admin (the token is also in " << f.db << ".signin)" << std::endl;
+        << " to sign in as admin (the token is also in " << signin_path << ")" << std::endl;
   } else {
     out << "meridian serve: dashboard at " << url << " (the admin sign-in link is " << url
-        << "#token= followed by the token in " << f.db << ".signin, mode 0600; "
+        << "#token= followed by the token in " << signin_path << ", mode 0600; "
         << "not printed because this output is not a terminal)" << std::endl;
   }
   // SIGINT/SIGTERM: the handler writes to a pipe; a thread reads it and stops
@@ -546,7 +568,7 @@ int RunToken(const ServeCommands& f, long long now, std::ostream& out, std::ostr
   so.group_commit = false;
   if (f.token_revoke->parsed() || f.token_list->parsed()) {
     const char* cmd = f.token_list->parsed() ? "token list" : "token revoke";
-    auto store = control::OpenSqliteStore(so);
+    auto store = control::OpenStore(so);
     if (!store.ok()) return Fail(err, cmd, store.status());
     if (f.token_list->parsed()) return RunTokenList(**store, now, f.token_json, out, err);
     return RunTokenRevoke(f, **store, now, err);
@@ -575,7 +597,7 @@ int RunToken(const ServeCommands& f, long long now, std::ostream& out, std::ostr
     }
     expires = now + *d;
   }
-  auto store = control::OpenSqliteStore(so);
+  auto store = control::OpenStore(so);
   if (!store.ok()) return Fail(err, "token create", store.status());
   auto token = control::GenerateToken();
   if (!token.ok()) return Fail(err, "token create", token.status());
@@ -597,15 +619,17 @@ int RunToken(const ServeCommands& f, long long now, std::ostream& out, std::ostr
 std::unique_ptr<ServeCommands> AddServeCommands(CLI::App& app) {
   auto c = std::make_unique<ServeCommands>();
   c->serve = app.add_subcommand(
-      "serve", "run the control plane: HTTP API, SQLite store, reconcile loop (docs/api.md)");
+      "serve", "run the control plane: HTTP API, store (SQLite or PostgreSQL), reconcile loop (docs/api.md)");
   c->serve->add_option("--listen", c->listen, "HOST:PORT to serve on (port 0: any free one)")
       ->capture_default_str();
-  c->serve->add_option("--db", c->db, "SQLite database file (created if missing; WAL mode)")
+  c->serve->add_option("--db", c->db,
+                       "SQLite database file (created if missing; WAL mode), or a PostgreSQL URI "
+                       "(postgresql://USER@HOST:PORT/DB)")
       ->capture_default_str();
   c->serve->add_option("--config", c->config, "config file (docs/control-plane.md)")
       ->check(CLI::ExistingFile);
   c->serve->add_option("--state-dir", c->state_dir,
-                       "where job logs and checkpoints live (default: <db>.state)");
+                       "where job logs and checkpoints live (default: <db>.state; required with PostgreSQL)");
   c->serve->add_option("--sync", c->sync,
                        "SQLite synchronous mode: full (fsync per group commit) or normal")
       ->check(CLI::IsMember({"full", "normal"}))
@@ -614,7 +638,7 @@ std::unique_ptr<ServeCommands> AddServeCommands(CLI::App& app) {
   c->token = app.add_subcommand("token", "manage the API's bearer tokens");
   c->token->require_subcommand(1);
   c->token_create = c->token->add_subcommand("create", "print a new bearer token for a tenant");
-  c->token_create->add_option("--db", c->token_db, "the daemon's database")->capture_default_str();
+  c->token_create->add_option("--db", c->token_db, "the daemon's database (a SQLite file or a PostgreSQL URI)")->capture_default_str();
   auto* tenant = c->token_create->add_option("--tenant", c->tenant, "tenant the token acts for");
   auto* node = c->token_create->add_option(
       "--node", c->node, "a node token: it may only heartbeat this node (docs/api.md)");
@@ -622,12 +646,12 @@ std::unique_ptr<ServeCommands> AddServeCommands(CLI::App& app) {
   c->token_create->add_flag("--admin", c->admin, "the token sees and manages every tenant");
   c->token_create->add_option("--expires", c->expires, "lifetime, e.g. 90d (default: none)");
   c->token_revoke = c->token->add_subcommand("revoke", "revoke a bearer token");
-  c->token_revoke->add_option("--db", c->token_db, "the daemon's database")->capture_default_str();
+  c->token_revoke->add_option("--db", c->token_db, "the daemon's database (a SQLite file or a PostgreSQL URI)")->capture_default_str();
   c->token_revoke->add_option("TOKEN", c->token_value, "the token to revoke");
   c->token_revoke->add_option("--id", c->token_id, "the id of the token to revoke (token list)");
   c->token_list = c->token->add_subcommand(
       "list", "list tokens: id, tenant, role, node, created, state (never the secret)");
-  c->token_list->add_option("--db", c->token_db, "the daemon's database")->capture_default_str();
+  c->token_list->add_option("--db", c->token_db, "the daemon's database (a SQLite file or a PostgreSQL URI)")->capture_default_str();
   c->token_list->add_flag("--json", c->token_json, "print JSON");
   return c;
 }

@@ -1,9 +1,11 @@
-// The HTTP API against a real `meridian serve` on loopback: submit, get,
-// list with pagination, cancel, idempotency, the auth matrix and malformed
-// requests.
+// The HTTP API against a real `meridian serve` on loopback, on each store
+// (SQLite, and PostgreSQL from control/test_postgres.h): submit, get, list
+// with pagination, cancel, idempotency, the auth matrix, malformed requests,
+// and a CPU job run to success.
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "control/store_test_kinds.h"
 #include "control/test_daemon.h"
 
 namespace meridian::control {
@@ -21,11 +23,15 @@ std::string Spec(const std::string& name, const std::string& extra = "") {
          extra + "}";
 }
 
+template <typename Kind>
 class ApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTempDir("api");
     daemon_ = std::make_unique<DaemonProcess>(dir_);
+    auto db = Kind::MakeDb(dir_);
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    daemon_->UseDb(*db);
     daemon_->Start();
     alice_ = daemon_->Token("alice");
     bob_ = daemon_->Token("bob");
@@ -62,8 +68,10 @@ class ApiTest : public ::testing::Test {
   std::unique_ptr<httplib::Client> http_;
 };
 
-TEST_F(ApiTest, DashboardIsServedAtRootWithoutAToken) {
-  auto r = http_->Get("/");
+TYPED_TEST_SUITE(ApiTest, testing::StoreKinds, testing::StoreKindName);
+
+TYPED_TEST(ApiTest, DashboardIsServedAtRootWithoutAToken) {
+  auto r = this->http_->Get("/");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/html; charset=utf-8");
@@ -80,7 +88,7 @@ TEST_F(ApiTest, DashboardIsServedAtRootWithoutAToken) {
   ASSERT_GE(assets.size(), 2u) << r->body;
   std::string script;
   for (const std::string& a : assets) {
-    auto f = http_->Get(a.c_str());
+    auto f = this->http_->Get(a.c_str());
     ASSERT_TRUE(f) << a;
     EXPECT_EQ(f->status, 200) << a;
     EXPECT_NE(f->get_header_value("Cache-Control").find("immutable"), std::string::npos) << a;
@@ -102,17 +110,17 @@ TEST_F(ApiTest, DashboardIsServedAtRootWithoutAToken) {
   // No other path is served, and nothing from the file system.
   for (const char* p : {"/../etc/passwd", "/index.html/../../etc/passwd", "/%2e%2e/etc/passwd",
                         "/assets/../../etc/passwd", "/assets/nope.js", "/web_assets.cc"}) {
-    auto bad = http_->Get(p);
+    auto bad = this->http_->Get(p);
     ASSERT_TRUE(bad) << p;
     EXPECT_EQ(bad->status, 404) << p;
     EXPECT_EQ(bad->body.find("root:"), std::string::npos) << p;
   }
 }
 
-TEST_F(ApiTest, SubmitGetListPaginateCancel) {
+TYPED_TEST(ApiTest, SubmitGetListPaginateCancel) {
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) {
-    json j = Post("/v1/jobs", alice_,
+    json j = this->Post("/v1/jobs", this->alice_,
                   R"({"name": "wait-)" + std::to_string(i) +
                       R"(", "kind": "data-science", "resources": {"gpus": 1, "gpu_models": ["T4"]},
                          "command": ["/bin/sleep", "60"]})",
@@ -121,10 +129,10 @@ TEST_F(ApiTest, SubmitGetListPaginateCancel) {
     EXPECT_EQ(j["state"], "queued");
     EXPECT_EQ(j["tenant"], "alice");
     EXPECT_EQ(j["name"], "wait-" + std::to_string(i));
-    EXPECT_EQ(j["events_url"], "/v1/jobs/" + j["id"].get<std::string>() + "/events");
+    EXPECT_EQ(j["events_url"], "/v1/jobs/" + j["id"].template get<std::string>() + "/events");
     ids.push_back(j["id"]);
   }
-  json got = Get("/v1/jobs/" + ids[2], alice_, 200);
+  json got = this->Get("/v1/jobs/" + ids[2], this->alice_, 200);
   EXPECT_EQ(got["id"], ids[2]);
   EXPECT_EQ(got["spec"]["command"][0], "/bin/sleep");
 
@@ -134,9 +142,9 @@ TEST_F(ApiTest, SubmitGetListPaginateCancel) {
   int pages = 0;
   do {
     std::string path = "/v1/jobs?limit=2" + (token.empty() ? "" : "&page_token=" + token);
-    json page = Get(path, alice_, 200);
+    json page = this->Get(path, this->alice_, 200);
     for (const auto& j : page["jobs"]) seen.push_back(j["id"]);
-    token = page["next_page_token"].is_null() ? "" : page["next_page_token"].get<std::string>();
+    token = page["next_page_token"].is_null() ? "" : page["next_page_token"].template get<std::string>();
     ++pages;
   } while (!token.empty() && pages < 10);
   EXPECT_EQ(seen, ids);
@@ -148,59 +156,59 @@ TEST_F(ApiTest, SubmitGetListPaginateCancel) {
   pages = 0;
   do {
     std::string path = "/v1/jobs?order=newest&limit=2" + (token.empty() ? "" : "&page_token=" + token);
-    json page = Get(path, alice_, 200);
+    json page = this->Get(path, this->alice_, 200);
     for (const auto& j : page["jobs"]) newest.push_back(j["id"]);
-    token = page["next_page_token"].is_null() ? "" : page["next_page_token"].get<std::string>();
+    token = page["next_page_token"].is_null() ? "" : page["next_page_token"].template get<std::string>();
     ++pages;
   } while (!token.empty() && pages < 10);
   EXPECT_EQ(newest, (std::vector<std::string>{ids[4], ids[3], ids[2], ids[1], ids[0]}));
   EXPECT_EQ(pages, 3);
-  json bad_order = Get("/v1/jobs?order=sideways", alice_, 400);
+  json bad_order = this->Get("/v1/jobs?order=sideways", this->alice_, 400);
   EXPECT_EQ(bad_order["error"]["field"], "order");
 
-  json kind = Get("/v1/jobs?kind=training", alice_, 200);
+  json kind = this->Get("/v1/jobs?kind=training", this->alice_, 200);
   EXPECT_TRUE(kind["jobs"].empty());
 
   // Cancel each; queued ones end cancelled, running ones once their process is gone.
   for (const std::string& id : ids) {
-    json c = Post("/v1/jobs/" + id + "/cancel", alice_, "", 200);
+    json c = this->Post("/v1/jobs/" + id + "/cancel", this->alice_, "", 200);
     EXPECT_EQ(c["id"], id);
   }
   for (const std::string& id : ids) {
     json j;
     for (int i = 0; i < 200; ++i) {
-      j = Get("/v1/jobs/" + id, alice_, 200);
+      j = this->Get("/v1/jobs/" + id, this->alice_, 200);
       if (j["state"] == "cancelled") break;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     EXPECT_EQ(j["state"], "cancelled") << j.dump();
-    json ev = Get("/v1/jobs/" + id + "/events", alice_, 200);
+    json ev = this->Get("/v1/jobs/" + id + "/events", this->alice_, 200);
     ASSERT_FALSE(ev["events"].empty());
     EXPECT_EQ(ev["events"][0]["to"], "queued");
     EXPECT_EQ(ev["events"].back()["to"], "cancelled");
   }
-  json cancelled = Get("/v1/jobs?state=cancelled", alice_, 200);
+  json cancelled = this->Get("/v1/jobs?state=cancelled", this->alice_, 200);
   EXPECT_EQ(cancelled["jobs"].size(), 5u);
 }
 
-TEST_F(ApiTest, IdempotencyKeyReplaysAndConflicts) {
+TYPED_TEST(ApiTest, IdempotencyKeyReplaysAndConflicts) {
   const std::string body = Spec("idem");
-  json first = Post("/v1/jobs", alice_, body, 201, "application/json", {{"Idempotency-Key", "k-1"}});
-  json again = Post("/v1/jobs", alice_, body, 200, "application/json", {{"Idempotency-Key", "k-1"}});
+  json first = this->Post("/v1/jobs", this->alice_, body, 201, "application/json", {{"Idempotency-Key", "k-1"}});
+  json again = this->Post("/v1/jobs", this->alice_, body, 200, "application/json", {{"Idempotency-Key", "k-1"}});
   EXPECT_EQ(first["id"], again["id"]);
-  json conflict = Post("/v1/jobs", alice_, Spec("idem-other"), 409, "application/json",
+  json conflict = this->Post("/v1/jobs", this->alice_, Spec("idem-other"), 409, "application/json",
                        {{"Idempotency-Key", "k-1"}});
   EXPECT_EQ(conflict["error"]["code"], "conflict");
   EXPECT_EQ(conflict["error"]["field"], "Idempotency-Key");
   // Keys are per tenant: bob's k-1 is a new job.
-  json bobs = Post("/v1/jobs", bob_, body, 201, "application/json", {{"Idempotency-Key", "k-1"}});
+  json bobs = this->Post("/v1/jobs", this->bob_, body, 201, "application/json", {{"Idempotency-Key", "k-1"}});
   EXPECT_NE(bobs["id"], first["id"]);
-  json list = Get("/v1/jobs", alice_, 200);
+  json list = this->Get("/v1/jobs", this->alice_, 200);
   EXPECT_EQ(list["jobs"].size(), 1u);
 }
 
-TEST_F(ApiTest, YamlBodiesAreAccepted) {
-  json j = Post("/v1/jobs", alice_,
+TYPED_TEST(ApiTest, YamlBodiesAreAccepted) {
+  json j = this->Post("/v1/jobs", this->alice_,
                 "name: from-yaml\nkind: data-science\nresources: {gpus: 1, gpu_models: [T4]}\n"
                 "command: [/bin/true]\nlabels: {team: \"007\"}\n",
                 201, "application/yaml");
@@ -208,14 +216,14 @@ TEST_F(ApiTest, YamlBodiesAreAccepted) {
   EXPECT_EQ(j["spec"]["resources"]["gpus"], 1);
 }
 
-TEST_F(ApiTest, AuthMatrix) {
-  json mine = Post("/v1/jobs", alice_, Spec("alices"), 201);
+TYPED_TEST(ApiTest, AuthMatrix) {
+  json mine = this->Post("/v1/jobs", this->alice_, Spec("alices"), 201);
   const std::string id = mine["id"];
-  const std::string revoked = daemon_->Token("alice");
+  const std::string revoked = this->daemon_->Token("alice");
   int rc = 0;
-  testing::RunCommand({MERIDIAN_BINARY, "token", "revoke", "--db", daemon_->db(), revoked}, &rc);
+  testing::RunCommand({MERIDIAN_BINARY, "token", "revoke", "--db", this->daemon_->db(), revoked}, &rc);
   ASSERT_EQ(rc, 0);
-  const std::string expired = daemon_->Token("alice", false, "1s");
+  const std::string expired = this->daemon_->Token("alice", false, "1s");
   std::this_thread::sleep_for(std::chrono::milliseconds(2100));
 
   struct Route {
@@ -229,8 +237,8 @@ TEST_F(ApiTest, AuthMatrix) {
                                          {"GET", "/v1/queues"}, {"GET", "/v1/nodes"},
                                          {"POST", "/v1/jobs"}, {"POST", "/v1/plan"}};
   auto call = [&](const Route& r, const httplib::Headers& h) {
-    auto res = r.method == "GET" ? http_->Get(r.path.c_str(), h)
-                                 : http_->Post(r.path.c_str(), h, Spec("x"), "application/json");
+    auto res = r.method == "GET" ? this->http_->Get(r.path.c_str(), h)
+                                 : this->http_->Post(r.path.c_str(), h, Spec("x"), "application/json");
     return res ? res->status : -1;
   };
   // No token, a wrong one, a revoked one, an expired one: 401 everywhere, with a JSON error.
@@ -241,30 +249,30 @@ TEST_F(ApiTest, AuthMatrix) {
       for (const Route& r : routes) EXPECT_EQ(call(r, h), 401) << r.method << " " << r.path;
     }
   }
-  auto res = http_->Get("/v1/jobs", Auth(revoked));
+  auto res = this->http_->Get("/v1/jobs", Auth(revoked));
   ASSERT_TRUE(res);
   EXPECT_EQ(json::parse(res->body)["error"]["code"], "unauthenticated");
-  EXPECT_NE(json::parse(res->body)["error"]["message"].get<std::string>().find("revoked"),
+  EXPECT_NE(json::parse(res->body)["error"]["message"].template get<std::string>().find("revoked"),
             std::string::npos);
   // Another tenant: 404 on every route of alice's job, and alice's job is not in its list.
-  for (const Route& r : job_routes) EXPECT_EQ(call(r, Auth(bob_)), 404) << r.path;
-  EXPECT_TRUE(Get("/v1/jobs", bob_, 200)["jobs"].empty());
-  EXPECT_TRUE(Get("/v1/jobs?tenant=alice", bob_, 200)["jobs"].empty());
+  for (const Route& r : job_routes) EXPECT_EQ(call(r, Auth(this->bob_)), 404) << r.path;
+  EXPECT_TRUE(this->Get("/v1/jobs", this->bob_, 200)["jobs"].empty());
+  EXPECT_TRUE(this->Get("/v1/jobs?tenant=alice", this->bob_, 200)["jobs"].empty());
   // Bob may not submit as alice.
-  json as_alice = Post("/v1/jobs", bob_, Spec("sneaky", R"(, "tenant": "alice")"), 403);
+  json as_alice = this->Post("/v1/jobs", this->bob_, Spec("sneaky", R"(, "tenant": "alice")"), 403);
   EXPECT_EQ(as_alice["error"]["field"], "tenant");
   // The admin sees it (cancel last: it changes the job).
-  for (const Route& r : job_routes) EXPECT_EQ(call(r, Auth(admin_)), 200) << r.path;
-  EXPECT_EQ(Get("/v1/jobs?tenant=alice", admin_, 200)["jobs"].size(), 1u);
+  for (const Route& r : job_routes) EXPECT_EQ(call(r, Auth(this->admin_)), 200) << r.path;
+  EXPECT_EQ(this->Get("/v1/jobs?tenant=alice", this->admin_, 200)["jobs"].size(), 1u);
   // Node registration and drain are admin only.
   const std::string node = R"({"name": "gpu-box-1", "gpu_model": "T4", "gpus": 2, "vcpus": 8, "ram_gib": 32})";
-  Post("/v1/nodes", alice_, node, 404);
-  Post("/v1/nodes", admin_, node, 201);
-  Post("/v1/nodes/gpu-box-1/drain", alice_, "", 404);
-  Post("/v1/nodes/gpu-box-1/heartbeat", alice_, "", 403);
-  Post("/v1/nodes/gpu-box-1/heartbeat", admin_, "", 200);
-  Post("/v1/nodes/gpu-box-1/drain", admin_, "", 200);
-  json nodes = Get("/v1/nodes", alice_, 200);
+  this->Post("/v1/nodes", this->alice_, node, 404);
+  this->Post("/v1/nodes", this->admin_, node, 201);
+  this->Post("/v1/nodes/gpu-box-1/drain", this->alice_, "", 404);
+  this->Post("/v1/nodes/gpu-box-1/heartbeat", this->alice_, "", 403);
+  this->Post("/v1/nodes/gpu-box-1/heartbeat", this->admin_, "", 200);
+  this->Post("/v1/nodes/gpu-box-1/drain", this->admin_, "", 200);
+  json nodes = this->Get("/v1/nodes", this->alice_, 200);
   bool found = false;
   for (const auto& n : nodes["nodes"]) {
     if (n["name"] == "gpu-box-1") {
@@ -275,7 +283,7 @@ TEST_F(ApiTest, AuthMatrix) {
   EXPECT_TRUE(found);
 }
 
-TEST_F(ApiTest, MalformedRequestsGetJsonErrorsAndTheDaemonKeepsServing) {
+TYPED_TEST(ApiTest, MalformedRequestsGetJsonErrorsAndTheDaemonKeepsServing) {
   struct Case {
     std::string body, type;
     int status;
@@ -300,7 +308,7 @@ TEST_F(ApiTest, MalformedRequestsGetJsonErrorsAndTheDaemonKeepsServing) {
       {std::string(2 << 20, 'x'), "application/json", 413, "too_large", "", "larger"},
   };
   for (const Case& c : cases) {
-    auto r = http_->Post("/v1/jobs", Auth(alice_), c.body, c.type.c_str());
+    auto r = this->http_->Post("/v1/jobs", Auth(this->alice_), c.body, c.type.c_str());
     ASSERT_TRUE(r) << c.body.substr(0, 60);
     EXPECT_EQ(r->status, c.status) << c.body.substr(0, 60) << " -> " << r->body;
     json e = json::parse(r->body, nullptr, false);
@@ -309,30 +317,30 @@ TEST_F(ApiTest, MalformedRequestsGetJsonErrorsAndTheDaemonKeepsServing) {
     if (!c.field.empty()) {
       EXPECT_EQ(e["error"]["field"], c.field) << r->body;
     }
-    EXPECT_NE(e["error"]["message"].get<std::string>().find(c.says), std::string::npos)
+    EXPECT_NE(e["error"]["message"].template get<std::string>().find(c.says), std::string::npos)
         << r->body;
   }
-  json bad_limit = Get("/v1/jobs?limit=5000", alice_, 400);
+  json bad_limit = this->Get("/v1/jobs?limit=5000", this->alice_, 400);
   EXPECT_EQ(bad_limit["error"]["field"], "limit");
-  json bad_state = Get("/v1/jobs?state=runing", alice_, 400);
-  EXPECT_NE(bad_state["error"]["message"].get<std::string>().find("running"), std::string::npos);
-  json bad_filter = Get("/v1/jobs?tennant=a", alice_, 400);
-  EXPECT_NE(bad_filter["error"]["message"].get<std::string>().find("tenant"), std::string::npos);
-  Get("/v1/jobs/j-99999999", alice_, 404);
-  Get("/v1/nope", alice_, 404);
+  json bad_state = this->Get("/v1/jobs?state=runing", this->alice_, 400);
+  EXPECT_NE(bad_state["error"]["message"].template get<std::string>().find("running"), std::string::npos);
+  json bad_filter = this->Get("/v1/jobs?tennant=a", this->alice_, 400);
+  EXPECT_NE(bad_filter["error"]["message"].template get<std::string>().find("tenant"), std::string::npos);
+  this->Get("/v1/jobs/j-99999999", this->alice_, 404);
+  this->Get("/v1/nope", this->alice_, 404);
   // Still serving.
-  Post("/v1/jobs", alice_, Spec("after"), 201);
-  auto h = http_->Get("/healthz");
+  this->Post("/v1/jobs", this->alice_, Spec("after"), 201);
+  auto h = this->http_->Get("/healthz");
   ASSERT_TRUE(h);
   EXPECT_EQ(json::parse(h->body)["ok"], true);
 }
 
-TEST_F(ApiTest, MetricsAndPlan) {
-  Post("/v1/jobs", alice_, Spec("m1"), 201);
-  json plan = Post("/v1/plan", alice_, Spec("p1"), 200);
+TYPED_TEST(ApiTest, MetricsAndPlan) {
+  this->Post("/v1/jobs", this->alice_, Spec("m1"), 201);
+  json plan = this->Post("/v1/plan", this->alice_, Spec("p1"), 200);
   ASSERT_TRUE(plan.contains("decisions")) << plan.dump();
   EXPECT_EQ(plan["decisions"][0]["job"]["name"], "p1");
-  auto m = http_->Get("/metrics");
+  auto m = this->http_->Get("/metrics");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);
   for (const char* line : {"meridian_submissions_total 1", "meridian_jobs{state=\"queued\"}",
@@ -341,6 +349,30 @@ TEST_F(ApiTest, MetricsAndPlan) {
                            "meridian_preemptions_total"}) {
     EXPECT_NE(m->body.find(line), std::string::npos) << line << "\n" << m->body;
   }
+}
+
+// A CPU-only job (gpus: 0) submitted through the API runs on the local
+// backend, its end written back through the store: succeeded, exit 0, the
+// whole history queued ... running ... succeeded.
+TYPED_TEST(ApiTest, ACpuJobRunsToSuccess) {
+  json j = this->Post("/v1/jobs", this->alice_,
+                      R"({"name": "cpu", "kind": "data-science", "resources": {"gpus": 0},
+                          "command": ["/bin/sh", "-c", "exit 0"]})",
+                      201);
+  ASSERT_TRUE(j.is_object());
+  const std::string id = j["id"];
+  json got;
+  for (int i = 0; i < 400; ++i) {
+    got = this->Get("/v1/jobs/" + id, this->alice_, 200);
+    if (got["state"] == "succeeded" || got["state"] == "failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(got["state"], "succeeded") << got.dump();
+  EXPECT_EQ(got["exit_code"], 0);
+  json ev = this->Get("/v1/jobs/" + id + "/events", this->alice_, 200);
+  ASSERT_FALSE(ev["events"].empty());
+  EXPECT_EQ(ev["events"][0]["to"], "queued");
+  EXPECT_EQ(ev["events"].back()["to"], "succeeded");
 }
 
 }  // namespace

@@ -78,7 +78,10 @@ class DaemonProcess {
   }
   ~DaemonProcess() { Kill(SIGKILL); }
 
-  std::string db() const { return dir_ + "/meridian.db"; }
+  // The database the daemon and `token create` use: by default a SQLite file
+  // in `dir`; UseDb gives another (a PostgreSQL URI), before Start.
+  void UseDb(std::string db) { db_ = std::move(db); }
+  std::string db() const { return db_.empty() ? dir_ + "/meridian.db" : db_; }
   int port() const { return port_; }
 
   // Starts the daemon on a port the kernel picks (--listen 127.0.0.1:0, so no
@@ -101,6 +104,13 @@ class DaemonProcess {
       }
       std::string cfg = dir_ + "/serve.yaml";
       std::string dbp = db();
+      // PostgreSQL names no place for the state: the directory's, as SQLite's default.
+      std::string state = dir_ + "/meridian.db.state";
+      if (dbp.rfind("postgresql://", 0) == 0) {
+        execl(MERIDIAN_BINARY, MERIDIAN_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
+              dbp.c_str(), "--config", cfg.c_str(), "--state-dir", state.c_str(),
+              static_cast<char*>(nullptr));
+      }
       execl(MERIDIAN_BINARY, MERIDIAN_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
             dbp.c_str(), "--config", cfg.c_str(), static_cast<char*>(nullptr));
       _exit(127);
@@ -165,7 +175,7 @@ class DaemonProcess {
   }
 
  private:
-  std::string dir_;
+  std::string dir_, db_;
   int port_ = 0;
   pid_t pid_ = -1;
 };
