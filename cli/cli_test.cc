@@ -428,5 +428,17 @@ TEST(Cli, ServeOnPostgresNeedsAStateDirectory) {
       << r.err;
 }
 
+// --sync is SQLite's; with a PostgreSQL --db it is refused, naming the
+// value and what governs durability there (exit 2).
+TEST(Cli, ServeOnPostgresRefusesSync) {
+  CliRun r = Meridian({"serve", "--listen", "127.0.0.1:0", "--db", "postgres://meridian@/m",
+                       "--state-dir", "/nonexistent-meridian-dir", "--sync", "normal"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--sync: \"normal\" applies to a SQLite --db only; with PostgreSQL, "
+                       "durability is the server's synchronous_commit"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace meridian::cli

@@ -24,6 +24,7 @@
 #include "cli/fleet_output.h"
 #include "cli/serve_fleet.h"
 #include "cli/serve_retry.h"
+#include "cli/serve_signin.h"
 #include "control/daemon.h"
 #include "control/file_modes.h"
 #include "control/pg.h"
@@ -273,56 +274,6 @@ Result<sched::Profile> LoadServeProfile(const std::string& name_or_path) {
   return LoadProfile(name_or_path);
 }
 
-// Where the sign-in token is kept: DB.signin beside a SQLite file; in the
-// state directory for PostgreSQL (a URI is not a path).
-std::string SignInPath(const std::string& db, const std::string& state) {
-  return control::IsPostgresUri(db) ? state + "/signin" : db + ".signin";
-}
-
-// The database as the daemon's output names it: a URI without its password.
-std::string DbForOutput(const std::string& db) {
-  return control::IsPostgresUri(db) ? control::RedactedUri(db) : db;
-}
-
-// The sign-in token of a database: created on the first start of an empty
-// one (no tenants, no tokens) as an admin token, so the operator can open the
-// dashboard at once. It is kept in `path` (SignInPath, mode 0600) and never
-// written to the server's output unless that output is a terminal: logs do
-// not get it. Returns the token, or "" when the database has none (or it was
-// revoked).
-Result<std::string> SignInToken(control::Store* store, const std::string& path) {
-  std::ifstream in(path);
-  std::string token;
-  if (in && std::getline(in, token) && !token.empty()) {
-    // A revoked sign-in token is not offered again.
-    auto row = store->LookupToken(control::Sha256Hex(token));
-    if (!row.ok()) return row.status();
-    return *row && !(*row)->revoked_at ? token : std::string();
-  }
-  auto tenants = store->Tenants();
-  if (!tenants.ok()) return tenants.status();
-  if (!tenants->empty()) return std::string();
-  auto t = control::GenerateToken();
-  if (!t.ok()) return t.status();
-  const UnixSeconds now = std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::Internal(path + ": cannot create (" + std::strerror(errno) + ")");
-  const std::string line = *t + "\n";
-  const bool wrote = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  close(fd);
-  if (!wrote) return Status::Internal(path + ": cannot write");
-  control::NewToken nt;
-  nt.hash = control::Sha256Hex(*t);
-  nt.tenant = "admin";
-  nt.admin = true;
-  nt.created_at = now;
-  auto id = store->CreateToken(nt);
-  if (!id.ok()) return id.status();
-  return *t;
-}
-
 int Fail(std::ostream& err, const std::string& cmd, const Status& st) {
   err << "meridian " << cmd << ": " << st.message() << "\n";
   return st.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
@@ -395,6 +346,12 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
                 Status::Invalid("--state-dir: required when --db is a PostgreSQL URI (\"" +
                                 DbForOutput(f.db) +
                                 "\"): job logs and checkpoints need a directory on this host"));
+  }
+  if (control::IsPostgresUri(f.db) && f.serve->get_option("--sync")->count() > 0) {
+    return Fail(err, "serve",
+                Status::Invalid("--sync: \"" + f.sync +
+                                "\" applies to a SQLite --db only; with PostgreSQL, durability is "
+                                "the server's synchronous_commit"));
   }
   std::string state = !f.state_dir.empty() ? f.state_dir
                       : !c.state_dir.empty() ? c.state_dir
@@ -631,7 +588,7 @@ std::unique_ptr<ServeCommands> AddServeCommands(CLI::App& app) {
   c->serve->add_option("--state-dir", c->state_dir,
                        "where job logs and checkpoints live (default: <db>.state; required with PostgreSQL)");
   c->serve->add_option("--sync", c->sync,
-                       "SQLite synchronous mode: full (fsync per group commit) or normal")
+                       "SQLite synchronous mode: full (fsync per group commit) or normal (SQLite only)")
       ->check(CLI::IsMember({"full", "normal"}))
       ->capture_default_str();
 

@@ -1,4 +1,5 @@
-// Daemon: `meridian serve` assembled: the store (SQLite in WAL mode), the
+// Daemon: `meridian serve` assembled: the store (SQLite in WAL mode, or
+// PostgreSQL: OpenStore picks by options.store.path), the
 // reconcile loop over a backend, the telemetry sampler, and the HTTP API. Start binds and starts
 // everything; Wait blocks until Stop (from a signal handler's thread, or a
 // test). Stop may be called from any thread, more than once.
