@@ -52,6 +52,21 @@ TEST(PgStoreTest, TheDbValuePicksTheStoreByItsScheme) {
   EXPECT_FALSE(IsPostgresUri("postgresql:/missing-slash"));
 }
 
+TEST(PgStoreTest, OutputShowsAUrisPasswordAsStars) {
+  struct Case {
+    const char* uri;
+    const char* shown;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"postgresql://meridian:pw@db:5432/m", "postgresql://meridian:***@db:5432/m"},
+           {"postgresql://meridian@db:5432/m", "postgresql://meridian@db:5432/m"},  // no password
+           {"postgresql://db:5432/m", "postgresql://db:5432/m"},                    // no user
+           {"postgres://:pw@/m?host=/run/postgresql", "postgres://:***@/m?host=/run/postgresql"},
+       }) {
+    EXPECT_EQ(RedactedUri(c.uri), c.shown) << c.uri;
+  }
+}
+
 TEST(PgStoreTest, MigrationsAreRecordedAndAppliedOnceWhenReopened) {
   auto uri = testing::TestPostgres::NewDatabase();
   ASSERT_TRUE(uri.ok()) << uri.status().message();

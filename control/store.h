@@ -11,6 +11,9 @@
 // PostgreSQL (OpenPostgresStore) keeps the same tables, with job numbers
 // from a sequence, and applies its schema as numbered migrations at open
 // (docs/control-plane.md, "PostgreSQL"); OpenStore picks by the --db value.
+// Several processes may share one PostgreSQL database (ids never collide),
+// but only one daemon may serve it: there is no leader election yet, so two
+// would each run the reconcile loop.
 //
 // Every job state change goes through Apply with a JobUpdate that names the
 // expected current state; the store writes the new state and its event row in
