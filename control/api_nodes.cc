@@ -2,10 +2,8 @@
 #include "control/api_internal.h"
 
 #include "control/job_json.h"
+#include "control/node_request.h"
 #include "control/token.h"
-#include "control/utf8.h"
-#include "spec/spec.h"
-#include "spec/suggest.h"
 
 namespace meridian::control {
 
@@ -40,50 +38,10 @@ void ApiServer::Impl::Nodes(httplib::Response& res, const Caller& c) {
 }
 
 void ApiServer::Impl::RegisterNode(const httplib::Request& req, httplib::Response& res) {
-  if (Status u = CheckUtf8Body(req.body, true); !u.ok()) return SendStatus(res, u);
-  json b = json::parse(req.body, nullptr, false);
-  if (b.is_discarded() || !b.is_object()) {
-    return SendError(res, 400, "request: the body must be a JSON object with name, gpu_model, gpus, vcpus, ram_gib");
-  }
-  static const std::vector<std::string> kKeys = {"name", "gpu_model", "gpus", "vcpus", "ram_gib"};
-  for (const auto& [k, v] : b.items()) {
-    if (std::find(kKeys.begin(), kKeys.end(), k) == kKeys.end()) {
-      return SendError(res, 400, k + ": unknown key" + spec::SuggestFrom(k, kKeys, "keys"), k);
-    }
-  }
-  NodeRow n;
-  if (!b.contains("name") || !b["name"].is_string() || b["name"].get<std::string>().empty()) {
-    return SendError(res, 400, "name: is required (a text)", "name");
-  }
-  n.name = b["name"].get<std::string>();
-  if (n.name.size() > 63 || n.name.find_first_of("/ ") != std::string::npos) {
-    return SendError(res, 400, "name: \"" + n.name + "\" must be 1-63 characters without / or spaces", "name");
-  }
-  for (const char* k : {"gpus", "vcpus"}) {
-    if (b.contains(k) && (!b[k].is_number_integer() || b[k].get<int64_t>() < 0 || b[k].get<int64_t>() > 1024)) {
-      return SendError(res, 400, std::string(k) + ": " + b[k].dump() + " must be a whole number from 0 to 1024", k);
-    }
-  }
-  if (b.contains("ram_gib") && (!b["ram_gib"].is_number() || b["ram_gib"].get<double>() < 0)) {
-    return SendError(res, 400, "ram_gib: " + b["ram_gib"].dump() + " must be a number >= 0", "ram_gib");
-  }
-  n.gpus = b.value("gpus", 0);
-  n.vcpus = b.value("vcpus", 0);
-  n.ram_gib = b.value("ram_gib", 0.0);
-  if (b.contains("gpu_model")) {
-    if (!b["gpu_model"].is_string()) return SendError(res, 400, "gpu_model: must be a text", "gpu_model");
-    n.gpu_model = b["gpu_model"].get<std::string>();
-    if (auto why = spec::UnknownGpuModel(*catalog, n.gpu_model)) {
-      return SendError(res, 400, "gpu_model: " + *why, "gpu_model");
-    }
-  }
-  if (n.gpus > 0 && n.gpu_model.empty()) {
-    return SendError(res, 400, "gpu_model: is required when gpus > 0", "gpu_model");
-  }
-  if (n.gpus > 16) return SendError(res, 400, "gpus: " + std::to_string(n.gpus) + " is more than 16 per node", "gpus");
-  n.state = NodeState::kReady;
+  auto decoded = DecodeNodeRegistration(req.body, *catalog);
+  if (!decoded.ok()) return SendStatus(res, decoded.status());
+  NodeRow n = std::move(decoded).value();
   n.last_heartbeat = Now();
-  n.registered = true;
   if (Status st = store->UpsertNode(n); !st.ok()) return SendInternal(res, st.ToString());
   reconciler->Notify();
   // The node's own token, shown only in this answer: it may heartbeat this

@@ -147,7 +147,7 @@ void Reconciler::Loop() {
 }
 
 Status Reconciler::Recover() {
-  std::lock_guard<std::mutex> l(mu_);
+  std::unique_lock<std::mutex> l(mu_);
   const UnixSeconds now = Now();
   auto rows = store_->ActiveJobs();
   if (!rows.ok()) return rows.status();
@@ -158,7 +158,8 @@ Status Reconciler::Recover() {
   }
   Status st = Flush(&out);
   EraseDone();
-  return st;
+  Status calls = CallBackend(l);  // the stops the adopted attempts still need
+  return st.ok() ? calls : st;
 }
 
 void Reconciler::AddActive(std::unique_ptr<Active> a) {
@@ -235,7 +236,7 @@ void Reconciler::AdoptStored(Active& ref, const std::string& when, UnixSeconds n
     out->push_back(note);
     if (ref.row.cancel_requested) ref.stop_kind = StopKind::kCancel;
     // Sent again, and retried until the backend takes it.
-    if (ref.stop_kind != StopKind::kNone) (void)StopAttempt(ref, now, out);
+    if (ref.stop_kind != StopKind::kNone) RequestStop(ref);
   } else {
     if (ref.row.cancel_requested) ref.stop_kind = StopKind::kCancel;
   }
@@ -426,6 +427,9 @@ void Reconciler::HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out) {
     Active& a = *it->second;
     a.row.cancel_requested = true;
     if (a.done || a.stop_kind == StopKind::kCancel) continue;
+    // A launch or stop on its way: its answer is applied first, and the
+    // cancel (kept in cancel_requested) acts on what it leaves.
+    if (a.pending != PendingCall::kNone) continue;
     if (a.row.state == JobState::kQueued || a.row.state == JobState::kScheduled ||
         a.row.handle.empty()) {
       JobUpdate u;
@@ -437,14 +441,8 @@ void Reconciler::HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out) {
     const int64_t grace = a.spec ? GraceOf(*a.spec) : 30;
     a.stop_kind = StopKind::kCancel;
     a.stop_retry.reset();
-    // A failure is noted and retried (StopAttempt).
-    if (StopAttempt(a, now, out).ok()) {
-      JobUpdate note;
-      note.job_id = id;
-      note.at = now;
-      note.message = "cancel: SIGTERM sent, SIGKILL after " + std::to_string(grace) + "s";
-      out->push_back(note);
-    }
+    // A failure is noted and retried (StopAnswered).
+    RequestStop(a, "cancel: SIGTERM sent, SIGKILL after " + std::to_string(grace) + "s");
   }
 }
 
@@ -472,7 +470,7 @@ Status Reconciler::RunCycle() {
   // the API's plans and explanations. Only this thread calls the backend.
   const std::vector<BackendNode> offered = backend_->Nodes();
   const std::vector<RunObservation> observed = backend_->Poll();
-  std::lock_guard<std::mutex> l(mu_);
+  std::unique_lock<std::mutex> l(mu_);
   const UnixSeconds now = Now();
   std::vector<JobUpdate> out;
   MERIDIAN_RETURN_IF_ERROR(LoadNewJobs());
@@ -482,12 +480,14 @@ Status Reconciler::RunCycle() {
   HandleCancels(now, &out);
   RetryBackendCalls(now, &out);
   Status st = Schedule(now, &out);
-  Status fl = Flush(&out);
+  Status fl = Flush(&out);  // "scheduled" is durable before the launch
   EraseDone();
+  Status calls = CallBackend(l);
   metrics_->cycle_seconds.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   MERIDIAN_RETURN_IF_ERROR(st);
-  return fl;
+  MERIDIAN_RETURN_IF_ERROR(fl);
+  return calls;
 }
 
 }  // namespace meridian::control

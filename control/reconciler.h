@@ -33,10 +33,18 @@
 // jobs that were scheduled but not launched.
 //
 // Threading: the loop runs on its own thread and is the only caller of the
-// backend; Notify, RequestCancel and Plan may be called from any thread. A
-// cycle asks the backend for its nodes and observations (Nodes, Poll) before
-// it takes the state's mutex, so a backend slow to answer them does not hold
-// up Plan; launches and stops are still made under it.
+// backend and the only writer of the state below; Notify, RequestCancel and
+// Plan may be called from any thread. No launch or stop is made under the
+// state's mutex, so a backend slow to answer (a hung kubectl, an sbatch
+// waiting on a slurmctld that does not answer) holds this thread only, not
+// the API's plans. A cycle asks for the backend's nodes and observations
+// (Nodes, Poll) before it takes the mutex; under it, it decides and records
+// each launch and stop as a BackendCall (the job's `pending` keeps every
+// other step off it); it releases the mutex, makes the calls, and takes it
+// again to apply the answers (CallBackend). Applying re-checks the job: a
+// launch whose job changed meanwhile is stopped, and a cancel that came
+// while the backend was busy stops the attempt just launched. Adopt and
+// FindLaunched, made on recovery, are still made under the mutex.
 #pragma once
 
 #include <atomic>
@@ -156,6 +164,7 @@ class Reconciler {
 
   struct Active;
   struct FleetState;
+  struct BackendCall;
 
  private:
   void Loop();
@@ -171,10 +180,23 @@ class Reconciler {
   // profile adjusts (with a note in the job's events).
   std::shared_ptr<const JobSpec> ProfiledSpec(Active& a, UnixSeconds now,
                                               std::vector<JobUpdate>* out);
-  void Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  // Records the launch of `a`'s attempt (a.row.placement) as a BackendCall.
+  void RequestLaunch(Active& a);
+  // Applies the backend's answer to a launch: "starting" with the handle, or
+  // LaunchFailed.
+  void LaunchAnswered(Active& a, const Result<std::string>& handle, UnixSeconds now,
+                      std::vector<JobUpdate>* out);
   void LaunchFailed(Active& a, const Status& st, UnixSeconds now, std::vector<JobUpdate>* out);
-  // Sends the stop a.stop_kind asks for; on failure see the class comment.
-  Status StopAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
+  // Records the stop a.stop_kind asks for as a BackendCall; `on_stopped` is
+  // noted if its first try succeeds.
+  void RequestStop(Active& a, std::string on_stopped = "");
+  // Applies the backend's answer to a stop; on failure see the class comment.
+  void StopAnswered(Active& a, const BackendCall& call, UnixSeconds now,
+                    std::vector<JobUpdate>* out);
+  // Makes the recorded calls with mu_ released (`l` holds it on entry and on
+  // return), applies their answers and writes them, until no call is left.
+  Status CallBackend(std::unique_lock<std::mutex>& l);
+  void ApplyCall(const BackendCall& call, UnixSeconds now, std::vector<JobUpdate>* out);
   // Launches and stops whose retry time has come.
   void RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out);
   // A job recorded "scheduled" (or without a handle) at a restart: its
@@ -216,7 +238,9 @@ class Reconciler {
   ReconcilerOptions options_;
   std::unique_ptr<Retention> retention_;  // swept by the loop after each cycle
 
-  std::mutex mu_;  // the state below; held for a cycle's work after Nodes and Poll
+  // The state below; held for a cycle's decisions, released for its backend
+  // calls (see Threading above).
+  std::mutex mu_;
   std::map<std::string, std::unique_ptr<Active>> active_;
   std::unordered_map<int64_t, Active*> by_seq_;  // active_ by JobRow::seq (the scheduler's JobId)
   // Jobs (by seq) added or moved to another state since the scheduling step
@@ -230,6 +254,7 @@ class Reconciler {
   std::map<std::string, uint32_t> tenant_ids_;
   int64_t max_seq_ = 0;
   std::set<std::string> resync_;  // jobs to read again from the store (Flush)
+  std::vector<BackendCall> calls_;  // decided, not yet made (CallBackend)
 
   mutable std::mutex explain_mu_;  // the two maps below
   // The last decision's explanation of each waiting job: updated for the

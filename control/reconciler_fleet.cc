@@ -388,7 +388,10 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
           auto it = by_seq_.find(v.value());
           if (it == by_seq_.end()) continue;
           Active& victim = *it->second;
-          if (victim.stop_kind != StopKind::kNone || victim.row.handle.empty()) continue;
+          if (victim.stop_kind != StopKind::kNone || victim.pending != PendingCall::kNone ||
+              victim.row.handle.empty()) {
+            continue;
+          }
           const int64_t grace = victim.spec ? GraceOf(*victim.spec) : 30;
           victim.stop_kind = StopKind::kPreempt;
           metrics_->preemptions++;
@@ -436,10 +439,10 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
     }
   }, /*commit_preemptions=*/false);
   metrics_->kept_verdicts += fs.scheduler->kept_verdicts() - kept_before;
-  // After the cycle: a stop the backend refuses for good ends the attempt
-  // (HandleObservation), which releases its GPUs, and the cycle must not see
-  // the ledger change under it.
-  for (Active* v : to_stop) (void)StopAttempt(*v, now, out);  // retried until the backend takes it
+  // Made once the cycle's decisions are written (CallBackend): a stop the
+  // backend refuses for good ends the attempt, which releases its GPUs, and
+  // the cycle must not see the ledger change under it.
+  for (Active* v : to_stop) RequestStop(*v);  // retried until the backend takes it
   {
     std::lock_guard<std::mutex> l(explain_mu_);
     for (auto& [a, e] : explained) {
@@ -461,51 +464,9 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
   metrics_->mig_free_slices = mig.structural.free_memory;
   metrics_->mig_unallocatable_slices = mig.structural.unallocatable_memory();
   metrics_->mig_unallocatable_demand_slices = mig.demand.unallocatable_memory();
-  if (to_launch.empty()) return Status::Ok();
-  MERIDIAN_RETURN_IF_ERROR(Flush(out));  // "scheduled" is durable before the launch
-  for (Active* a : to_launch) {
-    if (!resync_.count(a->row.id)) Launch(*a, now, out);  // only what the store took
-  }
+  // Launched once "scheduled" is written (CallBackend), if the store took it.
+  for (Active* a : to_launch) RequestLaunch(*a);
   return Status::Ok();
-}
-
-void Reconciler::Launch(Active& a, UnixSeconds now, std::vector<JobUpdate>* out) {
-  LaunchRequest r;
-  r.job_id = a.row.id;
-  r.attempt = a.row.attempts;
-  r.tenant = a.row.tenant;
-  r.argv = a.spec->command;
-  r.env = a.spec->env;
-  r.working_dir = a.spec->working_dir;
-  r.gpus = a.row.placement.gpus;
-  r.mig_profile = a.row.placement.mig;
-  r.node = a.row.placement.node;
-  r.checkpoint_dir = CheckpointDir(a.row.id);
-  r.log_dir = LogDir(a.row.id);
-  r.grace_period_s = GraceOf(*a.spec);
-  if (a.spec->deadline.at) {
-    r.deadline = *a.spec->deadline.at;
-  } else if (a.spec->deadline.after_submit_s) {
-    r.deadline = a.row.submitted_at + *a.spec->deadline.after_submit_s;
-  }
-  auto alloc = nlohmann::json::parse(a.row.allocation_json, nullptr, false);
-  if (alloc.is_object() && alloc.contains("nodes") && alloc["nodes"].is_array() &&
-      !alloc["nodes"].empty()) {
-    r.vcpus = alloc["nodes"][0].value("vcpus", 0);
-    r.ram_mib = alloc["nodes"][0].value("ram_mib", int64_t{0});
-  }
-  auto h = backend_->Launch(r);
-  if (!h.ok()) {
-    LaunchFailed(a, h.status(), now, out);
-    return;
-  }
-  a.launch_retry.reset();
-  metrics_->launches++;
-  JobUpdate u;
-  u.handle = *h;
-  u.started_at = now;
-  Transition(a, JobState::kStarting,
-             "launched attempt " + std::to_string(a.row.attempts) + " (" + *h + ")", now, out, u);
 }
 
 Result<nlohmann::json> Reconciler::Plan(const JobSpec& job) {

@@ -59,19 +59,21 @@ void Reconciler::LaunchFailed(Active& a, const Status& st, UnixSeconds now,
   ReleaseAttempt(a, now, out);
 }
 
-Status Reconciler::StopAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out) {
-  const int64_t grace = a.spec ? GraceOf(*a.spec) : 30;
+void Reconciler::StopAnswered(Active& a, const BackendCall& call, UnixSeconds now,
+                              std::vector<JobUpdate>* out) {
   const std::string what = a.stop_kind == StopKind::kCancel ? "cancel" : "preemption";
-  Status st = backend_->Stop(a.row.handle, grace);
+  const Status& st = call.stopped;
   if (st.ok()) {
     if (a.stop_retry) {
       Note(a.row.id,
            what + ": the backend took the stop after " + std::to_string(a.stop_retry->failures) +
                " failed tries",
            now, out);
+    } else if (!call.on_stopped.empty()) {
+      Note(a.row.id, call.on_stopped, now, out);
     }
     a.stop_retry.reset();
-    return st;
+    return;
   }
   const int failures = (a.stop_retry ? a.stop_retry->failures : 0) + 1;
   if (!IsTransient(st)) {
@@ -84,7 +86,7 @@ Status Reconciler::StopAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate
     gone.phase = RunPhase::kLost;
     gone.message = what + ": the backend cannot stop it (" + st.message() + ")";
     HandleObservation(gone, now, out);
-    return st;
+    return;
   }
   const int64_t wait = options_.backend_retry.BackoffMs(failures);
   a.stop_retry = BackendRetry{failures, NowMs() + wait};
@@ -93,23 +95,22 @@ Status Reconciler::StopAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate
        what + ": stop try " + std::to_string(failures) + " failed: " + st.message() +
            "; trying again in " + FormatWait(wait),
        now, out);
-  return st;
 }
 
 void Reconciler::RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out) {
   const int64_t ms = NowMs();
   for (auto& entry : active_) {
     Active& a = *entry.second;
-    if (a.done) continue;
+    if (a.done || a.pending != PendingCall::kNone) continue;
     if (resync_.count(a.row.id)) continue;  // read again from the store first
     if (a.launch_retry && a.row.state == JobState::kScheduled && ms >= a.launch_retry->next_ms) {
       if (!a.launch_retry->find_first) {
-        Launch(a, now, out);
+        RequestLaunch(a);
       } else if (FindUnrecordedLaunch(a, kAfterRestart, now, out)) {
         AdoptStored(a, kAfterRestart, now, out);
       }
     } else if (a.stop_retry && a.stop_kind != StopKind::kNone && ms >= a.stop_retry->next_ms) {
-      (void)StopAttempt(a, now, out);
+      RequestStop(a);
     }
   }
 }

@@ -31,6 +31,25 @@ struct BackendRetry {
   bool find_first = false;
 };
 
+// The backend call a job waits on: decided under the reconciler's lock, made
+// once it is released, its answer applied under the lock again
+// (Reconciler::CallBackend). Until then no other step acts on the job.
+enum class PendingCall { kNone, kLaunch, kStop };
+
+struct Reconciler::BackendCall {
+  PendingCall kind = PendingCall::kNone;
+  std::string job_id;  // "" for a stop of an attempt no job wants any more
+  int attempt = 0;
+  LaunchRequest launch;     // kLaunch
+  std::string handle;       // kStop: the attempt to stop
+  int64_t grace_s = 0;      // kStop
+  std::string on_stopped;   // kStop: the note a first try that succeeds adds
+  bool skipped = false;     // kLaunch: the store did not take "scheduled"; not made
+  // The backend's answers.
+  Result<std::string> launched = Status::Internal("not made");
+  Status stopped;
+};
+
 struct Reconciler::Active {
   JobRow row;
   std::shared_ptr<const JobSpec> spec;
@@ -45,6 +64,7 @@ struct Reconciler::Active {
   std::optional<sched::Decision> pending_launch;
   std::optional<BackendRetry> launch_retry;  // scheduled, its launch tried again
   std::optional<BackendRetry> stop_retry;    // stop_kind set, the stop sent again
+  PendingCall pending = PendingCall::kNone;  // a call on its way (BackendCall)
   // The profile measured over the attempt that just ended, until the next
   // decision applies it.
   std::optional<JobTelemetry> measured;

@@ -341,5 +341,40 @@ TEST_F(SlurmBackendTest, AStopOfAJobSlurmHasEndedIsDone) {
   EXPECT_TRUE(backend_->Stop("slurm:dev:42", 0).ok());
 }
 
+// Retention retires a finished job: what the backend wrote for it under its
+// state directory goes, another job's stays, and an attempt whose sbatch
+// timed out is no longer looked up by name before a submission.
+TEST_F(SlurmBackendTest, RetireRemovesTheJobsFilesAndForgetsItsUncertainSubmissions) {
+  cluster_.sbatch_hangs = true;
+  ASSERT_FALSE(backend_->Launch(Request()).ok());  // attempt 1: uncertain
+  cluster_.sbatch_hangs = false;
+  control::LaunchRequest other = Request();
+  other.job_id = "j-00000008";
+  ASSERT_TRUE(backend_->Launch(other).ok());
+  const fs::path jobs = dir_ / "state" / "jobs";
+  ASSERT_TRUE(fs::exists(jobs / "j-00000007" / "attempt-1.env"));
+  ASSERT_TRUE(fs::exists(jobs / "j-00000007" / "work"));
+  ASSERT_TRUE(fs::exists(jobs / "j-00000007" / "logs"));
+
+  ASSERT_TRUE(backend_->Retire("j-00000007", 1).ok());
+  EXPECT_FALSE(fs::exists(jobs / "j-00000007"));
+  EXPECT_TRUE(fs::exists(jobs / "j-00000008" / "attempt-1.env"));
+  // Attempt 1 again (as a job with a reused id would be): submitted at once,
+  // with no squeue --name lookup first.
+  const int squeues = cluster_.Count("squeue");
+  ASSERT_TRUE(backend_->Launch(Request()).ok());
+  EXPECT_EQ(cluster_.Count("squeue"), squeues);
+  EXPECT_EQ(cluster_.Count("sbatch"), 3);  // the timed-out one, j-00000008's, this one
+}
+
+TEST_F(SlurmBackendTest, RetireRefusesAJobIdThatIsNotAName) {
+  fs::create_directories(dir_ / "state" / "keep");
+  for (const std::string id : {"..", "", "../keep", "j/1"}) {
+    const Status st = backend_->Retire(id, 1);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << id;
+  }
+  EXPECT_TRUE(fs::exists(dir_ / "state" / "keep"));
+}
+
 }  // namespace
 }  // namespace meridian::backends

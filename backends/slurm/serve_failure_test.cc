@@ -6,7 +6,10 @@
 // them). What the daemon does then: a transient launch failure is tried
 // again with backoff and noted in the job's events, the last one fails the
 // job with the reason, a refusal fails it at once; a cancel Slurm does not
-// take is sent again until it does, and so is a preemption's.
+// take is sent again until it does, and so is a preemption's. An sbatch that
+// hangs holds up no API request, and a cancel that comes meanwhile stops the
+// job it submits.
+#include <signal.h>
 #include <sqlite3.h>
 
 #include <filesystem>
@@ -284,6 +287,105 @@ TEST_F(SlurmServeFailureTest, AnUnrecordedLaunchIsLookedUpAgainWhenSlurmDoesNotA
   ASSERT_GE(states.size(), 2u);
   EXPECT_EQ(std::vector<std::string>(states.end() - 2, states.end()),
             (std::vector<std::string>{"starting", "running"}));
+}
+
+// sbatch hangs, as it does while slurmctld takes a submission and does not
+// answer: the stand-in waits while bin/hold exists. The job it submits is a
+// real process (a sleep in a session of its own, its pid in bin/pid.<id>)
+// that scancel kills.
+class SlurmServeHangTest : public SlurmServeFailureTest {
+ protected:
+  void SetUp() override {
+    SlurmServeFailureTest::SetUp();
+    std::ofstream(bin_ + "/hold") << "";
+    Tool("sbatch", "touch \"$d/sbatch.started\"\n"
+                   "while [ -e \"$d/hold\" ]; do sleep 0.05; done\n"
+                   "s=$(cat \"$d/submitted\" 2>/dev/null || echo 0); s=$((s+1)); "
+                   "echo $s > \"$d/submitted\"; id=$((41+s))\n"
+                   "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > \"$d/pid.$id\"\n"
+                   // In its own session (field 6 of stat) before sbatch ends
+                   // and the daemon's runner kills sbatch's process group.
+                   "while [ \"$(cut -d' ' -f6 /proc/$!/stat)\" != $! ]; do sleep 0.01; done\n"
+                   "echo $id\n");
+    Tool("scancel", "for id in \"$@\"; do :; done\ntouch \"$d/taken.$id\"\n"
+                    "kill -KILL $(cat \"$d/pid.$id\")\n");
+  }
+  void TearDown() override {
+    fs::remove(bin_ + "/hold");
+    for (const auto& e : fs::directory_iterator(bin_)) {
+      if (e.path().filename().string().starts_with("pid.")) {
+        if (pid_t pid = Pid(e.path().filename().string().substr(4)); pid > 0) kill(pid, SIGKILL);
+      }
+    }
+    SlurmServeFailureTest::TearDown();
+  }
+  // Waits up to 10 s for the daemon to be inside sbatch.
+  bool SbatchStarted() {
+    for (int i = 0; i < 200 && !fs::exists(bin_ + "/sbatch.started"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return fs::exists(bin_ + "/sbatch.started");
+  }
+  pid_t Pid(const std::string& slurm_id) const {
+    std::ifstream f(bin_ + "/pid." + slurm_id);
+    pid_t pid = -1;
+    f >> pid;
+    return pid;
+  }
+  // Whether `pid` runs (a zombie nobody reaped has ended).
+  static bool Running(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(f)), {});
+    const size_t paren = stat.rfind(')');
+    return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+  }
+};
+
+// Issue 24: the reconciler held its lock through Launch, so a hung sbatch
+// held up /v1/plan until it returned.
+TEST_F(SlurmServeHangTest, AHungSbatchHoldsUpNeitherPlansNorJobReadsAndTheJobRunsOnceItReturns) {
+  Begin(5);
+  const std::string id = Submit();
+  ASSERT_TRUE(SbatchStarted()) << daemon_->Log();
+  auto quick = daemon_->Client();
+  quick->set_read_timeout(3, 0);  // sbatch stays held for as long as the test says
+  const auto t0 = std::chrono::steady_clock::now();
+  auto plan = quick->Post("/v1/plan", Auth(token_), Spec(1).dump(), "application/json");
+  ASSERT_TRUE(plan) << "no answer to /v1/plan while sbatch hangs";
+  EXPECT_EQ(plan->status, 200) << plan->body;
+  // node1 has 4 GPUs and the job being launched holds 1: a 1-GPU plan places.
+  EXPECT_EQ(json::parse(plan->body)["decisions"][0]["decision"], "place") << plan->body;
+  const json held = GetJob(*quick, token_, id);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  EXPECT_EQ(held["state"], "scheduled") << held.dump();
+  EXPECT_FALSE(fs::exists(bin_ + "/submitted"));  // sbatch was still held throughout
+  fs::remove(bin_ + "/hold");
+  const json j = WaitFor(id, "running");
+  ASSERT_EQ(j["state"], "running") << j.dump() << daemon_->Log();
+  EXPECT_EQ(j["attempts"], 1);
+  EXPECT_EQ(Calls("sbatch"), 1);
+  EXPECT_TRUE(Running(Pid("42")));
+}
+
+// A cancel that comes while sbatch hangs: the Slurm job sbatch then submits
+// is cancelled, its process killed, and the job ends cancelled.
+TEST_F(SlurmServeHangTest, ACancelDuringAHungSbatchStopsTheJobItSubmits) {
+  Begin(5);
+  const std::string id = Submit();
+  ASSERT_TRUE(SbatchStarted()) << daemon_->Log();
+  auto r = http_->Post(("/v1/jobs/" + id + "/cancel").c_str(), Auth(token_), "", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  fs::remove(bin_ + "/hold");
+  const json j = WaitFor(id, "cancelled");
+  ASSERT_EQ(j["state"], "cancelled") << j.dump() << daemon_->Log();
+  EXPECT_EQ(Calls("sbatch"), 1);
+  EXPECT_TRUE(fs::exists(bin_ + "/taken.42"));  // scancel named the submitted job
+  const pid_t pid = Pid("42");
+  ASSERT_GT(pid, 0);
+  EXPECT_FALSE(Running(pid));
+  EXPECT_EQ(States(id),
+            (std::vector<std::string>{"queued", "scheduled", "starting", "cancelled"}));
 }
 
 }  // namespace

@@ -95,6 +95,7 @@ class SlurmBackend final : public control::Backend {
                                const std::string& handle) override;
   std::vector<control::BackendNode> Nodes() override;
   Result<std::optional<std::string>> FindLaunched(const std::string& job_id, int attempt) override;
+  Status Retire(const std::string& job_id, int attempts) override;
 
  private:
   // The Slurm job id of the job named `name` (a live one first), if any.
@@ -629,18 +630,39 @@ Result<std::optional<std::string>> SlurmBackend::FindByName(const std::string& n
   return found;
 }
 
+// Whether `job_id` could have been submitted (CheckSubmit): a word of
+// [A-Za-z0-9._-], so also a name within jobs/ of the state directory.
+bool SubmittableJobId(const std::string& job_id) {
+  return !job_id.empty() && job_id.size() <= 64 && job_id != "." && job_id != ".." &&
+         job_id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                  "0123456789._-") == std::string::npos;
+}
+
 Result<std::optional<std::string>> SlurmBackend::FindLaunched(const std::string& job_id,
                                                                int attempt) {
-  // Names that could not have been submitted (CheckSubmit) were never launched.
-  const bool word = !job_id.empty() && job_id.size() <= 64 &&
-                    job_id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                             "0123456789._-") == std::string::npos;
-  if (!word || attempt < 1) return std::optional<std::string>();
+  // Names that could not have been submitted were never launched.
+  if (!SubmittableJobId(job_id) || attempt < 1) return std::optional<std::string>();
   std::lock_guard<std::mutex> lock(mu_);
   auto id = FindByName(slurm::JobName(job_id, attempt));
   if (!id.ok()) return id.status();
   if (!id->has_value()) return std::optional<std::string>();
   return std::optional<std::string>(Handle(**id));
+}
+
+// The job's directory under state_dir (each attempt's environment file and,
+// unless the spec named others, its working and log directories) and the
+// names of attempts an sbatch may have submitted without saying so. Slurm's
+// own record of the jobs is its accounting's, not meridian's to delete.
+Status SlurmBackend::Retire(const std::string& job_id, int attempts) {
+  if (!SubmittableJobId(job_id)) {
+    return Status::Invalid("job id \"" + job_id + "\": not a job this backend launched");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int n = 1; n <= attempts; ++n) uncertain_.erase(slurm::JobName(job_id, n));
+  std::error_code ec;
+  fs::remove_all(fs::path(options_.state_dir) / "jobs" / job_id, ec);
+  if (ec) return Status::Internal(job_id + ": cannot remove its directory: " + ec.message());
+  return Status::Ok();
 }
 
 }  // namespace
