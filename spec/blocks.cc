@@ -120,9 +120,11 @@ void ReadWork(SpecReader& r, const YAML::Node& node, const std::string& path, Wo
                 " (the roofline divides the stated FLOPs by it to count the bytes)");
   }
   if (has_batch && forms.size() == 1 && forms[0] == "duration") {
-    r.Error(node, JoinPath(path, "global_batch_tokens"),
-            "belongs only with tokens, flops or gpu_hours, not with duration (a run of stated "
-            "length takes no optimizer steps to size)");
+    const YAML::Node value = node["global_batch_tokens"];
+    r.Error(value, JoinPath(path, "global_batch_tokens"),
+            SpecReader::Show(value) +
+                " belongs only with tokens, flops or gpu_hours, not with duration (a run of "
+                "stated length takes no optimizer steps to size)");
   }
 }
 

@@ -122,8 +122,11 @@ void ReadJobKey(SpecReader& r, const std::string& key, const YAML::Node& v, JobS
 // work.global_batch_tokens sizes optimizer steps: only kinds that train take them.
 void CheckGlobalBatch(SpecReader& r, const YAML::Node& node, const JobSpec& job) {
   if (!job.work.global_batch_tokens || IsTraining(job.kind)) return;
-  r.Error(node["work"]["global_batch_tokens"], "work.global_batch_tokens",
-          "belongs only with a kind that trains (llm-training, training, fine-tuning), not with " +
+  const YAML::Node value = node["work"]["global_batch_tokens"];
+  r.Error(value, "work.global_batch_tokens",
+          SpecReader::Show(value) +
+              " belongs only with a kind that trains (llm-training, training, fine-tuning), not "
+              "with " +
               std::string(ToString(job.kind)) + ", which takes no optimizer steps");
 }
 

@@ -127,11 +127,11 @@ std::vector<BadCase> BadCases() {
       {"negative global batch", Job("work: {tokens: 1e9, global_batch_tokens: -4e6}"),
        {"work.global_batch_tokens: \"-4e6\" is out of range"}},
       {"global batch with duration", Job("work: {duration: 2h, global_batch_tokens: 4e6}"),
-       {"work.global_batch_tokens: belongs only with tokens, flops or gpu_hours, not with "
-        "duration"}},
+       {"bad.yaml:3:43: work.global_batch_tokens: \"4e6\" belongs only with tokens, flops or "
+        "gpu_hours, not with duration"}},
       {"global batch of a kind that does not train",
        "name: x\nkind: batch-inference\nwork: {tokens: 1e9, global_batch_tokens: 4e6}\n",
-       {"bad.yaml:3:42: work.global_batch_tokens: belongs only with a kind that trains "
+       {"bad.yaml:3:42: work.global_batch_tokens: \"4e6\" belongs only with a kind that trains "
         "(llm-training, training, fine-tuning), not with batch-inference"}},
       // Lists of jobs.
       {"empty jobs list", "jobs: []\n", {"bad.yaml:1:7: jobs: is empty; list at least one job"}},
