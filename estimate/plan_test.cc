@@ -426,6 +426,12 @@ TEST(PlanTest, DefaultsAreReportedAsAssumptions) {
   };
   EXPECT_TRUE(has("model.precision", "bf16"));
   EXPECT_TRUE(has("model.micro_batch", "1"));
+  // 4 x 1024 x 1024 tokens a step, Llama 2's batch.
+  EXPECT_TRUE(has("work.global_batch_tokens", "4194304"));
+  j.work.global_batch_tokens = 2097152;  // stated: not an assumption
+  Plan stated = MustPlan(j);
+  EXPECT_TRUE(std::none_of(stated.assumptions.begin(), stated.assumptions.end(),
+                           [](const Assumption& a) { return a.field == "work.global_batch_tokens"; }));
 }
 
 TEST(CarbonTest, MeanOverThePlannedHours) {
