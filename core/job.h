@@ -47,6 +47,10 @@ struct Work {
   // kFlops: FLOPs per byte moved to and from GPU memory (work.arithmetic_intensity),
   // for the roofline; nullopt: compute-bound (docs/estimator.md, "Roofline").
   std::optional<double> arithmetic_intensity;
+  // Training: tokens per optimizer step (work.global_batch_tokens), which
+  // sets the micro-batches of a parallel layout; nullopt: the estimator's
+  // default (docs/estimator.md, section 3a).
+  std::optional<double> global_batch_tokens;
 };
 
 struct CpuFallback {

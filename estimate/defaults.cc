@@ -89,6 +89,12 @@ void ResolveBatch(const ModelShape& m, WorkloadKind kind, ModelDims* d, Resolved
   if (TrainsWeights(kind)) {
     d->micro_batch = m.micro_batch.value_or(1);
     if (!m.micro_batch) Note(r, "model.micro_batch", "1", "default for training kinds");
+    const std::optional<double> stated = r->spec.work.global_batch_tokens;
+    d->global_batch_tokens = stated.value_or(kGlobalBatchTokens);
+    if (!stated) {
+      Note(r, "work.global_batch_tokens", Fixed(kGlobalBatchTokens, 0),
+           "tokens per optimizer step across replicas (Llama 2's 4M-token batch)");
+    }
   }
   if (infer) {
     int batch = kind == WorkloadKind::kRealtimeInference ? 8 : 32;

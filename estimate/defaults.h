@@ -38,16 +38,22 @@ inline constexpr double kMicroBatchHalvingSlowdown = 0.10;  // +10% run time per
 // stated like kMemoryBandwidthEfficiency (nccl-tests report bus bandwidths
 // below the link's figure; no single measured value covers every link).
 inline constexpr double kLinkEfficiency = 0.80;
-// Share of a step's compute that data-parallel traffic hides behind: the
-// backward pass, 4 of the 6 x P x T FLOPs. Gradient buckets are all-reduced
-// while backward runs (Li et al. 2020, "PyTorch Distributed: Experiences on
-// Accelerating Data Parallel Training", VLDB, section 3.2.3); ZeRO-3 prefetches
-// the next layer's parameters the same way (Rajbhandari et al. 2020, section
-// 7). Tensor-parallel all-reduces are on the critical path (Narayanan et al.
-// 2021, section 2.3) and are not overlapped.
+// Share of a micro-batch's compute that data-parallel traffic hides behind:
+// the backward pass, 4 of the 6 x P x T FLOPs. Gradient buckets are
+// all-reduced while backward runs (Li et al. 2020, "PyTorch Distributed:
+// Experiences on Accelerating Data Parallel Training", VLDB, section 3.2.3);
+// ZeRO-3 prefetches the next layer's parameters the same way (Rajbhandari et
+// al. 2020, section 7). With gradient accumulation over m micro-batches the
+// gradients are reduced only in the last one's backward (section 3.2.4;
+// PyTorch's DistributedDataParallel.no_sync, pytorch/pytorch pull 21736), so
+// a once-per-step reduction hides behind 1/m of the step's backward
+// (parallelism.h). Tensor-parallel
+// all-reduces are on the critical path (Narayanan et al. 2021, section 2.3)
+// and are not overlapped.
 inline constexpr double kDataParallelOverlap = 4.0 / 6.0;
-// Tokens per optimizer step when the spec states none: Llama 2's 4M-token
-// batch (Touvron et al. 2023, "Llama 2", section 2.2); GPT-3 175B used 3.2M.
+// Tokens per optimizer step when the spec states no work.global_batch_tokens:
+// Llama 2's 4M-token batch (Touvron et al. 2023, "Llama 2", section 2.2);
+// GPT-3 175B used 3.2M.
 inline constexpr double kGlobalBatchTokens = 4.0 * 1024 * 1024;
 // A catalog without interconnect data: the catalog's own conservative
 // fallback network (docs/catalog.md, "Interconnect": Ethernet at 25 Gbit/s)
@@ -88,6 +94,8 @@ struct ModelDims {
   int micro_batch = 1;   // training: sequences per GPU per step
   int batch = 1;         // inference: concurrent sequences
   int output_tokens = 0; // inference: generated tokens per request; 0 = unknown
+  // training: tokens per optimizer step (work.global_batch_tokens)
+  double global_batch_tokens = kGlobalBatchTokens;
   int head_dim() const { return heads > 0 ? hidden / heads : 0; }
 };
 

@@ -62,7 +62,7 @@ double StepCost::CommunicationShare() const {
 
 int GlobalBatch(const ModelDims& d, int replicas, int micro_batch) {
   const double per_step = static_cast<double>(replicas) * micro_batch;
-  const double wanted = kGlobalBatchTokens / std::max(1, d.seq_len);
+  const double wanted = d.global_batch_tokens / std::max(1, d.seq_len);
   return static_cast<int>(std::max(1.0, std::ceil(wanted / per_step)) * per_step);
 }
 
@@ -88,6 +88,15 @@ double LayoutMemoryGib(const ModelDims& d, const LayoutQuery& q, const Layout& l
   return (state + act / l.tensor) / kBytesPerGiB + kCudaOverheadGib;
 }
 
+// Compute that data-parallel traffic hides behind: ZeRO-3 moves each
+// micro-batch's parameters and gradients while it computes, so the backward of
+// every micro-batch; ZeRO-1's gradients are complete, and reduced, only in the
+// backward of the step's last micro-batch (gradient accumulation).
+double DataOverlapWindow(const Layout& l, double compute_s) {
+  const double backward = kDataParallelOverlap * compute_s;
+  return l.zero == ZeroStage::kThree ? backward : backward / std::max(1, l.micro_batches);
+}
+
 }  // namespace
 
 StepCost CostOf(const ModelDims& d, const LayoutQuery& q, const Interconnect& net,
@@ -110,7 +119,7 @@ StepCost CostOf(const ModelDims& d, const LayoutQuery& q, const Interconnect& ne
   const double gather = l.data > 1 ? (l.data - 1.0) / l.data : 0;
   c.data_s = l.zero == ZeroStage::kOne ? 2 * gather * shard_bytes / bw_dp
                                        : m * 3 * gather * shard_bytes / bw_dp;
-  c.data_exposed_s = std::max(0.0, c.data_s - kDataParallelOverlap * c.compute_s);
+  c.data_exposed_s = std::max(0.0, c.data_s - DataOverlapWindow(l, c.compute_s));
   c.total_s = c.compute_s + c.bubble_s + c.tensor_s + c.pipeline_s + c.data_exposed_s;
   return c;
 }
@@ -153,8 +162,13 @@ std::string StepArithmetic(const ModelDims& d, const LayoutQuery& q, const Layou
   if (c.tensor_s > 0) s += " + tensor all-reduce " + Fixed(c.tensor_s, 3) + " s";
   if (c.pipeline_s > 0) s += " + pipeline sends " + Fixed(c.pipeline_s, 3) + " s";
   if (c.data_s > 0) {
-    s += " + data " + Fixed(c.data_s, 3) + " s less " + Fixed(kDataParallelOverlap, 2) +
-         " x compute overlapped = " + Fixed(c.data_exposed_s, 3) + " s";
+    const std::string window =
+        l.zero == ZeroStage::kThree || l.micro_batches == 1
+            ? Fixed(kDataParallelOverlap, 2) + " x compute"
+            : Fixed(kDataParallelOverlap, 2) + " x compute / " + std::to_string(l.micro_batches) +
+                  " (the last micro-batch's backward)";
+    s += " + data " + Fixed(c.data_s, 3) + " s less " + window + " overlapped = " +
+         Fixed(c.data_exposed_s, 3) + " s";
   }
   return s + " = " + Fixed(c.total_s, 3) + " s per step, communication " +
          Fixed(100 * c.CommunicationShare(), 1) + "%";

@@ -20,11 +20,14 @@
 //   data      ZeRO-1: 2(d-1)/d x P v / (t p) / bw_dp once per step (ring all-reduce)
 //             ZeRO-3: m x 3 x (d-1)/d x P v / (t p) / bw_dp (two all-gathers and
 //                     a reduce-scatter per micro-batch)
-//   step      compute + bubble + tensor + pipeline + max(0, data - kDataParallelOverlap x compute)
+//   step      compute + bubble + tensor + pipeline + max(0, data - window)
+//   window    ZeRO-3: kDataParallelOverlap x compute (every micro-batch's backward)
+//             ZeRO-1: kDataParallelOverlap x compute / m (the last micro-batch's backward)
 //
 // (v = bytes per value at the job's precision.) Tensor-parallel all-reduces
 // and pipeline sends sit on the critical path; data-parallel traffic overlaps
-// the compute it does not depend on (kDataParallelOverlap).
+// the backward compute that produces it: ZeRO-3's per micro-batch, ZeRO-1's
+// gradients only once accumulation ends, in the step's last micro-batch.
 //
 // Memory per GPU of a layout (sequence parallelism splits activations by t;
 // the first pipeline stage holds p micro-batches of L/p layers, L layers'
@@ -124,8 +127,9 @@ LayoutChoice ChooseLayout(const ModelDims& d, const LayoutQuery& q, const Interc
 StepCost CostOf(const ModelDims& d, const LayoutQuery& q, const Interconnect& net,
                 const Layout& layout);
 
-// Global batch of a step: kGlobalBatchTokens / seq_len sequences, rounded up
-// to a whole number of micro-batches on each of `replicas` replicas.
+// Global batch of a step: d.global_batch_tokens (work.global_batch_tokens, or
+// kGlobalBatchTokens) / seq_len sequences, rounded up to a whole number of
+// micro-batches on each of `replicas` replicas.
 int GlobalBatch(const ModelDims& d, int replicas, int micro_batch);
 
 // Seconds of the tensor-parallel all-reduces of inference on `gpus` GPUs for

@@ -72,15 +72,28 @@ TEST(Parallelism, TwoNodesChooseZeroOneOverZeroThree) {
   const ModelDims d = Dims7B();
   const LayoutQuery q = H100Query(16);
   LayoutChoice c = ChooseLayout(d, q, Net(1000));
-  // compute 1.7616e17 / (16 x 7.94167e14) = 13.8636 s. Data crosses nodes at
-  // 12.5 GB/s a GPU. ZeRO-1 (28e9 + 84e9 / 16 B = 31.0 GiB + 9.5): one
-  // all-reduce a step, 2 x 15/16 x 14e9 / 12.5e9 = 2.1 s, hidden.
-  EXPECT_EQ(c.layout.Describe(), "TP 1 x PP 1 x DP 16 (ZeRO-1)");
+  // compute 1.7616e17 / (16 x 7.94167e14) = 13.8636 s. DP 16 crosses nodes at
+  // 12.5 GB/s a GPU: ZeRO-1 (28e9 + 84e9 / 16 B = 31.0 GiB + 9.5) all-reduces
+  // once a step, 2 x 15/16 x 14e9 / 12.5e9 = 2.1 s, in the backward of the
+  // last of 128 micro-batches: 2/3 x 13.8636 / 128 = 0.0722 s hides it, 2.0278
+  // exposed, 15.8914 s a step. Two pipeline stages of DP 8 keep the
+  // all-reduce in a node: 2 x 7/8 x 7e9 / 360e9 = 0.0340 s, under 2/3 x
+  // 13.8636 / 256 = 0.0361 s; bubble 13.8636 / 256 = 0.0542 s; sends 2 x 256
+  // x 16.777 MB / 12.5 GB/s = 0.6872 s: 14.6050 s, x 1.05347.
+  EXPECT_EQ(c.layout.Describe(), "TP 1 x PP 2 x DP 8 (ZeRO-1)");
+  EXPECT_EQ(c.layout.micro_batches, 256);
   EXPECT_NEAR(c.step.compute_s, 13.8636, 1e-4);
-  EXPECT_NEAR(c.step.data_s, 2.1, 1e-9);
-  EXPECT_DOUBLE_EQ(c.Slowdown(), 1.0);
-  // ZeRO-3 would gather every micro-batch: 128 x 3 x 15/16 x 14e9 / 12.5e9 =
-  // 403.2 s, 403.2 - 2/3 x 13.8636 = 393.958 s exposed.
+  EXPECT_NEAR(c.step.data_s, 0.0340278, 1e-6);
+  EXPECT_DOUBLE_EQ(c.step.data_exposed_s, 0);
+  EXPECT_NEAR(c.step.pipeline_s, 0.687195, 1e-6);
+  EXPECT_NEAR(c.Slowdown(), 1.05347, 1e-5);
+  Layout dp16{1, 1, 16, ZeroStage::kOne, 128, 2048};
+  StepCost one = CostOf(d, q, Net(1000), dp16);
+  EXPECT_NEAR(one.data_s, 2.1, 1e-9);
+  EXPECT_NEAR(one.data_exposed_s, 2.027794, 1e-6);
+  // ZeRO-3 would gather every micro-batch, hidden by every micro-batch's
+  // backward: 128 x 3 x 15/16 x 14e9 / 12.5e9 = 403.2 s, 403.2 - 2/3 x
+  // 13.8636 = 393.958 s exposed.
   Layout z3{1, 1, 16, ZeroStage::kThree, 128, 2048};
   StepCost s = CostOf(d, q, Net(1000), z3);
   EXPECT_NEAR(s.data_s, 403.2, 1e-9);
@@ -89,19 +102,33 @@ TEST(Parallelism, TwoNodesChooseZeroOneOverZeroThree) {
 
 TEST(Parallelism, ManyNodesOnASlowNetworkUseTensorParallelism) {
   // 64 GPUs, 25 Gbit/s a node: 25 / 8 / 8 x 0.80 = 0.3125 GB/s a GPU.
-  // compute 1.7616e17 / (64 x 7.94167e14) = 3.46591 s; 2/3 of it 2.31061 s.
-  // DP 64 (ZeRO-1): 2 x 63/64 x 14e9 / 0.3125e9 = 88.2 s, 85.889 exposed.
-  // TP 8 x DP 8 (ZeRO-1): data 2 x 7/8 x 14e9 / 8 / 0.3125e9 = 9.8 s, 7.48939
-  // exposed; tensor 256 micro-batches x 32 layers x 4 x 2(8-1)/8 x 16.777 MB
-  // / 360 GB/s = 2.67242 s; step 3.46591 + 2.67243 + 7.48939 = 13.6277 s.
+  // compute 1.7616e17 / (64 x 7.94167e14) = 3.46591 s.
+  // DP 64 (ZeRO-1): 2 x 63/64 x 14e9 / 0.3125e9 = 88.2 s, all but 2/3 x
+  // 3.46591 / 32 = 0.0722 s exposed.
+  // TP 8 x DP 8 (ZeRO-1): data 2 x 7/8 x 14e9 / 8 / 0.3125e9 = 9.8 s, less
+  // 2/3 x 3.46591 / 256 = 0.00903 s: 9.79097 exposed; tensor 256
+  // micro-batches x 32 layers x 4 x 2(8-1)/8 x 16.777 MB / 360 GB/s = 2.67242
+  // s; step 3.46591 + 2.67242 + 9.79097 = 15.9293 s.
   // Pipelines send 2 x m x 16.8 MB over the network (PP 2: 55 s): slower.
   LayoutChoice c = ChooseLayout(Dims7B(), H100Query(64), Net(25));
   EXPECT_EQ(c.layout.Describe(), "TP 8 x PP 1 x DP 8 (ZeRO-1)");
   EXPECT_NEAR(c.step.tensor_s, 2.67242, 1e-5);
-  EXPECT_NEAR(c.step.data_exposed_s, 7.48939, 1e-5);
-  EXPECT_NEAR(c.step.total_s, 13.6277, 1e-4);
-  // (2.67242 + 7.48941) / 13.6277 = 74.6% of the step is communication.
-  EXPECT_NEAR(c.step.CommunicationShare(), 0.7457, 1e-4);
+  EXPECT_NEAR(c.step.data_exposed_s, 9.79097, 1e-5);
+  EXPECT_NEAR(c.step.total_s, 15.9293, 1e-4);
+  // (2.67242 + 9.79097) / 15.9293 = 78.2% of the step is communication.
+  EXPECT_NEAR(c.step.CommunicationShare(), 0.7824, 1e-4);
+}
+
+// A stated global batch sets the micro-batches: Llama 3 405B's 2^24 tokens
+// at 8,192 a sequence are 2,048 sequences, 8 a replica over DP 256; the
+// default 4,194,304 would be 512, two a replica.
+TEST(Parallelism, AStatedGlobalBatchSetsTheMicroBatches) {
+  ModelDims d = Dims7B();
+  d.seq_len = 8192;
+  EXPECT_EQ(GlobalBatch(d, 256, 1), 512);
+  d.global_batch_tokens = 16777216;
+  EXPECT_EQ(GlobalBatch(d, 256, 1), 2048);
+  EXPECT_EQ(GlobalBatch(d, 3, 1), 2049);  // 682.67 a replica, rounded up to 683
 }
 
 TEST(Parallelism, PipelineBubble) {

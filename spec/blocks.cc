@@ -60,16 +60,23 @@ void ReadModel(SpecReader& r, const YAML::Node& node, const std::string& path, M
 }
 
 void ReadWork(SpecReader& r, const YAML::Node& node, const std::string& path, Work& out) {
-  static const std::vector<std::string> kKeys = {"tokens", "flops",    "gpu_hours",
-                                                 "on",     "duration", "arithmetic_intensity"};
+  static const std::vector<std::string> kKeys = {
+      "tokens", "flops", "gpu_hours", "on", "duration", "arithmetic_intensity",
+      "global_batch_tokens"};
   std::vector<std::string> forms;
   bool has_on = false;
   bool has_intensity = false;
+  bool has_batch = false;
   bool is_map = ForEachKey(r, node, path, kKeys, [&](const std::string& key,
                                                      const YAML::Node& v, const std::string& p) {
     if (key == "arithmetic_intensity") {
       has_intensity = true;
       out.arithmetic_intensity = r.Number(v, p, {0, true});
+      return;
+    }
+    if (key == "global_batch_tokens") {
+      has_batch = true;
+      out.global_batch_tokens = r.Number(v, p, {0, true});
       return;
     }
     if (key == "on") {
@@ -111,6 +118,13 @@ void ReadWork(SpecReader& r, const YAML::Node& node, const std::string& path, Wo
     r.Error(node, JoinPath(path, "arithmetic_intensity"),
             "belongs only with flops, not with " + forms[0] +
                 " (the roofline divides the stated FLOPs by it to count the bytes)");
+  }
+  if (has_batch && forms.size() == 1 && forms[0] == "duration") {
+    const YAML::Node value = node["global_batch_tokens"];
+    r.Error(value, JoinPath(path, "global_batch_tokens"),
+            SpecReader::Show(value) +
+                " belongs only with tokens, flops or gpu_hours, not with duration (a run of "
+                "stated length takes no optimizer steps to size)");
   }
 }
 

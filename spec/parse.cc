@@ -119,6 +119,17 @@ void ReadJobKey(SpecReader& r, const std::string& key, const YAML::Node& v, JobS
   }
 }
 
+// work.global_batch_tokens sizes optimizer steps: only kinds that train take them.
+void CheckGlobalBatch(SpecReader& r, const YAML::Node& node, const JobSpec& job) {
+  if (!job.work.global_batch_tokens || IsTraining(job.kind)) return;
+  const YAML::Node value = node["work"]["global_batch_tokens"];
+  r.Error(value, "work.global_batch_tokens",
+          SpecReader::Show(value) +
+              " belongs only with a kind that trains (llm-training, training, fine-tuning), not "
+              "with " +
+              std::string(ToString(job.kind)) + ", which takes no optimizer steps");
+}
+
 void ReadJob(SpecReader& r, const YAML::Node& node, const std::string& prefix,
              const std::string& source, JobSpec& job) {
   job.origin.source = source;
@@ -139,6 +150,7 @@ void ReadJob(SpecReader& r, const YAML::Node& node, const std::string& prefix,
   }
   if (!has_name) r.Error(node, "name", "is required");
   if (!has_kind) r.Error(node, "kind", "is required; use " + JoinAlternatives(KindNames()));
+  if (has_kind) CheckGlobalBatch(r, node, job);
 }
 
 void CheckUniqueNames(SpecReader& r, const YAML::Node& jobs, const std::vector<JobSpec>& specs) {

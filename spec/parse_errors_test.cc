@@ -122,6 +122,17 @@ std::vector<BadCase> BadCases() {
        {"work.arithmetic_intensity: \"0\" is out of range"}},
       {"intensity with tokens", Job("work: {tokens: 1e9, arithmetic_intensity: 2}"),
        {"work.arithmetic_intensity: belongs only with flops, not with tokens"}},
+      {"zero global batch", Job("work: {tokens: 1e9, global_batch_tokens: 0}"),
+       {"bad.yaml:3:42: work.global_batch_tokens: \"0\" is out of range; must be a number > 0"}},
+      {"negative global batch", Job("work: {tokens: 1e9, global_batch_tokens: -4e6}"),
+       {"work.global_batch_tokens: \"-4e6\" is out of range"}},
+      {"global batch with duration", Job("work: {duration: 2h, global_batch_tokens: 4e6}"),
+       {"bad.yaml:3:43: work.global_batch_tokens: \"4e6\" belongs only with tokens, flops or "
+        "gpu_hours, not with duration"}},
+      {"global batch of a kind that does not train",
+       "name: x\nkind: batch-inference\nwork: {tokens: 1e9, global_batch_tokens: 4e6}\n",
+       {"bad.yaml:3:42: work.global_batch_tokens: \"4e6\" belongs only with a kind that trains "
+        "(llm-training, training, fine-tuning), not with batch-inference"}},
       // Lists of jobs.
       {"empty jobs list", "jobs: []\n", {"bad.yaml:1:7: jobs: is empty; list at least one job"}},
       {"jobs not a list", "jobs: {name: x}\n", {"jobs: a map where a list belongs"}},

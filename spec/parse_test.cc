@@ -159,6 +159,12 @@ TEST(ParseJobSpecs, WorkForms) {
   EXPECT_EQ(stencil.work.arithmetic_intensity, 0.5);
   EXPECT_EQ(ParseOne("name: x\nkind: scientific\nwork: {flops: 1e18}").work.arithmetic_intensity,
             std::nullopt);
+  EXPECT_EQ(ParseOne("name: x\nkind: llm-training\nwork: {tokens: 1e12, global_batch_tokens: "
+                     "16777216}")
+                .work.global_batch_tokens,
+            16777216.0);
+  EXPECT_EQ(ParseOne("name: x\nkind: training\nwork: {tokens: 1e12}").work.global_batch_tokens,
+            std::nullopt);
 }
 
 TEST(ParseJobSpecs, DeadlinesAndDurations) {
