@@ -86,6 +86,25 @@ struct DataLocation {
 struct Latency {
   std::optional<double> slo_ms;
   std::vector<std::string> users;  // regions the users are near
+  // A service's load, in requests per second: flat (rps) or one figure per
+  // UTC hour of the day (rps_by_hour, 24 entries); at most one of the two.
+  std::optional<double> rps;
+  std::vector<double> rps_by_hour;
+  // One request's shape for an LLM: prompt and generated tokens; nullopt:
+  // the model's (seq_len - output_tokens, output_tokens).
+  std::optional<int> tokens_in;
+  std::optional<int> tokens_out;
+  bool has_load() const { return rps.has_value() || !rps_by_hour.empty(); }
+  // Requests per second in UTC hour `hour` (0..23); 0 without a load.
+  double RpsAt(int hour) const {
+    if (!rps_by_hour.empty()) return rps_by_hour[static_cast<size_t>(hour) % rps_by_hour.size()];
+    return rps.value_or(0);
+  }
+  double PeakRps() const {
+    double peak = rps.value_or(0);
+    for (double v : rps_by_hour) peak = v > peak ? v : peak;
+    return peak;
+  }
 };
 
 struct DriverPin {

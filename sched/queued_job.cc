@@ -8,6 +8,7 @@
 #include "estimate/pricing.h"
 #include "estimate/regions.h"
 #include "estimate/run_time.h"
+#include "estimate/serving.h"
 #include "estimate/throughput.h"
 
 namespace meridian::sched {
@@ -83,6 +84,13 @@ Result<ModelDemand> DemandOn(const estimate::ResolvedJob& r, const catalog::GpuM
   const estimate::ThroughputQuery q =
       estimate::QueryFor(*e, e->memory.gpus, estimate::ReferenceInterconnect(gpu, catalog));
   d.span_factor = static_cast<float>(estimate::SpanFactor(on, gpu, catalog, q));
+  if (r.spec.kind == WorkloadKind::kRealtimeInference && r.dims) {
+    Result<estimate::ReplicaServing> s = estimate::EstimateReplicaServing(on, gpu, catalog, q);
+    if (s.ok()) {
+      d.replica_rps = static_cast<float>(s->requests_per_s);
+      d.request_ms = static_cast<float>(s->request_s * 1000);
+    }
+  }
   AddSlowNetworks(on, gpu, catalog, q, e->throughput.run_hours * d.span_factor, d);
   return d;
 }

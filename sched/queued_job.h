@@ -44,6 +44,11 @@ struct ModelDemand {
                                  // (a run of stated duration: run_hours)
   bool mig_bandwidth_bound = false;  // which share (estimate::MigBandwidthBound)
   bool shortfall = false;        // fits only with a smaller micro-batch (slower)
+  // Real-time services with a model shape: one replica (`gpus` GPUs) on this
+  // model serves replica_rps requests per second and answers one request in
+  // request_ms (estimate::EstimateReplicaServing); 0: unknown.
+  float replica_rps = 0;
+  float request_ms = 0;
   // Offerings of this model whose network would make the job's gang across
   // their instances slower than run_hours x span_factor assume
   // (estimate::HoursOverSlowerNetwork): not generated when the job spans

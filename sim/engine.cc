@@ -88,7 +88,26 @@ struct LiveJob {
   double cpu_share = 0;
   double cpu_factor = 1;
   UnixSeconds retry = 0;                // the pending kRetry event's time; 0: none
+  // A real-time service's placement: its GPU model (index into the shape's
+  // demands) and its replicas (sim/service_slo.h).
+  uint8_t demand = 0;
+  uint16_t replicas = 1;
 };
+
+// Replicas a placement holds: instances over one replica's instances on an
+// offering; GPUs over one replica's GPUs on the fleet (a realtime_replicas
+// gang holds the whole demand on each member).
+uint16_t ReplicasOf(const sched::QueuedJob& shape, const sched::Candidate& c, const Allocation& a,
+                    const catalog::Catalog& cat, int64_t gpu_milli) {
+  if (c.kind == sched::CandidateKind::kCpuNode || c.demand >= shape.demands.size()) return 1;
+  const int need = std::max<int>(1, shape.demands[c.demand].gpus);
+  if (a.elastic) {
+    const int per_instance = std::max(1, cat.offerings()[a.elastic->offering.index()].gpu_count);
+    const int per_replica = (need + per_instance - 1) / per_instance;
+    return static_cast<uint16_t>(std::max(1, a.elastic->instances / per_replica));
+  }
+  return static_cast<uint16_t>(std::max<int64_t>(1, gpu_milli / 1000 / need));
+}
 
 // CycleContext::RunHours of the whole job on `c`, without spot's expected
 // rework. RunHours reads only the job, so the context holds nothing else.
@@ -200,6 +219,7 @@ class Engine {
   void Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released);
   void Finish(uint32_t j, UnixSeconds t);
   void Account(LiveJob& l, JobOutcome& o, UnixSeconds a, UnixSeconds b);
+  void Served(uint32_t j, const LiveJob& l, UnixSeconds b);
   void SetWork(LiveJob& l, const TraceJob& tj);
   void Requeue(uint32_t j);
   void Drop(uint32_t j);
@@ -356,6 +376,15 @@ void Engine::Account(LiveJob& l, JobOutcome& o, UnixSeconds a, UnixSeconds b) {
   GpuLevels(b);
 }
 
+// A real-time service's stretch of serving, from its run's start past the
+// restart overhead to `b` (sim/service_slo.h).
+void Engine::Served(uint32_t j, const LiveJob& l, UnixSeconds b) {
+  if (l.q.kind != WorkloadKind::kRealtimeInference) return;
+  const UnixSeconds a = std::min(b, l.run_start + l.overhead_s);
+  if (b <= a) return;
+  out_.service_spans.push_back({j, a - t0_, b - t0_, l.region, l.demand, l.replicas});
+}
+
 void Engine::Drop(uint32_t j) {
   free_.push_back(slot_[j]);
   live_[slot_[j]]->q = sched::QueuedJob{};  // free its vectors now
@@ -486,6 +515,8 @@ void Engine::Place(uint32_t j, const sched::Decision& d, UnixSeconds t) {
   }
   o.region = l.region;
   o.pay = l.pay;
+  l.demand = c.demand;
+  l.replicas = ReplicasOf(*l.shape, c, a, cat, l.gpu_milli);
   // The whole job's run on this placement: the recorded duration, else the
   // core's own run time for the candidate (shape = the full work; q holds
   // what is left), at on-demand speed: spot's rework comes from reclaims.
@@ -539,6 +570,7 @@ void Engine::Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released) {
     l.done = std::min(1.0, l.done + saved / l.full_s);
     o.lost_gpu_ms += l.gpu_milli * (elapsed - static_cast<int64_t>(saved));
     Account(l, o, l.run_start, t);
+    Served(j, l, t);
   }
   if (why == Stop::kFlexCancel) {
     ++o.flex_cancels;
@@ -555,6 +587,7 @@ void Engine::Finish(uint32_t j, UnixSeconds t) {
   LiveJob& l = Live(j);
   JobOutcome& o = Out(j);
   Account(l, o, l.run_start, t);
+  Served(j, l, t);
   o.end_s = t - t0_;
   o.state = JobState::kDone;
   EndLease(j, t);
@@ -722,6 +755,10 @@ Result<PolicyRun> Simulate(const Trace& trace, const JobShapes& shapes, const Wo
                 options, &run);
   engine.set_cpu_allocation(profile.options.cpu_allocation);
   engine.Run();
+  std::vector<const sched::QueuedJob*> by_spec(trace.specs.size());
+  for (size_t i = 0; i < by_spec.size(); ++i) by_spec[i] = shapes.Of(static_cast<uint32_t>(i));
+  run.services = ServiceSlos(trace, by_spec, run.jobs, run.service_spans, *world.catalog,
+                             world.market->options().start);
   return run;
 }
 

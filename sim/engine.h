@@ -50,6 +50,7 @@
 #include "sim/market_replay.h"
 #include "sim/metrics.h"
 #include "sim/mig_cycle.h"
+#include "sim/service_slo.h"
 #include "sim/trace.h"
 
 namespace meridian::sim {
@@ -132,6 +133,10 @@ struct PolicyRun {
   int64_t cycles = 0;
   std::vector<std::string> notes;  // rejections and errors, counted
   MigStats mig;                    // MIG drains and fragmentation (sim/mig_cycle.h)
+  // Real-time services: their stretches of serving, and their minutes due
+  // and met, in trace order (sim/service_slo.h).
+  std::vector<ServiceSpan> service_spans;
+  std::vector<ServiceMinutes> services;
 };
 
 // Replays `trace` under `profile`. Errors: the profile's plugins cannot be
@@ -146,9 +151,6 @@ Result<PolicyRun> Simulate(const Trace& trace, const JobShapes& shapes, const Wo
 // market's start).
 std::optional<int64_t> DeadlineS(const TraceJob& job, const JobSpec& spec, UnixSeconds start);
 
-// Real-time services meet their SLO when they start within this many
-// seconds of submission and run to their end without interruption.
-inline constexpr int64_t kSloStartS = 60;
 
 // The summary.json figures of one run (metrics.h).
 Summary Summarize(const Trace& trace, const World& world, const PolicyRun& run);

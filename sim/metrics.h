@@ -148,7 +148,9 @@ struct Summary {
   int64_t flex_cancels = 0;
   double lost_gpu_hours = 0;
   std::optional<double> utilization;   // of owned and reserved capacity
-  std::optional<double> slo_met_frac;  // real-time services
+  // Real-time services: service-minutes meeting the SLO over those due
+  // (sim/service_slo.h).
+  std::optional<double> slo_met_frac;
   int64_t events = 0;
   int64_t decisions = 0;
   // MIG (fleets with MIG GPUs; docs/mig.md): drains applied by

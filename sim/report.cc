@@ -166,12 +166,28 @@ std::string SummaryJson(const std::vector<Summary>& summaries) {
   return all.dump(2) + "\n";
 }
 
+namespace {
+
+// A service's fraction of minutes met, to 6 decimals ("0.999306").
+std::string SloFraction(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  return buf;
+}
+
+}  // namespace
+
 void WriteJobsCsv(const Simulation& sim, std::ostream& out) {
   const catalog::Catalog& cat = *sim.world->catalog;
   const UnixSeconds start = sim.world->market->options().start;
   out << "policy,job,submit_s,start_s,end_s,state,region,gpu_model,gpus,mig,cpu,pricing,"
-         "cost_usd,co2_g,preemptions,lost_gpu_h,deadline_s,deadline_met,recorded_on,run_s\n";
+         "cost_usd,co2_g,preemptions,lost_gpu_h,deadline_s,deadline_met,recorded_on,run_s,"
+         "slo_met_frac\n";
   for (const PolicyRun& run : sim.runs) {
+    std::vector<std::optional<double>> slo(run.jobs.size());
+    for (const ServiceMinutes& m : run.services) {
+      if (m.job < slo.size() && m.minutes > 0) slo[m.job] = m.Fraction();
+    }
     for (size_t i = 0; i < run.jobs.size(); ++i) {
       const TraceJob& tj = sim.trace->jobs[i];
       const JobOutcome& o = run.jobs[i];
@@ -193,7 +209,8 @@ void WriteJobsCsv(const Simulation& sim, std::ostream& out) {
           << (deadline ? std::to_string(*deadline) : "") << ','
           << (deadline ? (o.state == JobState::kDone && o.end_s <= *deadline ? "true" : "false") : "")
           << ',' << Field(sim.trace->specs[tj.spec]->work.recorded_on) << ','
-          << (placed && o.run_s >= 0 ? std::to_string(o.run_s) : "") << '\n';
+          << (placed && o.run_s >= 0 ? std::to_string(o.run_s) : "") << ','
+          << (slo[i] ? SloFraction(*slo[i]) : "") << '\n';
     }
   }
 }

@@ -36,6 +36,18 @@ Reserved ReservedIdle(const World& world, const PolicyRun& run) {
   return r;
 }
 
+// Service-minutes met over service-minutes due (sim/service_slo.h);
+// nullopt without services.
+std::optional<double> ServiceMinutesMet(const std::vector<ServiceMinutes>& services) {
+  int64_t due = 0, met = 0;
+  for (const ServiceMinutes& m : services) {
+    due += m.minutes;
+    met += m.met;
+  }
+  if (services.empty() || due <= 0) return std::nullopt;
+  return static_cast<double>(met) / static_cast<double>(due);
+}
+
 std::vector<int64_t> Submissions(const Trace& trace) {
   std::vector<int64_t> out;
   out.reserve(trace.jobs.size());
@@ -54,7 +66,7 @@ Summary Summarize(const Trace& trace, const World& world, const PolicyRun& run) 
   const UnixSeconds start = world.market->options().start;
   std::vector<int64_t> jct;
   int64_t waits = 0, started = 0, deadline_met = 0, gpu_ms = 0, lost_ms = 0;
-  int64_t realtime = 0, slo_met = 0, first_submit = INT64_MAX, last_end = 0;
+  int64_t first_submit = INT64_MAX, last_end = 0;
   for (size_t i = 0; i < trace.jobs.size(); ++i) {
     const TraceJob& tj = trace.jobs[i];
     const JobOutcome& o = run.jobs[i];
@@ -75,10 +87,6 @@ Summary Summarize(const Trace& trace, const World& world, const PolicyRun& run) 
     if (std::optional<int64_t> d = DeadlineS(tj, spec, start)) {
       ++s.deadline_jobs;
       deadline_met += done && o.end_s <= *d ? 1 : 0;
-    }
-    if (spec.kind == WorkloadKind::kRealtimeInference) {
-      ++realtime;
-      slo_met += done && o.preemptions == 0 && o.start_s - tj.submit_s <= kSloStartS ? 1 : 0;
     }
     s.cost_micros += o.cost_micros;
     s.co2_g += o.co2_g;
@@ -102,7 +110,7 @@ Summary Summarize(const Trace& trace, const World& world, const PolicyRun& run) 
   if (s.deadline_jobs > 0) {
     s.deadline_met_frac = static_cast<double>(deadline_met) / static_cast<double>(s.deadline_jobs);
   }
-  if (realtime > 0) s.slo_met_frac = static_cast<double>(slo_met) / static_cast<double>(realtime);
+  s.slo_met_frac = ServiceMinutesMet(run.services);
   s.mig_drains = run.mig.drains;
   s.mig_drain_gpu_hours = static_cast<double>(run.mig.drain_gpu_s) / 3600.0;
   if (run.mig.samples > 0) {

@@ -233,13 +233,43 @@ void ReadData(SpecReader& r, const YAML::Node& node, const std::string& path, Da
   }
 }
 
+namespace {
+
+// latency.rps_by_hour: 24 numbers >= 0, requests per second in each UTC hour.
+std::vector<double> ReadHourlyRps(SpecReader& r, const YAML::Node& node, const std::string& path) {
+  std::vector<double> out;
+  if (!r.ExpectList(node, path, "[5, 5, 4, ..., 8] (24 numbers)")) return out;
+  bool ok = true;
+  for (size_t i = 0; i < node.size(); ++i) {
+    std::optional<double> v = r.Number(node[i], IndexPath(path, i), {0, false});
+    ok = ok && v.has_value();
+    out.push_back(v.value_or(0));
+  }
+  if (ok && out.size() != 24) {
+    r.Error(node, path, "a list of " + std::to_string(out.size()) +
+                            " numbers where 24 belong (requests per second in each UTC hour, 0-23)");
+  }
+  return ok && out.size() == 24 ? out : std::vector<double>{};
+}
+
+}  // namespace
+
 void ReadLatency(SpecReader& r, const YAML::Node& node, const std::string& path, Latency& out) {
-  static const std::vector<std::string> kKeys = {"slo_ms", "users"};
+  static const std::vector<std::string> kKeys = {"slo_ms",     "users",     "rps",
+                                                 "rps_by_hour", "tokens_in", "tokens_out"};
   ForEachKey(r, node, path, kKeys, [&](const std::string& key, const YAML::Node& v,
                                        const std::string& p) {
     if (key == "slo_ms") out.slo_ms = r.Number(v, p, {0, true});
     if (key == "users") out.users = r.StringList(v, p, "[gcp:europe-west4, aws:eu-central-1]");
+    if (key == "rps") out.rps = r.Number(v, p, {0, true});
+    if (key == "rps_by_hour") out.rps_by_hour = ReadHourlyRps(r, v, p);
+    if (key == "tokens_in") out.tokens_in = r.WholeNumber(v, p, 1);
+    if (key == "tokens_out") out.tokens_out = r.WholeNumber(v, p, 1);
   });
+  if (node.IsMap() && node["rps"] && node["rps_by_hour"]) {
+    r.Error(node, path, "gives rps and rps_by_hour at once; give rps for a flat load or "
+                        "rps_by_hour for one figure per UTC hour");
+  }
 }
 
 void ReadDriver(SpecReader& r, const YAML::Node& node, const std::string& path, DriverPin& out) {

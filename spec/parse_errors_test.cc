@@ -94,6 +94,21 @@ std::vector<BadCase> BadCases() {
       {"cpu_fallback without slowdown", Job("resources: {cpu_fallback: {}}"),
        {"resources.cpu_fallback.slowdown: is required"}},
       {"negative slo", Job("latency: {slo_ms: -1}"), {"latency.slo_ms: \"-1\" is out of range"}},
+      {"zero rps", Job("latency: {rps: 0}"), {"latency.rps: \"0\" is out of range"}},
+      {"hourly rps of 3 hours", Job("latency: {rps_by_hour: [1, 2, 3]}"),
+       {"latency.rps_by_hour: a list of 3 numbers where 24 belong (requests per second in each "
+        "UTC hour, 0-23)"}},
+      {"negative hourly rps", Job("latency: {rps_by_hour: [1, -2]}"),
+       {"latency.rps_by_hour[1]: \"-2\" is out of range"}},
+      {"flat and hourly rps",
+       Job("latency: {rps: 5, rps_by_hour: [5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, "
+           "5, 5, 5, 5, 5, 5]}"),
+       {"latency: gives rps and rps_by_hour at once; give rps for a flat load or rps_by_hour for "
+        "one figure per UTC hour"}},
+      {"zero tokens_in", Job("latency: {tokens_in: 0}"),
+       {"latency.tokens_in: \"0\" must be a whole number >= 1"}},
+      {"fractional tokens_out", Job("latency: {tokens_out: 2.5}"),
+       {"latency.tokens_out: \"2.5\" must be a whole number >= 1"}},
       {"data size without region", Job("data: {size_gb: 10}"), {"data.region: is required"}},
       // Durations and times.
       {"unknown duration unit", Job("deadline: 10x"),

@@ -116,6 +116,33 @@ TEST(ParseJobSpecs, DefaultsStayEmptyWhenLeftOut) {
   EXPECT_EQ(j.grace_period_s, std::nullopt);
 }
 
+TEST(ParseJobSpecs, ServiceLoad) {
+  JobSpec flat = ParseOne(
+      "name: x\nkind: realtime-inference\nlatency: {slo_ms: 80, rps: 12.5, tokens_in: 512, "
+      "tokens_out: 128}\n");
+  EXPECT_EQ(flat.latency.rps, 12.5);
+  EXPECT_EQ(flat.latency.tokens_in, 512);
+  EXPECT_EQ(flat.latency.tokens_out, 128);
+  EXPECT_TRUE(flat.latency.has_load());
+  EXPECT_EQ(flat.latency.RpsAt(7), 12.5);  // flat: the same every hour
+  EXPECT_EQ(flat.latency.PeakRps(), 12.5);
+
+  // Hour h asks for h requests per second: peak 23 at 23:00 UTC.
+  JobSpec hourly = ParseOne(
+      "name: x\nkind: realtime-inference\nlatency: {rps_by_hour: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, "
+      "10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]}\n");
+  ASSERT_EQ(hourly.latency.rps_by_hour.size(), 24u);
+  EXPECT_EQ(hourly.latency.rps, std::nullopt);
+  EXPECT_EQ(hourly.latency.RpsAt(0), 0);
+  EXPECT_EQ(hourly.latency.RpsAt(17), 17);
+  EXPECT_EQ(hourly.latency.PeakRps(), 23);
+
+  JobSpec none = ParseOne("name: x\nkind: realtime-inference\n");
+  EXPECT_FALSE(none.latency.has_load());
+  EXPECT_EQ(none.latency.RpsAt(3), 0);
+  EXPECT_FALSE(none.latency.tokens_in || none.latency.tokens_out);
+}
+
 TEST(ParseJobSpecs, NullValuesCountAsLeftOut) {
   JobSpec j = ParseOne("name: x\nkind: training\nbudget_usd:\ndeadline: ~\n");
   EXPECT_EQ(j.budget, std::nullopt);

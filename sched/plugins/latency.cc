@@ -47,6 +47,12 @@ double Latency::WorstRttMs(const QueuedJob& job, RegionId r) const {
   return worst;
 }
 
+double Latency::RequestMs(const CycleContext& ctx, const Candidate& c) {
+  return c.kind == CandidateKind::kCpuNode || c.demand >= ctx.job().demands.size()
+             ? 0
+             : ctx.demand(c).request_ms;
+}
+
 PreFilterResult Latency::PreFilter(const CycleContext& ctx, CycleState&) const {
   PreFilterResult out;
   const QueuedJob& job = ctx.job();
@@ -74,8 +80,11 @@ size_t Latency::Filter(const CycleContext& ctx, std::span<Candidate> cands,
   if (!Applies(job)) return cands.size();
   const double slo = SloMs(job);
   return KeepIf(cands, rejected, [&](const Candidate& c) -> std::string_view {
-    return WorstRttMs(job, RegionOf(ctx, c)) > slo ? "round trip to the job's users exceeds the latency SLO"
-                                                   : "";
+    if (WorstRttMs(job, RegionOf(ctx, c)) > slo) return "round trip to the job's users exceeds the latency SLO";
+    if (WorstRttMs(job, RegionOf(ctx, c)) + RequestMs(ctx, c) > slo) {
+      return "round trip to the job's users plus one request on the GPU exceeds the latency SLO";
+    }
+    return "";
   });
 }
 

@@ -6,7 +6,9 @@
 //
 // PreFilter: narrows generation to the regions whose worst RTT to the job's
 //   users is within the SLO; Unresolvable when none is.
-// Filter: rejects candidates (of any source) beyond the SLO.
+// Filter: rejects candidates (of any source) beyond the SLO: the worst RTT
+//   plus one request's time on the candidate's GPU model
+//   (ModelDemand::request_ms, estimate/serving.h; 0 when unknown).
 // Score: raw = -(worst RTT in hundredths of a ms); min-max, nearest 100.
 // Batch work and services without users: no-op (every candidate scores 0).
 //
@@ -54,6 +56,8 @@ class Latency final : public Plugin,
   double SloMs(const QueuedJob& job) const;
   // The largest RTT from any of the job's user regions to `r` (after Prepare).
   double WorstRttMs(const QueuedJob& job, RegionId r) const;
+  // One request's time on the candidate's GPU model (0 on a CPU node or when unknown).
+  static double RequestMs(const CycleContext& ctx, const Candidate& c);
 
  private:
   Options options_;

@@ -45,6 +45,46 @@ Latency Prepared(const testing::World& w) {
   return l;
 }
 
+// An 8B chat model on onprem-b's A100-80GB (node 3, europe-west4) for users
+// near europe-west4: 5 ms of round trip, plus one request alone on the A100
+// (312 TFLOPS x 0.869; 2,039 GB/s x 0.80): prefill 2 x 8e9 x 512 = 8.192e12
+// FLOP / 2.71128e14 = 30.21 ms + one decode step 1.60336e10 B / 1.6312e12 =
+// 9.83 ms = 40.04 ms: 45.04 ms in all. A 46 ms SLO keeps it, 45 ms does not.
+TEST(LatencyTest, OneRequestsTimeCountsBesideTheRoundTrip) {
+  testing::World w = MakeWorld();
+  JobSpec s = Service(46);
+  s.latency.users = {"gcp:europe-west4"};
+  s.resources.gpu_models = {"A100-80GB"};
+  s.resources.vram_gib.reset();
+  s.model.params_b = 8;
+  s.model.precision = Precision::kBf16;
+  s.model.layers = 32;
+  s.model.hidden = 4096;
+  s.model.heads = 32;
+  s.model.kv_heads = 8;
+  s.model.batch = 16;
+  s.latency.tokens_in = 512;
+  s.latency.tokens_out = 256;
+  Latency l = Prepared(w);
+  for (double slo : {46.0, 45.0}) {
+    s.latency.slo_ms = slo;
+    QueuedJob job = Queue(w, s, 1);
+    ASSERT_EQ(job.demands.size(), 1u);
+    EXPECT_NEAR(job.demands[0].request_ms, 40.04, 0.01);
+    testing::Cycle cy(w, job);
+    std::vector<Candidate> cands = {Node(w, 3)};
+    Rejections r;
+    r.Reset("latency", true);
+    const size_t kept = l.Filter(cy.ctx, cands, r);
+    EXPECT_EQ(kept, slo == 46.0 ? 1u : 0u) << slo;
+    if (kept == 0) {
+      ASSERT_FALSE(r.examples().empty());
+      EXPECT_EQ(r.examples()[0].second,
+                "round trip to the job's users plus one request on the GPU exceeds the latency SLO");
+    }
+  }
+}
+
 TEST(LatencyTest, FiltersAndScoresByTheWorstUser) {
   testing::World w = MakeWorld();
   QueuedJob job = Queue(w, Service(80), 1);

@@ -8,6 +8,7 @@
 
 #include "estimate/defaults.h"
 #include "estimate/regions.h"
+#include "estimate/serving.h"
 #include "sched/registry.h"
 
 namespace meridian::sched {
@@ -18,14 +19,42 @@ constexpr int kMaxReplicas = 8;
 
 bool Realtime(const QueuedJob& job) { return job.kind == WorkloadKind::kRealtimeInference; }
 
+bool HasLoad(const QueuedJob& job) { return job.spec && job.spec->latency.has_load(); }
+
+// P(at least k of n replicas up), each up with probability `up` on its own:
+// the sum over i = k..n of C(n, i) up^i (1 - up)^(n - i).
+double AtLeastUp(int k, int n, double up) {
+  double p = 0;
+  double choose = 1;  // C(n, i), built from C(n, 0)
+  for (int i = 0; i <= n; ++i) {
+    if (i > 0) choose = choose * (n - i + 1) / i;
+    if (i >= k) p += choose * std::pow(up, i) * std::pow(1.0 - up, n - i);
+  }
+  return p;
+}
+
 }  // namespace
 
 int RealtimeReplicas::ReplicasFor(double target, double zone, int max) {
-  for (int n = 1; n < max; ++n) {
-    if (1.0 - std::pow(1.0 - zone, n) >= target - 1e-12) return n;
-  }
-  return max;
+  return ReplicasFor(target, zone, 1, max);
 }
+
+int RealtimeReplicas::ReplicasFor(double target, double zone, int load, int max) {
+  const int k = std::max(1, load);
+  for (int n = k; n < max; ++n) {
+    if (AtLeastUp(k, n, zone) >= target - 1e-12) return n;
+  }
+  return std::max(k, max);
+}
+
+int RealtimeReplicas::ReplicasOf(const QueuedJob& job, const ModelDemand& d) const {
+  const int load = HasLoad(job) ? estimate::ReplicasForLoad(job.spec->latency.PeakRps(), d.replica_rps) : 0;
+  if (load <= 1) return replicas_;
+  const int cap = std::min(kMaxLoadReplicas, load + options_.max_replicas - 1);
+  return std::min(cap, ReplicasFor(options_.availability_target, options_.zone_availability, load, cap));
+}
+
+int RealtimeReplicas::ZonesOf(int replicas) const { return std::min(replicas, replicas_); }
 
 Result<std::unique_ptr<Plugin>> RealtimeReplicas::Create(PluginArgs& args) {
   Options o;
@@ -64,14 +93,14 @@ Status RealtimeReplicas::Prepare(const PrepareContext& p) {
 
 PreFilterResult RealtimeReplicas::PreFilter(const CycleContext& ctx, CycleState&) const {
   PreFilterResult r;
-  if (Realtime(ctx.job()) && replicas_ > 1) {
+  if (Realtime(ctx.job()) && (replicas_ > 1 || HasLoad(ctx.job()))) {
     r.fleet = false;
     r.elastic = false;
   }
   return r;
 }
 
-bool RealtimeReplicas::RegionAllowed(const CycleContext& ctx, RegionId r) const {
+bool RealtimeReplicas::RegionAllowed(const CycleContext& ctx, RegionId r, double request_ms) const {
   const QueuedJob& job = ctx.job();
   if (!r.valid() || !job.allowed_regions.test(r.index())) return false;
   if (job.user_regions.empty()) return true;
@@ -82,7 +111,7 @@ bool RealtimeReplicas::RegionAllowed(const CycleContext& ctx, RegionId r) const 
     const double rtt = u.index() < region_count_ && r.index() < region_count_
                            ? rtt_ms_[u.index() * region_count_ + r.index()]
                            : estimate::EstimateRttMs(regions[u.index()], regions[r.index()]);
-    if (rtt > slo) return false;
+    if (rtt + request_ms > slo) return false;
   }
   return true;
 }
@@ -92,8 +121,9 @@ void RealtimeReplicas::AddFleetSets(const CycleContext& ctx, uint8_t demand, Can
   const Fleet& fleet = ctx.fleet();
   const Ledger& ledger = ctx.ledger();
   const ModelDemand& d = ctx.job().demands[demand];
+  const int replicas = ReplicasOf(ctx.job(), d);
   const std::vector<PoolId>& pools = fleet.ClusterPools(d.model);
-  std::array<NodeId, kMaxReplicas> nodes{};
+  std::array<NodeId, kMaxLoadReplicas> nodes{};
   std::array<RegionId, 16> tried{};
   size_t tried_n = 0;
   for (size_t i = 0; i < pools.size() && *sets < options_.max_sets && !sink.full(); ++i) {
@@ -101,15 +131,15 @@ void RealtimeReplicas::AddFleetSets(const CycleContext& ctx, uint8_t demand, Can
     if (std::find(tried.begin(), tried.begin() + tried_n, r) != tried.begin() + tried_n) continue;
     if (tried_n == tried.size()) break;
     tried[tried_n++] = r;
-    if (!RegionAllowed(ctx, r)) continue;
+    if (!RegionAllowed(ctx, r, d.request_ms)) continue;
     int k = 0;
-    for (size_t j = i; j < pools.size() && k < replicas_; ++j) {  // one node per cluster of r
+    for (size_t j = i; j < pools.size() && k < replicas; ++j) {  // one node per cluster of r
       const Pool& pool = fleet.pool(pools[j]);
       if (pool.region != r || pool.max_gpus_per_node < d.gpus) continue;
       int64_t pos = ledger.NextWithFreeGpus(pools[j], 0, d.gpus);
       if (pos >= 0) nodes[static_cast<size_t>(k++)] = ledger.pool_members(pools[j])[static_cast<size_t>(pos)];
     }
-    if (k < replicas_) continue;
+    if (k < replicas) continue;
     Candidate c;
     c.demand = demand;
     c.region = r;
@@ -124,17 +154,18 @@ void RealtimeReplicas::AddElasticSets(const CycleContext& ctx, uint8_t demand, C
   const ElasticIndex* index = ctx.snapshot().elastic;
   if (!index || !ctx.fleet().elastic()) return;
   const ModelDemand& d = ctx.job().demands[demand];
+  const int replicas = ReplicasOf(ctx.job(), d);
   for (const ElasticChoice& e : index->Choices(d.model, d.gpus)) {
     if (*sets >= options_.max_sets || sink.full()) return;
-    if (e.offering.index() >= zones_.size() || zones_[e.offering.index()] < replicas_) continue;
-    if (e.instances * replicas_ > 64 || !RegionAllowed(ctx, e.region)) continue;
+    if (e.offering.index() >= zones_.size() || zones_[e.offering.index()] < ZonesOf(replicas)) continue;
+    if (e.instances * replicas > 64 || !RegionAllowed(ctx, e.region, d.request_ms)) continue;
     Candidate c;
     c.kind = CandidateKind::kElastic;
     c.pricing = PricingModel::kOnDemand;
     c.demand = demand;
     c.region = e.region;
     c.offering = e.offering;
-    c.instances = static_cast<uint16_t>(e.instances * replicas_);
+    c.instances = static_cast<uint16_t>(e.instances * replicas);
     c.start = ctx.now();
     if (sink.Add(c)) ++*sets;
   }
@@ -143,7 +174,7 @@ void RealtimeReplicas::AddElasticSets(const CycleContext& ctx, uint8_t demand, C
 void RealtimeReplicas::AddCandidates(const CycleContext& ctx, std::span<const Candidate>,
                                      CandidateSink& sink) const {
   const QueuedJob& job = ctx.job();
-  if (!Realtime(job) || replicas_ <= 1) return;
+  if (!Realtime(job) || (replicas_ <= 1 && !HasLoad(job))) return;
   int sets = 0;
   for (size_t i = 0; i < job.demands.size() && i < 256; ++i) {
     AddFleetSets(ctx, static_cast<uint8_t>(i), sink, &sets);
@@ -181,9 +212,14 @@ size_t RealtimeReplicas::Filter(const CycleContext& ctx, std::span<Candidate> ca
   if (!Realtime(ctx.job())) return cands.size();
   return KeepIf(cands, rejected, [&](const Candidate& c) -> std::string_view {
     if (c.start > ctx.now()) return "real-time services start at once, never deferred";
-    if (replicas_ <= 1) return "";
-    if (c.kind == CandidateKind::kCpuNode) return "a CPU placement is one replica in one zone";
-    if (SpreadOf(ctx, c).zones < replicas_) {
+    if (c.kind == CandidateKind::kCpuNode) {
+      return replicas_ > 1 || HasLoad(ctx.job()) ? "a CPU placement is one replica in one zone" : "";
+    }
+    const int need = ReplicasOf(ctx.job(), ctx.demand(c));
+    if (need <= 1) return "";
+    const Spread spread = SpreadOf(ctx, c);
+    if (spread.replicas < need && need > replicas_) return "too few replicas for the service's peak load";
+    if (spread.replicas < need || spread.zones < ZonesOf(need)) {
       return "too few replicas in distinct zones for the availability target";
     }
     return "";

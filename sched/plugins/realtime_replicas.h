@@ -10,6 +10,16 @@
 // SLA gives a single instance 99.9% and instances in several zones 99.99%)
 // and a 0.999 target: 1 replica gives 0.995, 2 give 0.999975: n = 2.
 //
+// With a load (latency.rps or rps_by_hour) on a GPU model whose replica
+// capacity is known (ModelDemand::replica_rps, estimate/serving.h), the peak
+// hour needs k = ceil(peak rps / replica_rps) replicas up
+// (estimate::ReplicasForLoad), and n is the fewest with
+//   P(at least k of n up) = sum_{i=k..n} C(n, i) a^i (1 - a)^(n - i) >= target
+// (a = zone_availability; k = 1 is the formula above), at most
+// k + max_replicas - 1 and kMaxLoadReplicas. The count is per GPU model: a
+// slower GPU needs more replicas for the same load. Replicas are spread over
+// at least min(n, the k = 1 count) distinct zones.
+//
 // A replica set is one candidate:
 //   fleet    a gang of n members in n distinct clusters of one region, each
 //            holding the whole demand (a fleet file has no zones: a cluster is
@@ -23,10 +33,12 @@
 //            replicas over those zones.
 // AddCandidates makes them from the indexes (cluster pools with room,
 // ElasticIndex choices), in regions the job's residency allows and, for a
-// service with users, within its latency SLO (estimate::EstimateRttMs), up
-// to max_sets sets. Filter, for real-time services: rejects a later start,
-// and, when n > 1, any candidate with fewer than n replicas in distinct zones.
-// PreFilter, for real-time services with n > 1: no built-in fleet candidates
+// service with users, within its latency SLO (the worst round trip,
+// estimate::EstimateRttMs, plus one request's time on the GPU model,
+// ModelDemand::request_ms), up to max_sets sets. Filter, for real-time
+// services: rejects a later start, and, when n > 1, any candidate with fewer
+// than n replicas or fewer distinct zones than the spread above.
+// PreFilter, for real-time services with n > 1 or a load: no built-in fleet candidates
 // in the now pass (each is one node, one cluster's gang or one MIG slice: one
 // zone, which Filter would reject) and no built-in elastic ones (one
 // replica's instances), so the generator does not walk whole pools and
@@ -35,7 +47,7 @@
 // Arguments:
 //   availability_target: 0.999   0.5..0.999999
 //   zone_availability: 0.995     one zone (one instance), 0.5..0.99999
-//   max_replicas: 3              1..8
+//   max_replicas: 3              1..8; with a load k: spares beyond k, at most max_replicas - 1
 //   zones_per_region: 3          zones assumed where the catalog prices per region, 1..6
 //   max_sets: 8                  replica sets added per decision, 1..64
 #pragma once
@@ -81,12 +93,21 @@ class RealtimeReplicas final : public Plugin,
 
   // The fewest replicas n (1..max) with 1 - (1 - zone)^n >= target; max when none.
   static int ReplicasFor(double target, double zone, int max);
+  // The fewest replicas n (load..max) with P(at least `load` of n up) >=
+  // target; max(load, max) when none.
+  static int ReplicasFor(double target, double zone, int load, int max);
+  // Replicas without a load (the availability count).
   int replicas() const { return replicas_; }
+  // Replicas of `job` on the model of `d`: its peak load and the target.
+  int ReplicasOf(const QueuedJob& job, const ModelDemand& d) const;
+  // Distinct zones a set of `replicas` must span.
+  int ZonesOf(int replicas) const;
+  static constexpr int kMaxLoadReplicas = 32;
   // Replicas of the job a candidate carries and the distinct zones they are in.
   Spread SpreadOf(const CycleContext& ctx, const Candidate& c) const;
 
  private:
-  bool RegionAllowed(const CycleContext& ctx, RegionId r) const;
+  bool RegionAllowed(const CycleContext& ctx, RegionId r, double request_ms) const;
   void AddFleetSets(const CycleContext& ctx, uint8_t demand, CandidateSink& sink, int* sets) const;
   void AddElasticSets(const CycleContext& ctx, uint8_t demand, CandidateSink& sink,
                       int* sets) const;

@@ -62,6 +62,82 @@ TEST(RealtimeReplicasTest, ReplicasForTheTarget) {
   }
 }
 
+// P(at least k of n up) at a = 0.995 per replica, target 0.999:
+//   k 1: n 1 gives 0.995; n 2 gives 1 - 0.005^2 = 0.999975: 2
+//   k 3: n 3 gives 0.995^3 = 0.985075; n 4 gives 0.995^4 + 4 x 0.995^3 x
+//        0.005 = 0.980150 + 0.019701 = 0.999851: 4
+//   k 4: n 4 gives 0.980150; n 5 gives 0.995^5 + 5 x 0.995^4 x 0.005 =
+//        0.975249 + 0.024504 = 0.999753: 5
+//   k 6 capped at 6 + 3 - 1 = 8 with a 0.9 zone and 0.999999: 8
+TEST(RealtimeReplicasTest, ReplicasForTheLoadAndTheTarget) {
+  struct Case {
+    double target, zone;
+    int load, max, want;
+  } cases[] = {
+      {0.999, 0.995, 1, 3, 2},
+      {0.999, 0.995, 3, 5, 4},
+      {0.999, 0.995, 4, 6, 5},
+      {0.999999, 0.9, 6, 8, 8},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(RealtimeReplicas::ReplicasFor(c.target, c.zone, c.load, c.max), c.want)
+        << c.load << " " << c.zone;
+  }
+}
+
+// An 8B chat service at 20 requests/s (estimate/serving_test.cc works one
+// replica out: 9.0379 req/s on an H100; on an A100-80GB, 312 TFLOPS x 0.869
+// and 2,039 GB/s x 0.80: prefill 1.31072e14 / 2.71128e14 = 0.48343 s +
+// decode 4.30216e12 / 1.6312e12 = 2.63742 s = 3.12085 s for 16: 5.1268 req/s).
+//   H100: ceil(20 / 9.0379) = 3 up, 4 with the target (above)
+//   A100: ceil(20 / 5.1268) = 4 up, 5 with the target
+// Without a load: the availability count, 2.
+TEST(RealtimeReplicasTest, ReplicasFollowThePeakLoadPerGpuModel) {
+  testing::World w = TwoClusterWorld();
+  JobSpec spec = Service();
+  spec.model.params_b = 8;
+  spec.model.precision = Precision::kBf16;
+  spec.model.layers = 32;
+  spec.model.hidden = 4096;
+  spec.model.heads = 32;
+  spec.model.kv_heads = 8;
+  spec.model.seq_len = 8192;
+  spec.model.batch = 16;
+  spec.model.output_tokens = 256;
+  spec.latency.tokens_in = 512;
+  spec.latency.tokens_out = 256;
+  spec.resources.gpus = 1;
+  spec.resources.vram_gib.reset();
+  spec.resources.gpu_models = {"H100-80GB", "A100-80GB"};
+  spec.latency.rps_by_hour.assign(24, 5);
+  spec.latency.rps_by_hour[13] = 20;  // the peak hour
+  QueuedJob job = Queue(w, spec, 1);
+  ASSERT_EQ(job.demands.size(), 2u);
+  RealtimeReplicas p = Prepared(w);
+  EXPECT_NEAR(job.demands[0].replica_rps, 9.0379, 0.001);
+  EXPECT_NEAR(job.demands[1].replica_rps, 5.1268, 0.001);
+  EXPECT_EQ(p.ReplicasOf(job, job.demands[0]), 4);
+  EXPECT_EQ(p.ReplicasOf(job, job.demands[1]), 5);
+  // Two a3-highgpu-1g replicas (H100) for a load that needs 4: refused.
+  testing::Cycle cy(w, job);
+  Candidate two;
+  two.kind = CandidateKind::kElastic;
+  two.offering = testing::Offering(w, "gcp:us-central1", "a3-highgpu-1g");
+  two.region = FindRegionId(*w.catalog, "gcp:us-central1");
+  two.instances = 2;
+  two.demand = 0;
+  two.start = kNow;
+  std::vector<Candidate> one = {two};
+  Rejections r;
+  r.Reset("realtime_replicas", true);
+  EXPECT_EQ(p.Filter(cy.ctx, one, r), 0u);
+  ASSERT_FALSE(r.examples().empty());
+  EXPECT_EQ(r.examples()[0].second, "too few replicas for the service's peak load");
+  spec.latency.rps_by_hour.clear();
+  QueuedJob idle = Queue(w, spec, 2);
+  EXPECT_EQ(p.ReplicasOf(idle, idle.demands[0]), 2);
+}
+
 TEST(RealtimeReplicasTest, AddsReplicaSetsAcrossZones) {
   testing::World w = TwoClusterWorld();
   QueuedJob job = Queue(w, Service(), 1);

@@ -1,0 +1,65 @@
+#include "estimate/serving.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace meridian::estimate {
+
+namespace {
+
+// `job` doing `requests` requests of `shape` at once, as inference work the
+// throughput model counts: tokens generated over a context of in + out.
+ResolvedJob AsRequests(const ResolvedJob& job, RequestShape shape, int requests) {
+  ResolvedJob r = job;
+  r.spec.work = Work{};
+  r.spec.work.form = Work::Form::kTokens;
+  r.spec.work.tokens = static_cast<double>(requests) * shape.tokens_out;
+  r.dims->batch = requests;
+  r.dims->seq_len = shape.tokens_in + shape.tokens_out;
+  r.dims->output_tokens = shape.tokens_out;
+  return r;
+}
+
+}  // namespace
+
+RequestShape RequestShapeOf(const ResolvedJob& job) {
+  const Latency& l = job.spec.latency;
+  RequestShape s;
+  const int model_out = job.dims ? job.dims->output_tokens : 0;
+  s.tokens_out = l.tokens_out.value_or(std::max(1, model_out));
+  const int context = job.dims ? job.dims->seq_len : 0;
+  s.tokens_in = l.tokens_in.value_or(std::max(1, context - s.tokens_out));
+  return s;
+}
+
+Result<ReplicaServing> EstimateReplicaServing(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                                              const catalog::Catalog& catalog,
+                                              const ThroughputQuery& q) {
+  if (!job.dims) {
+    return Status::Invalid("latency: one replica's capacity needs model.params_b");
+  }
+  const RequestShape shape = RequestShapeOf(job);
+  const int batch = std::max(1, job.dims->batch);
+  Result<ThroughputEstimate> full = EstimateThroughput(AsRequests(job, shape, batch), gpu, catalog, q);
+  if (!full.ok()) return full.status();
+  RequestShape first = shape;
+  first.tokens_out = 1;
+  Result<ThroughputEstimate> one = EstimateThroughput(AsRequests(job, first, 1), gpu, catalog, q);
+  if (!one.ok()) return one.status();
+  ReplicaServing s;
+  const double batch_s = full->run_hours * 3600;
+  s.requests_per_s = batch_s > 0 ? batch / batch_s : 0;
+  s.request_s = one->run_hours * 3600;
+  s.arithmetic = "batch " + std::to_string(batch) + " x (" + std::to_string(shape.tokens_in) +
+                 " in, " + std::to_string(shape.tokens_out) + " out) in " + Fixed(batch_s, 3) +
+                 " s = " + Fixed(s.requests_per_s, 2) + " req/s; first token " +
+                 Fixed(s.request_s * 1000, 1) + " ms";
+  return s;
+}
+
+int ReplicasForLoad(double rps, double replica_rps) {
+  if (rps <= 0 || replica_rps <= 0) return 0;
+  return static_cast<int>(std::ceil(rps / replica_rps - 1e-9));
+}
+
+}  // namespace meridian::estimate

@@ -1,0 +1,53 @@
+// One replica of a real-time service on a GPU model: how long one request
+// takes and how many requests per second it serves, from the same roofline
+// as `plan` (EstimateThroughput's inference time: prefill at compute, decode
+// at max(compute, memory bandwidth), plus tensor-parallel all-reduces).
+//
+// A request is tokens_in prompt tokens and tokens_out generated tokens
+// (latency.tokens_in / tokens_out; else model.seq_len - output_tokens and
+// model.output_tokens; a model that generates nothing, output_tokens 0,
+// answers in one forward step: tokens_out 1).
+//
+//   request time   one request alone: the prefill of its tokens_in and one
+//                  decode step (its first token; later tokens stream). This
+//                  is what the latency SLO adds to the network round trip.
+//   capacity       model.batch requests at once: batch / (the time of one
+//                  batch's prefill and its tokens_out decode steps),
+//                  requests per second.
+#pragma once
+
+#include <string>
+
+#include "catalog/catalog.h"
+#include "core/status.h"
+#include "estimate/defaults.h"
+#include "estimate/throughput.h"
+
+namespace meridian::estimate {
+
+struct RequestShape {
+  int tokens_in = 1;
+  int tokens_out = 1;
+};
+// The request shape of `job` (its dims must be set): see above.
+RequestShape RequestShapeOf(const ResolvedJob& job);
+
+struct ReplicaServing {
+  double request_s = 0;       // one request alone, to its first token
+  double requests_per_s = 0;  // a full batch's rate
+  std::string arithmetic;     // "batch 16 / 2.31 s = 6.93 req/s; first token 0.0172 s"
+};
+
+// One replica of `job` (at its run precision on `gpu`) on q.gpus GPUs.
+// InvalidArgument when the job has no model shape (model.params_b), as
+// EstimateThroughput; Unresolvable when the GPU lacks its precision.
+Result<ReplicaServing> EstimateReplicaServing(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                                              const catalog::Catalog& catalog,
+                                              const ThroughputQuery& q);
+
+// Replicas a load of `rps` requests per second needs at `replica_rps` each:
+// ceil(rps / replica_rps); 0 for no load, and 0 when the capacity is unknown
+// (replica_rps <= 0).
+int ReplicasForLoad(double rps, double replica_rps);
+
+}  // namespace meridian::estimate

@@ -1,0 +1,100 @@
+#include "estimate/serving.h"
+
+#include <gtest/gtest.h>
+
+#include "estimate/test_catalog.h"
+
+namespace meridian::estimate {
+namespace {
+
+using testing::TestCatalog;
+
+// Llama-3.1-8B's shape serving chat: 16 requests at once, 512 prompt tokens
+// and 256 generated tokens each.
+JobSpec Chat8B() {
+  JobSpec j;
+  j.kind = WorkloadKind::kRealtimeInference;
+  j.model.params_b = 8;
+  j.model.precision = Precision::kBf16;
+  j.model.layers = 32;
+  j.model.hidden = 4096;
+  j.model.heads = 32;
+  j.model.kv_heads = 8;
+  j.model.seq_len = 8192;
+  j.model.batch = 16;
+  j.model.output_tokens = 256;
+  j.latency.tokens_in = 512;
+  j.latency.tokens_out = 256;
+  return j;
+}
+
+ThroughputQuery OneGpu(const catalog::Catalog& cat, const std::string& gpu) {
+  ThroughputQuery q;
+  q.gpus = 1;
+  q.net = ReferenceInterconnect(*cat.FindGpu(gpu), cat);
+  return q;
+}
+
+// KV cache bytes: 2 (K, V) x 32 layers x 8 kv heads x 128 head dim x 2 B =
+// 131,072 B per token of context per sequence.
+//
+// H100 (989 TFLOPS bf16 x 0.803 measured = 7.9417e14 FLOP/s; 3,350 GB/s x 0.80
+// = 2.68e12 B/s):
+//   first token: prefill 2 x 8e9 x 512 = 8.192e12 FLOP / 7.9417e14 = 10.315 ms;
+//     one decode step reads 1.6e10 B of weights + 131,072 x 513 / 2 B of KV
+//     = 1.60336e10 B / 2.68e12 = 5.983 ms (compute 2 x 8e9 / 7.9417e14 =
+//     0.02 ms is less): 16.298 ms
+//   batch of 16: prefill 2 x 8e9 x 16 x 512 = 1.31072e14 / 7.9417e14 =
+//     0.16504 s; decode 256 steps x (1.6e10 + 131,072 x 768 x 16 / 2) B =
+//     4.30216e12 B / 2.68e12 = 1.60528 s (compute 6.5536e13 FLOP = 0.0825 s
+//     is less): 1.77033 s, 16 / 1.77033 = 9.0379 req/s
+// L4 (121 TFLOPS x 0.75 default = 9.075e13 FLOP/s; 300 GB/s x 0.80 = 2.4e11 B/s):
+//   first token: 8.192e12 / 9.075e13 = 90.270 ms + 1.60336e10 / 2.4e11 =
+//     66.807 ms: 157.077 ms
+//   batch of 16: 1.31072e14 / 9.075e13 = 1.44432 s + 4.30216e12 / 2.4e11 =
+//     17.92566 s = 19.36998 s, 16 / 19.36998 = 0.82602 req/s
+TEST(ServingTest, FirstTokenAndBatchRateFromTheRoofline) {
+  auto cat = TestCatalog();
+  const ResolvedJob job = Resolve(Chat8B());
+  struct Case {
+    const char* gpu;
+    double request_ms;
+    double requests_per_s;
+  } cases[] = {{"H100-80GB", 16.298, 9.0379}, {"L4", 157.077, 0.82602}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.gpu);
+    Result<ReplicaServing> s = EstimateReplicaServing(job, *cat->FindGpu(c.gpu), *cat, OneGpu(*cat, c.gpu));
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_NEAR(s->request_s * 1000, c.request_ms, 0.005);
+    EXPECT_NEAR(s->requests_per_s, c.requests_per_s, 0.0005);
+  }
+}
+
+TEST(ServingTest, RequestShapeDefaultsToTheModel) {
+  JobSpec j = Chat8B();
+  j.latency.tokens_in.reset();
+  j.latency.tokens_out.reset();
+  // seq_len 8192 of context, 256 of them generated: 7,936 prompt tokens.
+  RequestShape s = RequestShapeOf(Resolve(j));
+  EXPECT_EQ(s.tokens_in, 7936);
+  EXPECT_EQ(s.tokens_out, 256);
+  // A model that generates nothing answers in one step.
+  j.model.output_tokens = 0;
+  s = RequestShapeOf(Resolve(j));
+  EXPECT_EQ(s.tokens_out, 1);
+  EXPECT_EQ(s.tokens_in, 8191);
+}
+
+TEST(ServingTest, NoModelShapeNoCapacity) {
+  auto cat = TestCatalog();
+  JobSpec j;
+  j.kind = WorkloadKind::kRealtimeInference;
+  Result<ReplicaServing> s =
+      EstimateReplicaServing(Resolve(j), *cat->FindGpu("L4"), *cat, OneGpu(*cat, "L4"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("model.params_b"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meridian::estimate

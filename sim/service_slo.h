@@ -1,0 +1,75 @@
+// The service level of real-time services as their users see it, minute by
+// minute.
+//
+// A service (kind realtime-inference) is due from its submission for its
+// planned run: the trace's recorded duration, else work.duration, else its
+// run on its last placement (JobOutcome::run_s). A minute of that window
+// meets the SLO when, for the whole minute, the service is serving (placed
+// and past its restart overhead) and
+//   - enough replicas are up for that hour's load: replicas >=
+//     ceil(latency.rps_by_hour[UTC hour] (or latency.rps) / one replica's
+//     requests per second on the GPU model serving it)
+//     (estimate::ReplicasForLoad, ModelDemand::replica_rps; no load or an
+//     unknown capacity: one replica is enough), and
+//   - for each of its users' regions, the round trip to the region serving
+//     them (estimate::EstimateRttMs, the table the `latency` plugin uses)
+//     plus one request's time on that GPU (ModelDemand::request_ms) is
+//     within latency.slo_ms (estimate::kDefaultLatencySloMs when unstated);
+//     without users, the request's time alone.
+// A service that is never placed, or is down (reclaimed, waiting, restarting),
+// misses those minutes. A partial last minute counts as a minute.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "core/ids.h"
+#include "core/job.h"
+#include "sched/queued_job.h"
+#include "sim/metrics.h"
+#include "sim/trace.h"
+
+namespace meridian::sim {
+
+// One stretch in which a service served from one placement. Times are
+// seconds from the trace's start.
+struct ServiceSpan {
+  uint32_t job = 0;       // trace job index
+  int64_t from_s = 0;     // serving from (after any restart overhead)
+  int64_t to_s = 0;       // until (exclusive)
+  RegionId region;
+  uint8_t demand = 0;     // index into the shape's demands (its GPU model)
+  uint16_t replicas = 1;  // replicas up
+};
+
+// One service's minutes due and met.
+struct ServiceMinutes {
+  uint32_t job = 0;
+  int64_t minutes = 0;
+  int64_t met = 0;
+  double Fraction() const { return minutes > 0 ? static_cast<double>(met) / static_cast<double>(minutes) : 0; }
+};
+
+// What the rules above read about one service.
+struct ServiceCase {
+  const TraceJob* job = nullptr;
+  const JobSpec* spec = nullptr;
+  const sched::QueuedJob* shape = nullptr;  // nullptr: the spec could not be queued
+  const JobOutcome* outcome = nullptr;
+};
+
+// The service's due window in seconds (see above).
+int64_t ServiceWindowS(const ServiceCase& c);
+
+// Minutes due and met for one service; `spans` are its own, in time order.
+ServiceMinutes ServiceSloOf(const ServiceCase& c, const std::vector<ServiceSpan>& spans,
+                            const catalog::Catalog& catalog, UnixSeconds start);
+
+// Every real-time service of the trace, in trace order, from the run's spans.
+std::vector<ServiceMinutes> ServiceSlos(const Trace& trace, const std::vector<const sched::QueuedJob*>& shapes,
+                                        const std::vector<JobOutcome>& outcomes,
+                                        const std::vector<ServiceSpan>& spans,
+                                        const catalog::Catalog& catalog, UnixSeconds start);
+
+}  // namespace meridian::sim

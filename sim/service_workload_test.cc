@@ -1,0 +1,135 @@
+// 40 generated real-time services (L4, A10G, A100-80GB, H100-80GB; users in
+// Europe, the US or Japan; SLOs of 40-100 ms; 2-6 days each; a daily load
+// profile) on the catalog's cloud capacity and the replayed spot traces,
+// under `default` and `skypilot-like`, with the services preemptible and
+// not, scored by the SLO as users see it (sim/service_slo.h). The table in
+// docs/simulate.md ("Real-time services") is this test's output:
+//   build/sim/sim_service_test --gtest_filter='ServiceWorkload.*'
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "sched/rng.h"
+#include "sim/test_world.h"
+
+namespace meridian::sim {
+namespace {
+
+std::shared_ptr<const catalog::Catalog> Embedded() {
+  static auto c = catalog::Catalog::LoadEmbedded();
+  return *c;
+}
+
+struct Users {
+  std::vector<std::string> regions;
+  int utc_offset_h;  // local noon - 12 h, for the daily peak
+};
+
+// A model that answers within tens of milliseconds on `gpu` (shapes from the
+// models' published configs): 1B on L4 and A10G, 3B or 8B on A100 and H100.
+void SetModel(JobSpec& s, const std::string& gpu, sched::Rng& rng) {
+  const bool big = gpu == "A100-80GB" || gpu == "H100-80GB";
+  const int pick = static_cast<int>(rng.Below(2));
+  if (big && pick == 1) {  // Llama-3.1-8B
+    s.model.params_b = 8;
+    s.model.layers = 32;
+    s.model.hidden = 4096;
+    s.model.heads = 32;
+    s.model.kv_heads = 8;
+  } else if (big) {  // Llama-3.2-3B
+    s.model.params_b = 3.2;
+    s.model.layers = 28;
+    s.model.hidden = 3072;
+    s.model.heads = 24;
+    s.model.kv_heads = 8;
+  } else {  // Llama-3.2-1B on the 24 GB GPUs
+    s.model.params_b = 1.2;
+    s.model.layers = 16;
+    s.model.hidden = 2048;
+    s.model.heads = 32;
+    s.model.kv_heads = 8;
+  }
+  s.model.precision = Precision::kBf16;
+  s.model.seq_len = 4096;
+  s.model.batch = 16;
+  s.model.output_tokens = 128;
+  s.latency.tokens_in = 128;
+  s.latency.tokens_out = 128;
+}
+
+Trace Services(int n, bool preemptible, uint64_t seed) {
+  const std::vector<std::string> gpus = {"L4", "A10G", "A100-80GB", "H100-80GB"};
+  const std::vector<Users> users = {{{"gcp:europe-west4", "aws:eu-central-1"}, 1},
+                                    {{"aws:us-east-1", "gcp:us-east4"}, -5},
+                                    {{"aws:ap-northeast-1", "gcp:asia-northeast1"}, 9}};
+  sched::Rng rng(seed);
+  Trace t;
+  for (int i = 0; i < n; ++i) {
+    JobSpec s;
+    s.name = "svc-" + std::to_string(i);
+    s.tenant = "product";
+    s.kind = WorkloadKind::kRealtimeInference;
+    s.priority = Priority::kCritical;
+    s.preemptible = preemptible;
+    const std::string& gpu = gpus[static_cast<size_t>(i) % gpus.size()];
+    s.resources.gpu_models = {gpu};
+    s.resources.gpus = 1;
+    SetModel(s, gpu, rng);
+    const Users& u = users[rng.Below(users.size())];
+    s.latency.users = u.regions;
+    s.latency.slo_ms = 40 + 10 * static_cast<double>(rng.Below(7));  // 40..100
+    // Busiest at 14:00 local: peak x (0.55 + 0.45 cos(2 pi (h - peak) / 24)).
+    const double peak = 2 + static_cast<double>(rng.Below(19));  // 2..20 req/s
+    const int peak_utc = ((14 - u.utc_offset_h) % 24 + 24) % 24;
+    s.latency.rps_by_hour.resize(24);
+    for (int h = 0; h < 24; ++h) {
+      const double x = 2 * M_PI * (h - peak_utc) / 24.0;
+      s.latency.rps_by_hour[static_cast<size_t>(h)] = std::round(peak * (0.55 + 0.45 * std::cos(x)) * 10) / 10;
+    }
+    const int64_t days = 2 + static_cast<int64_t>(rng.Below(5));  // 2..6
+    const int64_t submit = static_cast<int64_t>(rng.Below(24 * 3600));
+    testing::AddJob(t, s, s.name, submit, days * 86400);
+  }
+  return t;
+}
+
+struct Row {
+  std::string policy;
+  bool preemptible;
+  double cost;
+  double slo;
+  int64_t preemptions;
+  int64_t rejected;
+};
+
+Row RunServices(const std::string& policy, bool preemptible) {
+  FleetSpec elastic_only;
+  elastic_only.elastic = true;
+  World w = testing::MakeWorld(Embedded(), elastic_only, 1, 1704067200);  // 2024-01-01, the spot traces
+  Trace t = Services(40, preemptible, 25);
+  PolicyRun run = testing::RunPolicy(t, w, policy);
+  Summary s = Summarize(t, w, run);
+  return {policy, preemptible, static_cast<double>(s.cost_micros) / 1e6, s.slo_met_frac.value_or(0),
+          s.preemptions, s.jobs_rejected};
+}
+
+TEST(ServiceWorkload, CostAndSloByPolicy) {
+  std::vector<Row> rows;
+  for (const char* policy : {"default", "skypilot-like"}) {
+    for (bool preemptible : {false, true}) rows.push_back(RunServices(policy, preemptible));
+  }
+  std::cout << "| policy | services preemptible | cost | slo_met_frac | preemptions | rejected |\n"
+            << "|---|---|---:|---:|---:|---:|\n";
+  for (const Row& r : rows) {
+    char line[200];
+    std::snprintf(line, sizeof line, "| %s | %s | $%.0f | %.4f | %lld | %lld |\n", r.policy.c_str(),
+                  r.preemptible ? "yes" : "no", r.cost, r.slo, static_cast<long long>(r.preemptions),
+                  static_cast<long long>(r.rejected));
+    std::cout << line;
+  }
+}
+
+}  // namespace
+}  // namespace meridian::sim
