@@ -1,14 +1,9 @@
 // PostgreSQL implementation of Store: one write connection owned by a
 // group-commit writer thread (as SqliteStore's), a pool of read connections,
 // the schema applied as numbered migrations at open (pg_schema.h).
-#include <condition_variable>
-#include <deque>
-#include <functional>
-#include <future>
 #include <limits>
-#include <mutex>
-#include <thread>
 
+#include "control/group_commit.h"
 #include "control/pg.h"
 #include "control/pg_statements.h"
 #include "control/store.h"
@@ -21,14 +16,6 @@ namespace {
 class PgStore final : public Store {
  public:
   explicit PgStore(PostgresOptions o) : options_(std::move(o)) {}
-  ~PgStore() override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (writer_.joinable()) writer_.join();
-  }
 
   Status Init() {
     auto w = PgConn::Open(options_.uri);
@@ -38,9 +25,11 @@ class PgStore final : public Store {
     for (int i = 0; i < std::max(1, options_.readers); ++i) {
       auto r = PgConn::Open(options_.uri);
       if (!r.ok()) return r.status();
-      readers_.push_back(std::move(r).value());
+      readers_.Add(std::move(r).value());
     }
-    if (options_.group_commit) writer_ = std::thread([this] { WriterLoop(); });
+    writes_ = std::make_unique<GroupCommit<PgConn>>(
+        options_.group_commit, options_.max_batch,
+        [this](const std::vector<WriteFn*>& batch) { return RunBatch(batch); });
     return Status::Ok();
   }
 
@@ -274,37 +263,9 @@ class PgStore final : public Store {
   }
 
  private:
-  struct WriteOp {
-    std::function<Status(PgConn&)> fn;
-    std::promise<Status> done;
-  };
+  using WriteFn = GroupCommit<PgConn>::WriteFn;
 
-  // A read connection for the caller's scope.
-  class ReaderLease {
-   public:
-    ReaderLease(PgStore* s, std::unique_ptr<PgConn> db) : store_(s), db_(std::move(db)) {}
-    ReaderLease(ReaderLease&& o) noexcept : store_(o.store_), db_(std::move(o.db_)) {}
-    ~ReaderLease() {
-      if (!db_) return;
-      std::lock_guard<std::mutex> l(store_->readers_mu_);
-      store_->readers_.push_back(std::move(db_));
-      store_->readers_cv_.notify_one();
-    }
-    PgConn* operator->() { return db_.get(); }
-    PgConn& operator*() { return *db_; }
-
-   private:
-    PgStore* store_;
-    std::unique_ptr<PgConn> db_;
-  };
-
-  ReaderLease Lease() {
-    std::unique_lock<std::mutex> l(readers_mu_);
-    readers_cv_.wait(l, [&] { return !readers_.empty(); });
-    auto db = std::move(readers_.back());
-    readers_.pop_back();
-    return ReaderLease(this, std::move(db));
-  }
+  ReaderPool<PgConn>::Lease Lease() { return readers_.Take(); }
 
   Result<std::vector<JobRow>> Jobs(const std::string& sql, const std::vector<PgParam>& params) {
     auto lease = Lease();
@@ -353,60 +314,15 @@ class PgStore final : public Store {
     return changed > 0 ? Status::Ok() : Status::NotFound("node \"" + name + "\" is not registered");
   }
 
-  // Runs `fn` in a committed transaction: through the writer thread's group
-  // commit, or (baseline) directly in its own transaction.
-  Status Write(std::function<Status(PgConn&)> fn) {
-    WriteOp op{std::move(fn), {}};
-    auto f = op.done.get_future();
-    if (!options_.group_commit) {
-      std::lock_guard<std::mutex> l(direct_mu_);
-      RunBatchOrEach({&op});
-      return f.get();
-    }
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      queue_.push_back(&op);
-    }
-    cv_.notify_one();
-    return f.get();
-  }
+  // Runs `fn` in a committed transaction (group commit unless the options
+  // ask for the baseline).
+  Status Write(WriteFn fn) { return writes_->Write(std::move(fn)); }
 
-  void WriterLoop() {
-    std::vector<WriteOp*> batch;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> l(mu_);
-        cv_.wait(l, [&] { return stop_ || !queue_.empty(); });
-        if (queue_.empty() && stop_) return;
-        while (!queue_.empty() && batch.size() < static_cast<size_t>(options_.max_batch)) {
-          batch.push_back(queue_.front());
-          queue_.pop_front();
-        }
-      }
-      RunBatchOrEach(batch);
-      batch.clear();
-    }
-  }
-
-  // One transaction for the batch; if it fails, each op alone, so only the
-  // failing one reports an error.
-  void RunBatchOrEach(const std::vector<WriteOp*>& batch) {
-    Status st = RunBatch(batch);
-    if (st.ok()) {
-      for (WriteOp* op : batch) op->done.set_value(Status::Ok());
-      return;
-    }
-    if (batch.size() == 1) {
-      batch[0]->done.set_value(st);
-      return;
-    }
-    for (WriteOp* op : batch) op->done.set_value(RunBatch({op}));
-  }
-
-  Status RunBatch(const std::vector<WriteOp*>& batch) {
+  // One transaction for the batch, rolled back when a write fails.
+  Status RunBatch(const std::vector<WriteFn*>& batch) {
     MERIDIAN_RETURN_IF_ERROR(write_->Exec("BEGIN"));
-    for (WriteOp* op : batch) {
-      Status st = op->fn(*write_);
+    for (WriteFn* fn : batch) {
+      Status st = (*fn)(*write_);
       if (!st.ok()) {
         (void)write_->Exec("ROLLBACK");
         return st;
@@ -419,17 +335,8 @@ class PgStore final : public Store {
 
   PostgresOptions options_;
   std::unique_ptr<PgConn> write_;
-  std::mutex direct_mu_;
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<WriteOp*> queue_;
-  bool stop_ = false;
-  std::thread writer_;
-
-  std::mutex readers_mu_;
-  std::condition_variable readers_cv_;
-  std::vector<std::unique_ptr<PgConn>> readers_;
+  std::unique_ptr<GroupCommit<PgConn>> writes_;  // after write_: stopped before it closes
+  ReaderPool<PgConn> readers_;
 };
 
 Result<std::vector<NodeRow>> PgStore::Nodes() {

@@ -1,13 +1,8 @@
 // SQLite implementation of Store: WAL mode, one write connection owned by a
 // group-commit writer thread, a pool of read connections.
-#include <condition_variable>
-#include <deque>
-#include <functional>
-#include <future>
 #include <limits>
-#include <mutex>
-#include <thread>
 
+#include "control/group_commit.h"
 #include "control/schema.h"
 #include "control/sqlite.h"
 #include "control/sqlite_retention.h"
@@ -92,14 +87,6 @@ Result<std::vector<JobRow>> ReadJobs(Stmt* s) {
 class SqliteStore final : public Store {
  public:
   explicit SqliteStore(SqliteOptions o) : options_(std::move(o)) {}
-  ~SqliteStore() override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (writer_.joinable()) writer_.join();
-  }
 
   Status Init() {
     DbOptions wo;
@@ -122,9 +109,11 @@ class SqliteStore final : public Store {
     for (int i = 0; i < std::max(1, options_.readers); ++i) {
       auto r = Db::Open(options_.path, DbOptions{});
       if (!r.ok()) return r.status();
-      readers_.push_back(std::move(r).value());
+      readers_.Add(std::move(r).value());
     }
-    if (options_.group_commit) writer_ = std::thread([this] { WriterLoop(); });
+    writes_ = std::make_unique<GroupCommit<Db>>(
+        options_.group_commit, options_.max_batch,
+        [this](const std::vector<WriteFn*>& batch) { return RunBatch(batch); });
     return Status::Ok();
   }
 
@@ -411,17 +400,17 @@ class SqliteStore final : public Store {
 
   Result<std::vector<UtilizationRow>> Utilization(const std::string& job_id, int limit) override {
     auto lease = Lease();
-    return ReadUtilization(*lease.db(), job_id, limit);
+    return ReadUtilization(*lease, job_id, limit);
   }
 
   Result<std::vector<JobTotal>> JobTotals(const std::string& tenant) override {
     auto lease = Lease();
-    return SelectJobTotals(*lease.db(), tenant);
+    return SelectJobTotals(*lease, tenant);
   }
 
   Result<int64_t> Preemptions(const std::string& tenant) override {
     auto lease = Lease();
-    return CountPreemptions(*lease.db(), tenant);
+    return CountPreemptions(*lease, tenant);
   }
 
   Result<std::vector<JobRow>> EndedSince(const std::string& tenant, UnixSeconds since) override {
@@ -437,7 +426,7 @@ class SqliteStore final : public Store {
 
   Result<std::vector<FinishedJob>> FinishedBefore(UnixSeconds cutoff, int limit) override {
     auto lease = Lease();
-    return SelectFinishedBefore(*lease.db(), cutoff, limit);
+    return SelectFinishedBefore(*lease, cutoff, limit);
   }
 
   Result<std::vector<std::string>> DeleteFinishedJobs(const std::vector<std::string>& ids,
@@ -466,36 +455,9 @@ class SqliteStore final : public Store {
   }
 
  private:
-  struct WriteOp {
-    std::function<Status(Db&)> fn;
-    std::promise<Status> done;
-  };
+  using WriteFn = GroupCommit<Db>::WriteFn;
 
-  // A read connection for the caller's scope.
-  class ReaderLease {
-   public:
-    ReaderLease(SqliteStore* s, std::unique_ptr<Db> db) : store_(s), db_(std::move(db)) {}
-    ~ReaderLease() {
-      db_->ResetAll();  // end the read transaction: the next lease sees new commits
-      std::lock_guard<std::mutex> l(store_->readers_mu_);
-      store_->readers_.push_back(std::move(db_));
-      store_->readers_cv_.notify_one();
-    }
-    Db* operator->() { return db_.get(); }
-    Db* db() { return db_.get(); }
-
-   private:
-    SqliteStore* store_;
-    std::unique_ptr<Db> db_;
-  };
-
-  ReaderLease Lease() {
-    std::unique_lock<std::mutex> l(readers_mu_);
-    readers_cv_.wait(l, [&] { return !readers_.empty(); });
-    auto db = std::move(readers_.back());
-    readers_.pop_back();
-    return ReaderLease(this, std::move(db));
-  }
+  ReaderPool<Db>::Lease Lease() { return readers_.Take(); }
 
   static Status BindDoubleAndRun(Stmt& s, int i, double v);
 
@@ -577,74 +539,22 @@ class SqliteStore final : public Store {
     return true;
   }
 
-  // Runs `fn` in a committed transaction: through the writer thread's group
-  // commit, or (baseline) directly in its own transaction.
-  Status Write(std::function<Status(Db&)> fn) {
-    if (!options_.group_commit) {
-      std::lock_guard<std::mutex> l(direct_mu_);
-      std::vector<WriteOp*> one;
-      WriteOp op{std::move(fn), {}};
-      auto f = op.done.get_future();
-      one.push_back(&op);
-      RunBatchOrEach(one);
-      return f.get();
-    }
-    WriteOp op{std::move(fn), {}};
-    auto f = op.done.get_future();
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      queue_.push_back(&op);
-    }
-    cv_.notify_one();
-    return f.get();
-  }
+  // Runs `fn` in a committed transaction (group commit unless the options
+  // ask for the baseline).
+  Status Write(WriteFn fn) { return writes_->Write(std::move(fn)); }
 
-  void WriterLoop() {
-    std::vector<WriteOp*> batch;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> l(mu_);
-        cv_.wait(l, [&] { return stop_ || !queue_.empty(); });
-        if (queue_.empty() && stop_) return;
-        while (!queue_.empty() && batch.size() < static_cast<size_t>(options_.max_batch)) {
-          batch.push_back(queue_.front());
-          queue_.pop_front();
-        }
-      }
-      RunBatchOrEach(batch);
-      batch.clear();
-    }
-  }
-
-  // One transaction for the batch; if it fails, each op alone, so only the
-  // failing one reports an error.
-  void RunBatchOrEach(const std::vector<WriteOp*>& batch) {
-    Status st = RunBatch(batch);
-    if (st.ok()) {
-      for (WriteOp* op : batch) op->done.set_value(Status::Ok());
-      return;
-    }
-    if (batch.size() == 1) {
-      batch[0]->done.set_value(st);
-      return;
-    }
-    for (WriteOp* op : batch) {
-      Status one = RunBatch({op});
-      op->done.set_value(one);
-    }
-  }
-
-  Status RunBatch(const std::vector<WriteOp*>& batch) {
+  // One transaction for the batch, rolled back when a write fails.
+  Status RunBatch(const std::vector<WriteFn*>& batch) {
     Status st = RunBatchOnce(batch);
     write_->ResetAll();  // no statement keeps a stale snapshot between batches
     return st;
   }
 
-  Status RunBatchOnce(const std::vector<WriteOp*>& batch) {
+  Status RunBatchOnce(const std::vector<WriteFn*>& batch) {
     const int64_t seq_before = next_seq_;
     MERIDIAN_RETURN_IF_ERROR(write_->Exec("BEGIN IMMEDIATE"));
-    for (WriteOp* op : batch) {
-      Status st = op->fn(*write_);
+    for (WriteFn* fn : batch) {
+      Status st = (*fn)(*write_);
       if (!st.ok()) {
         (void)write_->Exec("ROLLBACK");
         next_seq_ = seq_before;
@@ -661,18 +571,10 @@ class SqliteStore final : public Store {
 
   SqliteOptions options_;
   std::unique_ptr<Db> write_;
-  int64_t next_seq_ = 1;  // writer thread only (or under direct_mu_)
-  std::mutex direct_mu_;
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<WriteOp*> queue_;
-  bool stop_ = false;
-  std::thread writer_;
-
-  std::mutex readers_mu_;
-  std::condition_variable readers_cv_;
-  std::vector<std::unique_ptr<Db>> readers_;
+  int64_t next_seq_ = 1;  // only in RunBatchOnce: one batch at a time
+  std::unique_ptr<GroupCommit<Db>> writes_;  // after write_: stopped before it closes
+  // A returned reader ends its read transaction: the next lease sees new commits.
+  ReaderPool<Db> readers_{[](Db& db) { db.ResetAll(); }};
 };
 
 Status SqliteStore::BindDoubleAndRun(Stmt& s, int i, double v) {
