@@ -9,6 +9,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -65,6 +66,19 @@ class GroupCommit {
     }
     cv_.notify_one();
     return done.get();
+  }
+
+  // Runs `fn` (a Result<T> of the write connection) in a committed
+  // transaction: its value once committed, else the error.
+  template <class F>
+  auto WriteValue(F fn) -> decltype(fn(std::declval<Conn&>())) {
+    std::optional<decltype(fn(std::declval<Conn&>()))> out;
+    Status st = Write([&](Conn& db) -> Status {
+      out.emplace(fn(db));  // a batch run again write by write runs it again
+      return out->ok() ? Status::Ok() : out->status();
+    });
+    if (!st.ok()) return st;
+    return std::move(*out);
   }
 
  private:

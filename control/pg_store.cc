@@ -34,15 +34,7 @@ class PgStore final : public Store {
   }
 
   Result<SubmitResult> Submit(const NewJob& job) override {
-    SubmitResult result;
-    Status st = Write([&](PgConn& db) -> Status {
-      auto r = SubmitPg(db, job);
-      if (!r.ok()) return r.status();
-      result = *r;
-      return Status::Ok();
-    });
-    if (!st.ok()) return st;
-    return result;
+    return writes_->WriteValue([&](PgConn& db) { return SubmitPg(db, job); });
   }
 
   Result<JobRow> GetJob(const std::string& id) override {
@@ -239,27 +231,11 @@ class PgStore final : public Store {
 
   Result<std::vector<std::string>> DeleteFinishedJobs(const std::vector<std::string>& ids,
                                                       UnixSeconds cutoff) override {
-    std::vector<std::string> deleted;
-    Status st = Write([&](PgConn& db) -> Status {
-      auto r = DeletePgFinished(db, ids, cutoff);
-      if (!r.ok()) return r.status();
-      deleted = std::move(r).value();
-      return Status::Ok();
-    });
-    if (!st.ok()) return st;
-    return deleted;
+    return writes_->WriteValue([&](PgConn& db) { return DeletePgFinished(db, ids, cutoff); });
   }
 
   Result<int64_t> DeleteExpiredKeys(UnixSeconds expired_at, int limit) override {
-    int64_t n = 0;
-    Status st = Write([&](PgConn& db) -> Status {
-      auto r = DeletePgKeysMadeBy(db, expired_at, limit);
-      if (!r.ok()) return r.status();
-      n = *r;
-      return Status::Ok();
-    });
-    if (!st.ok()) return st;
-    return n;
+    return writes_->WriteValue([&](PgConn& db) { return DeletePgKeysMadeBy(db, expired_at, limit); });
   }
 
  private:

@@ -431,27 +431,11 @@ class SqliteStore final : public Store {
 
   Result<std::vector<std::string>> DeleteFinishedJobs(const std::vector<std::string>& ids,
                                                       UnixSeconds cutoff) override {
-    std::vector<std::string> deleted;
-    Status st = Write([&](Db& db) -> Status {
-      auto r = DeleteFinished(db, ids, cutoff);
-      if (!r.ok()) return r.status();
-      deleted = std::move(r).value();
-      return Status::Ok();
-    });
-    if (!st.ok()) return st;
-    return deleted;
+    return writes_->WriteValue([&](Db& db) { return DeleteFinished(db, ids, cutoff); });
   }
 
   Result<int64_t> DeleteExpiredKeys(UnixSeconds expired_at, int limit) override {
-    int64_t n = 0;
-    Status st = Write([&](Db& db) -> Status {
-      auto r = DeleteKeysMadeBy(db, expired_at, limit);
-      if (!r.ok()) return r.status();
-      n = *r;
-      return Status::Ok();
-    });
-    if (!st.ok()) return st;
-    return n;
+    return writes_->WriteValue([&](Db& db) { return DeleteKeysMadeBy(db, expired_at, limit); });
   }
 
  private:
