@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace meridian::estimate {
 
@@ -59,7 +60,13 @@ Result<ReplicaServing> EstimateReplicaServing(const ResolvedJob& job, const cata
 
 int ReplicasForLoad(double rps, double replica_rps) {
   if (rps <= 0 || replica_rps <= 0) return 0;
-  return static_cast<int>(std::ceil(rps / replica_rps - 1e-9));
+  // A spec's rps has no upper bound: a count past int's range is int's
+  // largest (the scheduler caps replicas far below it), never an overflow.
+  const double n = std::ceil(rps / replica_rps - 1e-9);
+  if (!(n < static_cast<double>(std::numeric_limits<int>::max()))) {
+    return std::numeric_limits<int>::max();
+  }
+  return static_cast<int>(n);
 }
 
 }  // namespace meridian::estimate

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "estimate/test_catalog.h"
 
 namespace meridian::estimate {
@@ -96,5 +98,14 @@ TEST(ServingTest, NoModelShapeNoCapacity) {
   EXPECT_NE(s.status().message().find("model.params_b"), std::string::npos);
 }
 
+// A tenant's spec may state any rps: 1e30 requests/s over 9 per replica is
+// about 1.1e29 replicas, past int's range, so the count saturates there
+// instead of overflowing into a negative (or undefined) number.
+TEST(ReplicasForLoad, ALoadPastIntsRangeSaturatesInsteadOfOverflowing) {
+  EXPECT_EQ(ReplicasForLoad(1e30, 9.0), std::numeric_limits<int>::max());
+  EXPECT_EQ(ReplicasForLoad(20.0, 9.0), 3);  // ceil(2.22)
+}
+
 }  // namespace
 }  // namespace meridian::estimate
+
