@@ -30,6 +30,17 @@
 // as events. A requeued job is queued with its run hours scaled to the work
 // left, so the core sees what remains.
 //
+// Preemptible real-time services (sim/service_replicas.h): under a profile
+// with realtime_replicas and spot, a preemptible service the scheduler places
+// as an on-demand replica set runs its replicas one by one, on spot with
+// on-demand fallback, each with its own spot lease (kReplicaReclaim events),
+// bill and span of serving; a reclaimed replica is replaced at once, and
+// every hour the set moves on-demand replicas back to spot where it can. The
+// engine places these replicas itself (the scheduler placed the set), the
+// one placement rule of its own. Files: engine.cc (events, the run loop, a
+// job's life), engine_place.cc (a decision's placement), engine_replicas.cc
+// (replica sets), engine_impl.h (the class they share).
+//
 // Reproducible bit for bit: the same trace, fleet, profile, market and seed
 // give the same outcomes (the scheduler's randomness is seeded per decision;
 // the market's draws per job and attempt). Not thread-safe; independent runs
@@ -137,6 +148,10 @@ struct PolicyRun {
   // and met, in trace order (sim/service_slo.h).
   std::vector<ServiceSpan> service_spans;
   std::vector<ServiceMinutes> services;
+  // Preemptible services run as single replicas (sim/service_replicas.h):
+  // spot replicas reclaimed, and their replacements on spot and on-demand.
+  int64_t replica_reclaims = 0;
+  int64_t replaced_on_spot = 0, replaced_on_demand = 0;
 };
 
 // Replays `trace` under `profile`. Errors: the profile's plugins cannot be

@@ -22,36 +22,78 @@ void Append(std::vector<Interval>& met, int64_t a, int64_t b) {
   met.emplace_back(a, b);
 }
 
-// Whether every user region's round trip to `region` plus one request's
-// time is within the SLO (the request's time alone without users).
-bool LatencyMet(const ServiceCase& c, RegionId region, double request_ms,
-                const catalog::Catalog& catalog) {
-  const double slo = c.spec->latency.slo_ms.value_or(estimate::kDefaultLatencySloMs);
+}  // namespace
+
+bool LatencyMet(const JobSpec& spec, RegionId region, double request_ms, const catalog::Catalog& catalog) {
+  const double slo = spec.latency.slo_ms.value_or(estimate::kDefaultLatencySloMs);
   if (request_ms > slo) return false;
   if (!region.valid() || region.index() >= catalog.regions().size()) return false;
   const catalog::Region& serving = catalog.regions()[region.index()];
-  for (const std::string& u : c.spec->latency.users) {
+  for (const std::string& u : spec.latency.users) {
     const catalog::Region* user = catalog.FindRegion(u);
     if (user && estimate::EstimateRttMs(*user, serving) + request_ms > slo) return false;
   }
   return true;
 }
 
-// The parts of `s` that meet the SLO, hour by hour (the load changes on UTC
-// hours), appended to `met`.
-void MetParts(const ServiceCase& c, const ServiceSpan& s, const catalog::Catalog& catalog,
-              UnixSeconds start, std::vector<Interval>& met) {
-  const sched::ModelDemand* d =
-      c.shape && s.demand < c.shape->demands.size() ? &c.shape->demands[s.demand] : nullptr;
-  const double request_ms = d ? d->request_ms : 0;
+namespace {
+
+// A stretch with the same replicas up, in regions that meet the latency
+// rule, serving on one GPU model.
+struct Up {
+  int64_t from = 0, to = 0;
+  int replicas = 0;
+  uint8_t demand = 0;
+};
+
+const sched::ModelDemand* DemandOf(const ServiceCase& c, uint8_t demand) {
+  return c.shape && demand < c.shape->demands.size() ? &c.shape->demands[demand] : nullptr;
+}
+
+// The replicas up over time, summed over the spans (one per replica of a
+// replica set, one per placement otherwise) whose region meets the latency
+// rule. Spans that overlap serve one GPU model (a run places one); the
+// stretch takes the model of the latest span to start.
+std::vector<Up> ReplicasUp(const ServiceCase& c, const std::vector<ServiceSpan>& spans,
+                           const catalog::Catalog& catalog) {
+  struct Edge {
+    int64_t t;
+    int delta;
+    uint8_t demand;
+  };
+  std::vector<Edge> edges;
+  for (const ServiceSpan& s : spans) {
+    const sched::ModelDemand* d = DemandOf(c, s.demand);
+    if (s.to_s <= s.from_s || !LatencyMet(*c.spec, s.region, d ? d->request_ms : 0, catalog)) continue;
+    edges.push_back({s.from_s, s.replicas, s.demand});
+    edges.push_back({s.to_s, -s.replicas, s.demand});
+  }
+  std::stable_sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+  std::vector<Up> out;
+  int up = 0;
+  uint8_t demand = 0;
+  for (size_t i = 0; i < edges.size();) {
+    const int64_t t = edges[i].t;
+    for (; i < edges.size() && edges[i].t == t; ++i) {
+      up += edges[i].delta;
+      if (edges[i].delta > 0) demand = edges[i].demand;
+    }
+    if (up > 0 && i < edges.size()) out.push_back({t, edges[i].t, up, demand});
+  }
+  return out;
+}
+
+// The parts of `u` with enough replicas up for the load, hour by hour (the
+// load changes on UTC hours), appended to `met`.
+void MetParts(const ServiceCase& c, const Up& u, UnixSeconds start, std::vector<Interval>& met) {
+  const sched::ModelDemand* d = DemandOf(c, u.demand);
   const double replica_rps = d ? d->replica_rps : 0;
-  if (!LatencyMet(c, s.region, request_ms, catalog)) return;
-  for (int64_t t = s.from_s; t < s.to_s;) {
+  for (int64_t t = u.from; t < u.to;) {
     const int64_t unix = start + t;
     const int hour = static_cast<int>((unix / 3600) % 24);
-    const int64_t b = std::min(s.to_s, t + (3600 - unix % 3600));
+    const int64_t b = std::min(u.to, t + (3600 - unix % 3600));
     const int need = std::max(1, estimate::ReplicasForLoad(c.spec->latency.RpsAt(hour), replica_rps));
-    if (s.replicas >= need) Append(met, t, b);
+    if (u.replicas >= need) Append(met, t, b);
     t = b;
   }
 }
@@ -86,7 +128,7 @@ ServiceMinutes ServiceSloOf(const ServiceCase& c, const std::vector<ServiceSpan>
   const int64_t w1 = w0 + ServiceWindowS(c);
   out.minutes = (w1 - w0 + 59) / 60;
   std::vector<Interval> met;
-  for (const ServiceSpan& s : spans) MetParts(c, s, catalog, start, met);
+  for (const Up& u : ReplicasUp(c, spans, catalog)) MetParts(c, u, start, met);
   out.met = MinutesInside(met, w0, w1, out.minutes);
   return out;
 }

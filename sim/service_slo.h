@@ -4,13 +4,16 @@
 // A service (kind realtime-inference) is due from its submission for its
 // planned run: the trace's recorded duration, else work.duration, else its
 // run on its last placement (JobOutcome::run_s). A minute of that window
-// meets the SLO when, for the whole minute, the service is serving (placed
-// and past its restart overhead) and
-//   - enough replicas are up for that hour's load: replicas >=
+// meets the SLO when, for the whole minute,
+//   - enough replicas are up for that hour's load, counting only replicas
+//     serving (placed and past their restart overhead) in a region that
+//     meets the latency rule below: replicas >=
 //     ceil(latency.rps_by_hour[UTC hour] (or latency.rps) / one replica's
 //     requests per second on the GPU model serving it)
 //     (estimate::ReplicasForLoad, ModelDemand::replica_rps; no load or an
 //     unknown capacity: one replica is enough), and
+//     A service's spans may overlap (a replica set gives each replica a
+//     span of its own); the replicas up at a moment are their sum.
 //   - for each of its users' regions, the round trip to the region serving
 //     them (estimate::EstimateRttMs, the table the `latency` plugin uses)
 //     plus one request's time on that GPU (ModelDemand::request_ms) is
@@ -40,7 +43,7 @@ struct ServiceSpan {
   int64_t to_s = 0;       // until (exclusive)
   RegionId region;
   uint8_t demand = 0;     // index into the shape's demands (its GPU model)
-  uint16_t replicas = 1;  // replicas up
+  uint16_t replicas = 1;  // replicas up (1 for each replica of a replica set)
 };
 
 // One service's minutes due and met.
@@ -58,6 +61,11 @@ struct ServiceCase {
   const sched::QueuedJob* shape = nullptr;  // nullptr: the spec could not be queued
   const JobOutcome* outcome = nullptr;
 };
+
+// Whether every one of spec's user regions' round trip to `region` plus one
+// request's time (`request_ms`) is within its latency SLO; without users,
+// the request's time alone.
+bool LatencyMet(const JobSpec& spec, RegionId region, double request_ms, const catalog::Catalog& catalog);
 
 // The service's due window in seconds (see above).
 int64_t ServiceWindowS(const ServiceCase& c);

@@ -100,6 +100,28 @@ TEST(ServiceSloTest, MinutesDownCountAgainstTheSlo) {
   EXPECT_EQ(ServiceSloOf(s.Case(), {Span(0, 9000, tokyo)}, *Cat(), kStart).met, 120);
 }
 
+// A replica set's replicas each have a span; the replicas up are their sum.
+// 15 requests/s all day, 10 per replica: 2 replicas needed. Replica A up
+// [0, 7200); replica B up [0, 1800), reclaimed, its replacement up from
+// 2100 (a 300 s restart): one replica up in [1800, 2100), minutes 30 to 34
+// ([1800, 2100) is 5 whole minutes): 115 of 120. A third replica up
+// throughout covers the gap: 120. A replica far from the users (Ashburn for
+// Tokyo, 40 ms) counts for nothing: with it in place of the third, 115.
+TEST(ServiceSloTest, ReplicasOfASetAddUp) {
+  JobSpec spec = Chat(40, {"gcp:asia-northeast1"});
+  spec.latency.rps = 15;
+  Service s = TwoHours(spec);
+  const std::string tokyo = "gcp:asia-northeast1";
+  const std::vector<ServiceSpan> two = {Span(0, 7200, tokyo), Span(0, 1800, tokyo), Span(2100, 7200, tokyo)};
+  EXPECT_EQ(ServiceSloOf(s.Case(), two, *Cat(), kStart).met, 115);
+  std::vector<ServiceSpan> three = two;
+  three.push_back(Span(0, 7200, tokyo));
+  EXPECT_EQ(ServiceSloOf(s.Case(), three, *Cat(), kStart).met, 120);
+  std::vector<ServiceSpan> far = two;
+  far.push_back(Span(0, 7200, "aws:us-east-1"));
+  EXPECT_EQ(ServiceSloOf(s.Case(), far, *Cat(), kStart).met, 115);
+}
+
 // Through the engine: one H100 node in aws:us-east-1, no cloud capacity,
 // `skypilot-like` (no latency rule) places every service there at once. A
 // 40 ms service for Tokyo meets none of its 120 minutes; one for users in

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "sched/rng.h"
 #include "sim/test_world.h"
@@ -102,6 +103,9 @@ struct Row {
   double slo;
   int64_t preemptions;
   int64_t rejected;
+  double spot_cost;
+  int64_t replica_reclaims, replaced_on_spot, replaced_on_demand;
+  std::map<std::string, double> cost_by_gpu;  // by the services' GPU model
 };
 
 Row RunServices(const std::string& policy, bool preemptible) {
@@ -111,24 +115,69 @@ Row RunServices(const std::string& policy, bool preemptible) {
   Trace t = Services(40, preemptible, 25);
   PolicyRun run = testing::RunPolicy(t, w, policy);
   Summary s = Summarize(t, w, run);
-  return {policy, preemptible, static_cast<double>(s.cost_micros) / 1e6, s.slo_met_frac.value_or(0),
-          s.preemptions, s.jobs_rejected};
+  Row r{policy, preemptible, static_cast<double>(s.cost_micros) / 1e6, s.slo_met_frac.value_or(0),
+        s.preemptions, s.jobs_rejected,
+        static_cast<double>(run.cost_by_pricing[static_cast<size_t>(PayKind::kSpot)]) / 1e6,
+        run.replica_reclaims, run.replaced_on_spot, run.replaced_on_demand, {}};
+  for (size_t i = 0; i < t.jobs.size(); ++i) {
+    r.cost_by_gpu[t.specs[t.jobs[i].spec]->resources.gpu_models.front()] +=
+        static_cast<double>(run.jobs[i].cost_micros) / 1e6;
+  }
+  return r;
 }
 
+void Print(const std::vector<Row>& rows) {
+  std::cout << "| policy | services preemptible | cost | slo_met_frac | preemptions | replica reclaims"
+               " (replaced on spot / on-demand) | spot spend | rejected |\n"
+            << "|---|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const Row& r : rows) {
+    char line[300];
+    std::snprintf(line, sizeof line, "| %s | %s | $%.0f | %.4f | %lld | %lld (%lld / %lld) | $%.0f | %lld |\n",
+                  r.policy.c_str(), r.preemptible ? "yes" : "no", r.cost, r.slo,
+                  static_cast<long long>(r.preemptions), static_cast<long long>(r.replica_reclaims),
+                  static_cast<long long>(r.replaced_on_spot), static_cast<long long>(r.replaced_on_demand),
+                  r.spot_cost, static_cast<long long>(r.rejected));
+    std::cout << line;
+  }
+  std::cout << "\n| GPU model | default, on-demand replicas | default, preemptible | ratio |\n"
+            << "|---|---:|---:|---:|\n";
+  for (const auto& [gpu, od] : rows[0].cost_by_gpu) {
+    const double pre = rows[1].cost_by_gpu.at(gpu);
+    char line[200];
+    std::snprintf(line, sizeof line, "| %s | $%.0f | $%.0f | %.2f |\n", gpu.c_str(), od, pre, pre / od);
+    std::cout << line;
+  }
+}
+
+// The rules the table must follow, derived without running it:
+// - services not marked preemptible keep on-demand replicas: no spot spend,
+//   no replica reclaims, under `default`;
+// - preemptible services under `default` meet slo_met_frac >= 0.999 (the
+//   issue's target, and the availability target the mix is sized for), cost
+//   less than the same services on on-demand replicas (a spot replica is
+//   used only where it is cheaper than an on-demand one, and the mix is the
+//   cheapest that meets the target), and every spot replica reclaimed is
+//   replaced, on spot or on-demand.
+// The cost target, at most 0.6 x the on-demand cost, is printed as
+// the ratio and not asserted: on this catalog it is not reached
+// (docs/simulate.md, "Real-time services").
 TEST(ServiceWorkload, CostAndSloByPolicy) {
   std::vector<Row> rows;
   for (const char* policy : {"default", "skypilot-like"}) {
     for (bool preemptible : {false, true}) rows.push_back(RunServices(policy, preemptible));
   }
-  std::cout << "| policy | services preemptible | cost | slo_met_frac | preemptions | rejected |\n"
-            << "|---|---|---:|---:|---:|---:|\n";
-  for (const Row& r : rows) {
-    char line[200];
-    std::snprintf(line, sizeof line, "| %s | %s | $%.0f | %.4f | %lld | %lld |\n", r.policy.c_str(),
-                  r.preemptible ? "yes" : "no", r.cost, r.slo, static_cast<long long>(r.preemptions),
-                  static_cast<long long>(r.rejected));
-    std::cout << line;
-  }
+  Print(rows);
+  const Row& on_demand = rows[0];
+  const Row& preemptible = rows[1];
+  std::cout << "\ndefault, preemptible / on-demand cost: " << preemptible.cost / on_demand.cost << "\n";
+  EXPECT_EQ(on_demand.spot_cost, 0);
+  EXPECT_EQ(on_demand.replica_reclaims, 0);
+  EXPECT_GE(preemptible.slo, 0.999);
+  EXPECT_LT(preemptible.cost, on_demand.cost);
+  EXPECT_GT(preemptible.spot_cost, 0);
+  EXPECT_GT(preemptible.replica_reclaims, 0);
+  EXPECT_EQ(preemptible.replica_reclaims, preemptible.replaced_on_spot + preemptible.replaced_on_demand);
+  EXPECT_EQ(preemptible.rejected, 0);
 }
 
 }  // namespace

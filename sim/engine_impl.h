@@ -1,0 +1,226 @@
+// The engine of `meridian simulate` (sim/engine.h), shared by its parts:
+// engine.cc (events, the run loop and a job's life), engine_place.cc (a
+// decision's placement and run time) and engine_replicas.cc (a preemptible
+// service's replicas on spot with on-demand fallback). Internal to sim/.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sched/scheduler.h"
+#include "sim/engine.h"
+#include "sim/hourly_carbon.h"
+#include "sim/service_replicas.h"
+#include "sim/spot_leases.h"
+
+namespace meridian::sim::engine_internal {
+
+// kRetry: a waiting job's Decision::retry_at (spot back, a plugin's time
+// rule): a cycle then, though nothing arrived or ended. kReplicaReclaim: one
+// spot replica of a service's replica set (Event::lease); kReplicaCheck: a
+// set's look for spot to replace on-demand replicas; kReplicaRetire: the
+// on-demand replicas it replaced stop.
+enum class EventKind : uint8_t {
+  kEnd, kReclaim, kReplicaReclaim, kNodeFailure, kFlexLimit, kFlexCancel, kStart, kRetry,
+  kReplicaCheck, kReplicaRetire
+};
+
+struct Event {
+  UnixSeconds t;
+  EventKind kind;
+  uint32_t job;
+  uint32_t attempt;
+  uint64_t seq;
+  uint32_t lease = 0;  // kReplicaReclaim: the replica's SpotLeases key
+  bool operator>(const Event& o) const {
+    if (t != o.t) return t > o.t;
+    if (kind != o.kind) return kind > o.kind;
+    return seq > o.seq;
+  }
+};
+
+// What a run or a replica is charged by the hour, and where.
+struct Meter {
+  int64_t gpu_milli = 0;                // GPUs held, thousandths
+  double watts = 0;
+  Money rate;                           // per hour running
+  PayKind pay = PayKind::kOnDemand;
+  bool on_fleet = false;
+  RegionId region;
+  ClusterId cluster;                    // on the fleet
+};
+
+// One replica of a service's replica set (sim/service_replicas.h): billed
+// from its launch, serving from up_from.
+struct Replica : Meter {
+  OfferingId offering;
+  uint32_t lease = 0;                   // its spot lease's SpotLeases key; 0: on-demand
+  UnixSeconds launched = 0, up_from = 0;
+  UnixSeconds retire_at = 0;            // replaced by spot: stops then; 0: not
+};
+
+// A job between its submission and its end.
+struct LiveJob : Meter {
+  sched::QueuedJob q;                   // as queued now: run hours scaled to the work left
+  const sched::QueuedJob* shape = nullptr;
+  double done = 0;                      // fraction of the work saved at checkpoints
+  uint32_t attempt = 0;
+  int64_t interval_s = 0, restart_s = 0;
+  // The placement of the current attempt.
+  UnixSeconds run_start = 0;
+  int64_t overhead_s = 0;               // restart overhead at the start of this run
+  double full_s = 0;                    // the whole job's run seconds on this placement
+  uint32_t nodes = 0;                   // fleet nodes held
+  bool spot = false, flex = false, running = false;
+  OfferingId offering;
+  // A job with a CPU profile: the vCPUs its recorded speed holds at (the GPU
+  // share) and the run-time factor of the vCPUs it was given.
+  double cpu_share = 0;
+  double cpu_factor = 1;
+  UnixSeconds retry = 0;                // the pending kRetry event's time; 0: none
+  // A real-time service's placement: its GPU model (index into the shape's
+  // demands) and its replicas (sim/service_slo.h).
+  uint8_t demand = 0;
+  uint16_t replicas = 1;
+  // A preemptible service run as single replicas (sim/service_replicas.h):
+  // the mix, the on-demand offering and one replica's instances on it, the
+  // run's planned end, and the replicas now held. The run itself then holds
+  // nothing and costs nothing; its replicas do.
+  bool replica_set = false;
+  ReplicaMix mix;
+  int load = 1;                         // replicas the peak hour's load needs
+  OfferingId on_demand;
+  int od_instances = 1;
+  UnixSeconds set_end = 0;
+  std::vector<Replica> set;
+};
+
+// The fleet's vCPUs per GPU over its GPU nodes; with no GPU nodes, the
+// catalog offerings' mean (an elastic-only replay).
+double VcpusPerGpu(const World& w);
+// The fleet's GPU node with the most vCPUs.
+sched::Node LargestGpuNode(const World& w);
+
+class Engine {
+ public:
+  Engine(const Trace& trace, const JobShapes& shapes, const World& world,
+         std::unique_ptr<sched::Scheduler> scheduler, Ledger ledger, const EngineOptions& options,
+         PolicyRun* out)
+      : trace_(trace), shapes_(shapes), world_(world), sched_(std::move(scheduler)),
+        ledger_(std::move(ledger)), options_(options), out_(*out),
+        t0_(world.market->options().start), carbon_(*world.market, t0_),
+        flex_max_s_(std::llround(world.catalog->market().flex_start_max_run_hours * 3600.0)),
+        slot_(trace.jobs.size(), kNone), mig_(*world.fleet, trace.jobs.size()),
+        vcpus_per_gpu_(VcpusPerGpu(world)), largest_node_(LargestGpuNode(world)),
+        spot_(*world.market), next_lease_(static_cast<uint32_t>(trace.jobs.size())) {}
+
+  void Run();
+  // The profile's vCPU policy for jobs with a CPU profile.
+  void set_cpu_allocation(sched::CpuAllocation a) { cpu_allocation_ = a; }
+  // The profile's replica terms for preemptible services.
+  void set_replica_terms(const ReplicaTerms& t) { replica_terms_ = t; }
+
+ private:
+  static constexpr uint32_t kNone = ~0u;
+  // The sensitivity policy gives a job at most twice its GPU share of vCPUs,
+  // so one hungry loader cannot take a node's CPUs from the GPUs beside it.
+  static constexpr double kCpuCap = 2.0;
+
+  LiveJob& Live(uint32_t j) { return *live_[slot_[j]]; }
+  JobOutcome& Out(uint32_t j) { return out_.jobs[j]; }
+  sched::Snapshot Snap(UnixSeconds t) const {
+    sched::Snapshot s;
+    s.now = t;
+    s.fleet = world_.fleet.get();
+    s.ledger = &ledger_;
+    s.market = &spot_;  // the replay market less this run's spot leases
+    s.elastic = world_.elastic.get();
+    return s;
+  }
+  void Push(UnixSeconds t, EventKind k, uint32_t j) {
+    events_.push({t, k, j, Live(j).attempt, seq_++});
+  }
+  void Arrive(uint32_t j);
+  void Handle(const Event& e);
+  void Cycle(UnixSeconds t);
+  void Repartition(UnixSeconds t);
+  std::vector<const sched::QueuedJob*> Queue();
+  void Apply(const sched::Decision& d, UnixSeconds t);
+  void Retry(uint32_t j, std::optional<UnixSeconds> retry_at, UnixSeconds t);
+  void Place(uint32_t j, const sched::Decision& d, UnixSeconds t);
+  void StartRun(uint32_t j, UnixSeconds t);
+  bool StartLease(uint32_t j, UnixSeconds t, UnixSeconds end);
+  void EndLease(uint32_t j, UnixSeconds t);
+  void PushReclaims(const std::vector<uint32_t>& jobs, UnixSeconds t);
+  enum class Stop { kReclaim, kNodeFailure, kPreempted, kFlexLimit, kFlexCancel };
+  void Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released);
+  void Finish(uint32_t j, UnixSeconds t);
+  void Account(const Meter& m, JobOutcome& o, UnixSeconds a, UnixSeconds b);
+  void Served(uint32_t j, const LiveJob& l, UnixSeconds b);
+  void SetWork(LiveJob& l, const TraceJob& tj);
+  void Requeue(uint32_t j);
+  void Drop(uint32_t j);
+  void GpuLevels(UnixSeconds t);
+  void Note(const std::string& key);
+  // Replica sets (engine_replicas.cc).
+  bool RunsAsReplicas(const LiveJob& l, const Allocation& a) const;
+  void PlanReplicas(LiveJob& l, const Allocation& a, UnixSeconds t);
+  void StartReplicas(uint32_t j, UnixSeconds t, UnixSeconds end);
+  ReplicaMix MixFor(const LiveJob& l, UnixSeconds t) const;
+  double SpotUp(const LiveJob& l) const;
+  std::span<const sched::ElasticChoice> SpotChoices(const LiveJob& l) const;
+  std::vector<int64_t> SpotPrices(const LiveJob& l, UnixSeconds t) const;
+  Money OnDemandReplicaRate(const LiveJob& l, UnixSeconds t) const;
+  bool SpotFits(const LiveJob& l, const sched::ElasticChoice& e, UnixSeconds t) const;
+  std::optional<sched::ElasticChoice> SpotFor(const LiveJob& l, UnixSeconds t, OfferingId avoid) const;
+  bool Launch(uint32_t j, Replica& r, UnixSeconds t, UnixSeconds up_from, bool spot, bool fallback,
+              OfferingId avoid);
+  void StopReplica(uint32_t j, Replica& r, UnixSeconds t);
+  void StopReplicas(uint32_t j, UnixSeconds t);
+  void ReclaimReplica(uint32_t j, uint32_t lease, UnixSeconds t);
+  void Rebalance(uint32_t j, UnixSeconds t);
+  void Retire(uint32_t j, UnixSeconds t);
+
+  const Trace& trace_;
+  const JobShapes& shapes_;
+  const World& world_;
+  std::unique_ptr<sched::Scheduler> sched_;
+  Ledger ledger_;
+  const EngineOptions& options_;
+  PolicyRun& out_;
+  const UnixSeconds t0_;
+  HourlyCarbon carbon_;
+  const int64_t flex_max_s_;
+
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  uint64_t seq_ = 0;
+  std::vector<uint32_t> slot_;                    // by job: index into live_, or kNone
+  std::vector<std::unique_ptr<LiveJob>> live_;
+  std::vector<uint32_t> free_;
+  // A cycle's full decisions, in order.
+  std::vector<sched::Decision> decided_;
+  bool dirty_ = false;
+  int64_t fleet_milli_ = 0, cloud_milli_ = 0, ended_ = 0;
+  std::map<std::string, int64_t> notes_;
+  // The last instant something happened to a job (an arrival, a start, a
+  // stop, an end): the run's end. Stale events of stopped attempts and
+  // wake-ups that change nothing may come later and do not count, or a
+  // policy that stops a long run early would pay its reservations longer.
+  UnixSeconds last_activity_ = 0;
+  MigCycle mig_;
+  const double vcpus_per_gpu_;  // the GPU share of vCPUs (sim/cpu_model.h)
+  const sched::Node largest_node_;  // the fleet's GPU node with the most vCPUs
+  sched::CpuAllocation cpu_allocation_ = sched::CpuAllocation::kGpuShare;
+  SpotLeases spot_;  // this run's spot leases; the market its scheduler sees
+  ReplicaTerms replica_terms_;
+  // Replicas' spot leases: keys from the trace's job count up (a job's own
+  // lease is keyed by its index), and the job each belongs to.
+  uint32_t next_lease_;
+  std::unordered_map<uint32_t, uint32_t> lease_job_;
+};
+
+}  // namespace meridian::sim::engine_internal

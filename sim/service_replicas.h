@@ -1,0 +1,60 @@
+// A preemptible real-time service's replicas in `simulate` (docs/simulate.md,
+// "Real-time services"): the profile's terms and the replica mix.
+//
+// Under a profile that sizes replica sets (realtime_replicas) and may buy
+// spot, a service marked `preemptible: true` that the scheduler places as an
+// on-demand replica set of n replicas runs its replicas one by one instead:
+// `spot` of them on spot offerings of the same GPU model in the regions its
+// latency SLO allows, spread over distinct zones, and `on_demand` of them on
+// the set's own offering. The mix is the cheapest whose expected
+// availability meets the target: with k replicas needed for the peak hour's
+// load, P(at least k of the on_demand + spot replicas up) >= target, an
+// on-demand replica up with the zone availability a and a spot replica with
+//   a x (1 - reclaims per hour x the hours a replacement takes to start)
+// (estimate::kSpotReclaimsPerHour, the rate of the spot traces; the
+// replacement starts after the checkpoint restart overhead, 5 min unless
+// stated), each spot replica at the price of the spot offering it would get
+// (the cheapest left first). The on-demand set alone (on_demand = n, spot = 0) meets the target
+// by construction and is the fallback. A reclaimed replica is replaced at
+// once, on spot in another zone where one is left, else on the on-demand
+// offering (sim/engine_replicas.cc).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sched/profile.h"
+
+namespace meridian::sim {
+
+struct ReplicaTerms {
+  bool enabled = false;        // realtime_replicas in the profile, spot among its pricing models
+  double target = 0.999;       // realtime_replicas' availability_target
+  double zone = 0.995;         // realtime_replicas' zone_availability: one on-demand replica up
+};
+
+// The terms of `profile` (realtime_replicas' arguments, or their defaults).
+ReplicaTerms ReplicaTermsOf(const sched::Profile& profile);
+
+// One spot replica's expected availability: zone x (1 - reclaims_per_hour x
+// replace_s / 3600), at least 0.
+double SpotReplicaUp(double zone, double reclaims_per_hour, int64_t replace_s);
+
+// P(at least k replicas up) of `on_demand` replicas each up with `od_up` and
+// `spot` replicas each up with `spot_up`, all independent.
+double AtLeastUp(int k, int on_demand, double od_up, int spot, double spot_up);
+
+struct ReplicaMix {
+  int on_demand = 0;
+  int spot = 0;
+  bool operator==(const ReplicaMix&) const = default;
+};
+
+// The mix of at most max_on_demand on-demand replicas (od_price each per
+// hour) and spot replicas, one for each of `spot_prices` (ascending: s spot
+// replicas cost the first s), with P(at least k up) >= target at the least
+// price; equal prices: fewer replicas. None meets it: {max_on_demand, 0}.
+ReplicaMix CheapestMix(int k, double target, double od_up, double spot_up, int64_t od_price,
+                       const std::vector<int64_t>& spot_prices, int max_on_demand);
+
+}  // namespace meridian::sim
