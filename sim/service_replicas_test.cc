@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sched/profile.h"
+#include "sim/test_world.h"
 
 namespace meridian::sim {
 namespace {
@@ -70,6 +73,77 @@ TEST(ServiceReplicasTest, TermsFromTheProfile) {
     p.args = *args;
   }
   EXPECT_DOUBLE_EQ(ReplicaTermsOf(tighter).target, 0.9999);
+}
+
+std::shared_ptr<const catalog::Catalog> Embedded() {
+  static auto c = catalog::Catalog::LoadEmbedded();
+  return *c;
+}
+
+OfferingId Find(const catalog::Catalog& cat, const std::string& zone, const std::string& type) {
+  for (size_t i = 0; i < cat.offerings().size(); ++i) {
+    const catalog::Offering& o = cat.offerings()[i];
+    if (o.zone == zone && o.instance_type == type) return OfferingId(static_cast<uint32_t>(i));
+  }
+  return OfferingId();
+}
+
+SpotTrace Hourly(const std::string& counts) {
+  auto t = ParseSpotTraceJson("{\"metadata\": {\"gap_seconds\": 3600}, \"data\": [" + counts + "]}", "t.json");
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return *t;
+}
+
+// One preemptible L4 service in gcp:us-central1 for 4 h under `default`, no
+// load (k = 1, the on-demand set n = 2 of g2-standard-4, $0.70683/h each;
+// spot $0.29598/h). Spot only in zone a (counts 1, 0, 0, 0, 0 by the hour)
+// and zone b (0, 1, 1, 1, 1). At 0 one spot replica can be had: the mix is
+// {1 on-demand, 1 spot} (1.00281 $/h against 1.41366; {0, 2} could not be
+// had). At 3600 zone a's count falls to 0: its replica is reclaimed and
+// replaced at once on spot in zone b, serving from 3900 (the 300 s restart).
+// The on-demand replica serves throughout: every one of the 240 minutes is
+// met. Cost: 4 h on-demand + 1 h + 3 h on spot = 2.82732 + 0.29598 +
+// 0.88794 = $4.01124.
+TEST(ServiceReplicasTest, AReclaimedSpotReplicaIsReplacedOnSpotElsewhere) {
+  auto cat = Embedded();
+  const OfferingId a = Find(*cat, "us-central1-a", "g2-standard-4");
+  const OfferingId b = Find(*cat, "us-central1-b", "g2-standard-4");
+  ASSERT_TRUE(a.valid() && b.valid());
+  World w;
+  w.catalog = cat;
+  FleetSpec elastic_only;
+  elastic_only.elastic = true;
+  w.fleet = *sched::Fleet::Build(elastic_only, cat);
+  ReplayMarketOptions mo;
+  mo.start = testing::kStart;
+  mo.other_spot = OtherSpot::kNone;
+  mo.mapped = {{a, Hourly("1, 0, 0, 0, 0"), std::nullopt}, {b, Hourly("0, 1, 1, 1, 1"), std::nullopt}};
+  w.market = std::make_shared<ReplayMarket>(cat, EmbeddedSpotTraces(), mo);
+  w.elastic = std::make_shared<sched::ElasticIndex>(*cat);
+  JobSpec s;
+  s.kind = WorkloadKind::kRealtimeInference;
+  s.preemptible = true;
+  s.resources.gpus = 1;
+  s.resources.vram_gib = 10;
+  s.resources.gpu_models = {"L4"};
+  s.residency = {"gcp:us-central1"};
+  Trace t;
+  testing::AddJob(t, s, "svc", 0, 4 * 3600);
+  PolicyRun run = testing::RunPolicy(t, w, "default");
+
+  EXPECT_EQ(run.jobs[0].state, JobState::kDone);
+  EXPECT_EQ(run.replica_reclaims, 1);
+  EXPECT_EQ(run.replaced_on_spot, 1);
+  EXPECT_EQ(run.replaced_on_demand, 0);
+  EXPECT_NEAR(static_cast<double>(run.jobs[0].cost_micros) / 1e6, 4.01124, 2e-5);
+  ASSERT_EQ(run.services.size(), 1u);
+  EXPECT_EQ(run.services[0].minutes, 240);
+  EXPECT_EQ(run.services[0].met, 240);
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const ServiceSpan& sp : run.service_spans) spans.emplace_back(sp.from_s, sp.to_s);
+  std::sort(spans.begin(), spans.end());
+  const std::vector<std::pair<int64_t, int64_t>> want = {{0, 3600}, {0, 14400}, {3900, 14400}};
+  EXPECT_EQ(spans, want);
 }
 
 }  // namespace
