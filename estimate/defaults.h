@@ -99,6 +99,19 @@ struct ModelDims {
   int head_dim() const { return heads > 0 ? hidden / heads : 0; }
 };
 
+// FLOPs of one forward pass per token. The weights' matmuls are 2 x params
+// (Kaplan et al. 2020); attention's own matmuls, the scores Q K^T and their
+// weighted sum of V, are 2 x 2 x context x hidden per layer: a token's query
+// against the whole context, counted without halving for a causal mask, as
+// Megatron's formula (Narayanan et al. 2021, section 5.1: the s / 6h term) and
+// PaLM's model FLOPs (Chowdhery et al. 2022, appendix B: 12 x L x H x Q x T
+// trained) count them.
+double ForwardFlopsPerToken(const ModelDims& d, double context);
+// Trained FLOPs per token at the training context: forward + backward (twice
+// the forward) = 3 forward passes, 4 with full recomputation (one more
+// forward): 6 x P + 12 x L x s x h, or 8 x P + 16 x L x s x h.
+double TrainingFlopsPerToken(const ModelDims& d, bool recompute);
+
 // The job with the estimator's defaults applied.
 struct ResolvedJob {
   JobSpec spec;

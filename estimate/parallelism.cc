@@ -104,7 +104,7 @@ StepCost CostOf(const ModelDims& d, const LayoutQuery& q, const Interconnect& ne
   StepCost c;
   const int n = l.tensor * l.pipeline * l.data;
   const double m = l.micro_batches;
-  const double flops = (q.recompute ? 8.0 : 6.0) * d.params * l.global_batch * d.seq_len;
+  const double flops = TrainingFlopsPerToken(d, q.recompute) * l.global_batch * d.seq_len;
   c.compute_s = flops / (n * q.peak_flops);
   c.bubble_s = c.compute_s * (l.pipeline - 1) / m;
   const double intra = IntraNodeBusBytesPerS(net);

@@ -13,7 +13,7 @@
 // of b sequences per pipeline. Per GPU, with bus bandwidths `bw` (one
 // direction of the link, x kLinkEfficiency):
 //
-//   compute   f x P x B x s / (N x peak x efficiency)            f = 6, 8 recomputed
+//   compute   F x B x s / (N x peak x efficiency)   F = TrainingFlopsPerToken: 6P + 12Lsh, 8P + 16Lsh recomputed
 //   bubble    compute x (p - 1) / m                  (fraction (p-1)/(m+p-1) of the pipeline)
 //   tensor    m x L/p x 4 all-reduces (6 recomputed) x 2(t-1)/t x s b h v / bw_tp
 //   pipeline  2 x m x s b h v / bw_pp                 (point to point, p > 1)
