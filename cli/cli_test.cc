@@ -154,9 +154,14 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
 // 8 x DP 32, 64 micro-batches: bubble x 7/64 = 0.3365 s; tensor 64 x 80/8 x 4
 // x 2(7/8) x 33.55 MB / 240 GB/s = 0.6263 s; sends 2 x 64 x 33.55 MB / 20
 // GB/s = 0.2147 s; all-reduce 2 x 31/32 x 65.2e9 x 2 / 64 B / 20 GB/s =
-// 0.1974 s less 2/3 x 3.0766 / 64 = 0.0320 s: 0.1653 s; step 4.4196 s, MFU
-// 0.869 x 3.0766 / 4.4196 = 0.6049. (TP 8 x DP 256 without pipelining would
-// expose 1.3672 s of its 1.6236 s all-reduce: 5.070 s.)
+// 0.1974 s less 2/3 x 3.0766 / 64 = 0.0320 s: 0.1653 s; step 4.4196 s. TP 4 x
+// PP 8 x DP 64 with two chunks a stage (32 micro-batches, a multiple of 8) is
+// faster: bubble x 7/(2 x 32) = 0.3365 s; tensor 32 x 80/8 x 4 x 2(3/4) x
+// 33.55 MB / 240 GB/s = 0.2684 s; sends 2 x 2 x 32 x 33.55 MB / 20 GB/s =
+// 0.2147 s; all-reduce 2 x 63/64 x 65.2e9 x 2 / 32 B / 20 GB/s = 0.4011 s
+// less 2/3 x 3.0766 / 32 = 0.0641 s: 0.3370 s; step 4.2334 s, MFU 0.869 x
+// 3.0766 / 4.2334 = 0.6316. (TP 8 x DP 256 without pipelining would expose
+// 1.3672 s of its 1.6236 s all-reduce: 5.070 s.)
 // OPT-175B, full recomputation, 1024 sequences rounded up to 34 on each of 31
 // replicas = 1054: compute 4 x (3.5e11 + 4 x 96 x 2048 x 12288 = 9.664e9) x
 // 1054 x 2048 / (992 x 271.13e12) = 11.5463 s; TP 8 x PP 4: bubble x 3/34 =
@@ -172,13 +177,18 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
 // span nodes) 2 x 11/12 x 1.76e11 x 2 / 32 B / 20 GB/s = 1.0083 s less 2/3 x
 // 58.1608 / 171 = 0.2267 s: 0.7816 s; step 65.6221 s, MFU 3/4 x 0.869 x
 // 58.1608 / 65.6221 = 0.5776.
-// GPT 1T, full recomputation, 3072 sequences, 128 on each of 24 replicas:
-// compute 4 x (2.016e12 + 4 x 128 x 2048 x 25600 = 2.6844e10) x 3072 x 2048 /
-// (3072 x 271.13e12) = 61.7235 s; TP 8 x PP 16: bubble x 15/128 = 7.2332 s;
-// tensor 128 x 128/16 x 6 x 7/4 x 104.86 MB / 240 GB/s = 4.6976 s; sends 2 x
-// 128 x 104.86 MB / 20 GB/s = 1.3422 s; all-reduce 2 x 23/24 x 1.008e12 x 2 /
-// 128 B / 20 GB/s = 1.5094 s less 2/3 x 61.7235 / 128 = 0.3215 s: 1.1879 s;
-// step 76.1844 s, MFU 3/4 x 0.869 x 61.7235 / 76.1844 = 0.5280.
+// GPT 1T, full recomputation, 3072 sequences: compute 4 x (2.016e12 + 4 x
+// 128 x 2048 x 25600 = 2.6844e10) x 3072 x 2048 / (3072 x 271.13e12) =
+// 61.7235 s. TP 8 x PP 16 x DP 24, 128 micro-batches: bubble x 15/128 =
+// 7.2332 s; tensor 128 x 128/16 x 6 x 7/4 x 104.86 MB / 240 GB/s = 4.6976 s;
+// sends 2 x 128 x 104.86 MB / 20 GB/s = 1.3422 s; all-reduce 2 x 23/24 x
+// 1.008e12 x 2 / 128 B / 20 GB/s = 1.5094 s less 2/3 x 61.7235 / 128 =
+// 0.3215 s: 1.1879 s; step 76.1844 s. TP 4 x PP 16 x DP 48 with four chunks
+// a stage (64 micro-batches) is faster: bubble x 15/(4 x 64) = 3.6166 s;
+// tensor 64 x 128/16 x 6 x 2(3/4) x 104.86 MB / 240 GB/s = 2.0133 s; sends 2
+// x 4 x 64 x 104.86 MB / 20 GB/s = 2.6844 s; all-reduce 2 x 47/48 x 1.008e12
+// x 2 / 64 B / 20 GB/s = 3.0844 s less 2/3 x 61.7235 / 64 = 0.6430 s: 2.4414
+// s; step 72.4792 s, MFU 3/4 x 0.869 x 61.7235 / 72.4792 = 0.5550.
 TEST(Cli, CalibrationRunsGiveTheFiguresTheDocsQuote) {
   struct Case {
     const char* file;
@@ -186,10 +196,10 @@ TEST(Cli, CalibrationRunsGiveTheFiguresTheDocsQuote) {
     double mfu;
   };
   const Case cases[] = {
-      {"llama-65b", "TP 8 x PP 8 x DP 32 (ZeRO-1)", 0.6049},
+      {"llama-65b", "TP 4 x PP 8 (2 chunks each) x DP 64 (ZeRO-1)", 0.6316},
       {"opt-175b", "TP 8 x PP 4 x DP 31 (ZeRO-1)", 0.4898},
       {"bloom-176b", "TP 4 x PP 8 x DP 12 (ZeRO-1)", 0.5776},
-      {"megatron-1t", "TP 8 x PP 16 x DP 24 (ZeRO-1)", 0.5280},
+      {"megatron-1t", "TP 4 x PP 16 (4 chunks each) x DP 48 (ZeRO-1)", 0.5550},
   };
   for (const Case& c : cases) {
     CliRun r = Meridian({"plan", std::string("estimate/testdata/calibration/") + c.file + ".yaml",

@@ -101,6 +101,31 @@ TEST(Parallelism, TwoNodesChooseZeroOneOverZeroThree) {
   EXPECT_NEAR(s.data_exposed_s, 393.249, 1e-3);
 }
 
+// Narayanan et al. 2021, section 2.2.2: with v model chunks a stage, a
+// micro-batch crosses every stage v times, so the bubble divides by v and
+// the sends multiply by it. 7B on 16 H100s as PP 2 x DP 8 (256
+// micro-batches, a multiple of 2): bubble 14.9269 / 256 = 0.05831 s at v = 1,
+// 14.9269 / (2 x 256) = 0.02915 s at v = 2; sends 2 x 256 x 16.777 MB /
+// 12.5 GB/s = 0.68719 s, x 2 = 1.37439 s. The sends grow more than the bubble
+// shrinks, so TwoNodes above keeps one chunk.
+TEST(Parallelism, InterleavingDividesTheBubbleAndMultipliesTheSends) {
+  const ModelDims d = Dims7B();
+  const LayoutQuery q = H100Query(16);
+  Layout one{1, 2, 8, ZeroStage::kOne, 256, 2048};
+  Layout two = one;
+  two.chunks = 2;
+  StepCost a = CostOf(d, q, Net(1000), one);
+  StepCost b = CostOf(d, q, Net(1000), two);
+  EXPECT_NEAR(a.bubble_s, 0.05831, 1e-5);
+  EXPECT_NEAR(b.bubble_s, 0.02915, 1e-5);
+  EXPECT_NEAR(a.pipeline_s, 0.68719, 1e-5);
+  EXPECT_NEAR(b.pipeline_s, 1.37439, 1e-5);
+  EXPECT_DOUBLE_EQ(a.compute_s, b.compute_s);
+  EXPECT_DOUBLE_EQ(a.tensor_s, b.tensor_s);
+  EXPECT_GT(b.total_s, a.total_s);
+  EXPECT_EQ(two.Describe(), "TP 1 x PP 2 (2 chunks each) x DP 8 (ZeRO-1)");
+}
+
 TEST(Parallelism, ManyNodesOnASlowNetworkUseTensorParallelism) {
   // 64 GPUs, 25 Gbit/s a node: 25 / 8 / 8 x 0.80 = 0.3125 GB/s a GPU.
   // compute 1.89672e17 / (64 x 7.94167e14) = 3.73173 s.
