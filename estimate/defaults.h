@@ -18,7 +18,7 @@ inline constexpr double kCudaOverheadGib = 1.0;    // CUDA context + allocator s
 inline constexpr double kTrainingBytesPerParam = 16;  // mixed-precision Adam
 inline constexpr double kActivationBytesPerToken = 34;  // x hidden, per layer (see memory.h)
 // Full activation recomputation keeps only each layer's 16-bit input: 2 B x
-// hidden per token per layer, and costs one more forward pass: 8PT, not 6PT.
+// hidden per token per layer, and costs one more forward pass: 4 a token, not 3.
 inline constexpr double kRecomputedBytesPerToken = 2;
 inline constexpr double kRecomputeComputeFactor = 8.0 / 6.0;
 inline constexpr int kMaxGpus = 64;                 // 8 nodes of 8 GPUs
@@ -131,7 +131,7 @@ ModelDims ShapeFromParams(double params);
 // Fills the defaults and lists them as assumptions.
 ResolvedJob Resolve(const JobSpec& job);
 
-// Whether the kind trains (training memory model, 6 x P x T FLOPs).
+// Whether the kind trains (training memory model, three forward passes a token).
 bool TrainsWeights(WorkloadKind kind);
 bool IsInference(WorkloadKind kind);
 

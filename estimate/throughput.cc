@@ -236,7 +236,7 @@ Result<Timing> WithRecompute(Result<Timing> timing) {
   if (!timing.ok()) return timing;
   timing->seconds *= kRecomputeComputeFactor;
   timing->arithmetic += " x " + Fixed(kRecomputeComputeFactor, 2) +
-                        " (full recomputation: one more forward pass, 8PT / 6PT)";
+                        " (full recomputation: one more forward pass, 4 / 3)";
   return timing;
 }
 
