@@ -133,8 +133,10 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
   EXPECT_NE(r.out.find("speed:"), std::string::npos);
   EXPECT_NE(r.out.find("/h x "), std::string::npos);
   // The 70B fine-tune on 24 H100s: its layout, communication share and MFU
-  // (docs/estimator.md, section 2's worked example: 16.68 h, MFU 58.9%).
-  EXPECT_NE(r.out.find("layout: TP 1 x PP 4 x DP 6 (ZeRO-3), communication 0.5% of the run, "
+  // (docs/estimator.md, section 2's worked example: 17.96 h, MFU 58.9%; the
+  // pipeline sends, 2 x 171 x 67.1 MB / 40 GB/s = 0.574 s of a 135.849 s
+  // step, are its only exposed communication: 0.4%).
+  EXPECT_NE(r.out.find("layout: TP 1 x PP 4 x DP 6 (ZeRO-3), communication 0.4% of the run, "
                        "MFU 58.9%"),
             std::string::npos)
       << r.out;
@@ -143,16 +145,50 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
 
 // docs/estimator.md's calibration table quotes these plans; a change to the
 // model that moves them must update the table (the published figures stay).
-// LLaMA-65B by hand (A100 312 TFLOPS x 0.869; NVLink 3 600 / 2 x 0.80 = 240
-// GB/s; 1,600 Gbit/s of InfiniBand a node: 20 GB/s a GPU), 2048 sequences a
-// step: compute 6 x 65.2e9 x 2048 x 2048 / (2048 x 271.13e12) = 2.9553 s.
-// TP 8 x PP 8 x DP 32, 64 micro-batches: bubble x 7/64 = 0.3232 s; tensor 64
-// x 80/8 x 4 x 2(7/8) x 33.55 MB / 240 GB/s = 0.6263 s; sends 2 x 64 x 33.55
-// MB / 20 GB/s = 0.2147 s; all-reduce 2 x 31/32 x 65.2e9 x 2 / 64 B / 20
-// GB/s = 0.1974 s less 2/3 x 2.9553 / 64 = 0.0308 s: 0.1666 s; step 4.2861 s,
-// MFU 0.869 x 2.9553 / 4.2861 = 0.599. (DP 256 without pipelining would
-// expose 1.3774 s of its 1.6237 s all-reduce: 4.959 s.) The other rows by
-// the same formulas (section 3a).
+// By hand (A100 312 TFLOPS x 0.869 = 271.13e12; NVLink 3 600 / 2 x 0.80 = 240
+// GB/s; 1,600 Gbit/s of InfiniBand a node: 20 GB/s a GPU). A trained token is
+// three forward passes of 2P + 4 L s h (attention), four with recomputation;
+// MFU counts three: MFU = (3 / passes) x 0.869 x compute / step.
+// LLaMA-65B, 2048 sequences a step: compute 3 x (2 x 65.2e9 + 4 x 80 x 2048 x
+// 8192 = 1.35769e11) x 2048 x 2048 / (2048 x 271.13e12) = 3.0766 s. TP 8 x PP
+// 8 x DP 32, 64 micro-batches: bubble x 7/64 = 0.3365 s; tensor 64 x 80/8 x 4
+// x 2(7/8) x 33.55 MB / 240 GB/s = 0.6263 s; sends 2 x 64 x 33.55 MB / 20
+// GB/s = 0.2147 s; all-reduce 2 x 31/32 x 65.2e9 x 2 / 64 B / 20 GB/s =
+// 0.1974 s less 2/3 x 3.0766 / 64 = 0.0320 s: 0.1653 s; step 4.4196 s. TP 4 x
+// PP 8 x DP 64 with two chunks a stage (32 micro-batches, a multiple of 8) is
+// faster: bubble x 7/(2 x 32) = 0.3365 s; tensor 32 x 80/8 x 4 x 2(3/4) x
+// 33.55 MB / 240 GB/s = 0.2684 s; sends 2 x 2 x 32 x 33.55 MB / 20 GB/s =
+// 0.2147 s; all-reduce 2 x 63/64 x 65.2e9 x 2 / 32 B / 20 GB/s = 0.4011 s
+// less 2/3 x 3.0766 / 32 = 0.0641 s: 0.3370 s; step 4.2334 s, MFU 0.869 x
+// 3.0766 / 4.2334 = 0.6316. (TP 8 x DP 256 without pipelining would expose
+// 1.3672 s of its 1.6236 s all-reduce: 5.070 s.)
+// OPT-175B, full recomputation, 1024 sequences rounded up to 34 on each of 31
+// replicas = 1054: compute 4 x (3.5e11 + 4 x 96 x 2048 x 12288 = 9.664e9) x
+// 1054 x 2048 / (992 x 271.13e12) = 11.5463 s; TP 8 x PP 4: bubble x 3/34 =
+// 1.0188 s; tensor 34 x 96/4 x 6 x 7/4 x 50.33 MB / 240 GB/s = 1.7968 s; sends
+// 2 x 34 x 50.33 MB / 20 GB/s = 0.1711 s; all-reduce 2 x 30/31 x 1.75e11 x 2 /
+// 32 B / 20 GB/s = 1.0585 s less 2/3 x 11.5463 / 34 = 0.2264 s: 0.8321 s; step
+// 15.3651 s, MFU 3/4 x 0.869 x 11.5463 / 15.3651 = 0.4898.
+// BLOOM-176B, full recomputation, 2048 sequences rounded up to 171 on each of
+// 12 replicas = 2052: compute 4 x (3.52e11 + 4 x 70 x 2048 x 14336 = 8.221e9)
+// x 2052 x 2048 / (384 x 271.13e12) = 58.1608 s; TP 4 x PP 8: bubble x 7/171 =
+// 2.3809 s; tensor 171 x 70/8 x 6 x 3/2 x 58.72 MB / 240 GB/s = 3.2948 s;
+// sends 2 x 171 x 58.72 MB / 20 GB/s = 1.0041 s; all-reduce (4 x 12 = 48 GPUs
+// span nodes) 2 x 11/12 x 1.76e11 x 2 / 32 B / 20 GB/s = 1.0083 s less 2/3 x
+// 58.1608 / 171 = 0.2267 s: 0.7816 s; step 65.6221 s, MFU 3/4 x 0.869 x
+// 58.1608 / 65.6221 = 0.5776.
+// GPT 1T, full recomputation, 3072 sequences: compute 4 x (2.016e12 + 4 x
+// 128 x 2048 x 25600 = 2.6844e10) x 3072 x 2048 / (3072 x 271.13e12) =
+// 61.7235 s. TP 8 x PP 16 x DP 24, 128 micro-batches: bubble x 15/128 =
+// 7.2332 s; tensor 128 x 128/16 x 6 x 7/4 x 104.86 MB / 240 GB/s = 4.6976 s;
+// sends 2 x 128 x 104.86 MB / 20 GB/s = 1.3422 s; all-reduce 2 x 23/24 x
+// 1.008e12 x 2 / 128 B / 20 GB/s = 1.5094 s less 2/3 x 61.7235 / 128 =
+// 0.3215 s: 1.1879 s; step 76.1844 s. TP 4 x PP 16 x DP 48 with four chunks
+// a stage (64 micro-batches) is faster: bubble x 15/(4 x 64) = 3.6166 s;
+// tensor 64 x 128/16 x 6 x 2(3/4) x 104.86 MB / 240 GB/s = 2.0133 s; sends 2
+// x 4 x 64 x 104.86 MB / 20 GB/s = 2.6844 s; all-reduce 2 x 47/48 x 1.008e12
+// x 2 / 64 B / 20 GB/s = 3.0844 s less 2/3 x 61.7235 / 64 = 0.6430 s: 2.4414
+// s; step 72.4792 s, MFU 3/4 x 0.869 x 61.7235 / 72.4792 = 0.5550.
 TEST(Cli, CalibrationRunsGiveTheFiguresTheDocsQuote) {
   struct Case {
     const char* file;
@@ -160,10 +196,10 @@ TEST(Cli, CalibrationRunsGiveTheFiguresTheDocsQuote) {
     double mfu;
   };
   const Case cases[] = {
-      {"llama-65b", "TP 8 x PP 8 x DP 32 (ZeRO-1)", 0.599},
-      {"opt-175b", "TP 8 x PP 4 x DP 31 (ZeRO-1)", 0.487},
-      {"bloom-176b", "TP 4 x PP 8 x DP 12 (ZeRO-1)", 0.577},
-      {"megatron-1t", "TP 8 x PP 16 x DP 24 (ZeRO-1)", 0.527},
+      {"llama-65b", "TP 4 x PP 8 (2 chunks each) x DP 64 (ZeRO-1)", 0.6316},
+      {"opt-175b", "TP 8 x PP 4 x DP 31 (ZeRO-1)", 0.4898},
+      {"bloom-176b", "TP 4 x PP 8 x DP 12 (ZeRO-1)", 0.5776},
+      {"megatron-1t", "TP 4 x PP 16 (4 chunks each) x DP 48 (ZeRO-1)", 0.5550},
   };
   for (const Case& c : cases) {
     CliRun r = Meridian({"plan", std::string("estimate/testdata/calibration/") + c.file + ".yaml",
@@ -186,7 +222,9 @@ TEST(Cli, PlanJsonCarriesLayoutCommunicationAndMfu) {
   ASSERT_NE(h100, nullptr);
   const json& t = (*h100)["throughput"];
   EXPECT_EQ(t["layout"], "TP 1 x PP 4 x DP 6 (ZeRO-3)");
-  // MFU: 6 x 7e10 x 2e9 = 8.4e20 model FLOP / (24 x 989e12 x 16.68 h x 3600) = 0.589.
+  // MFU: (6 x 7e10 + 12 x 80 x 4096 x 8192 of attention) x 2e9 = 9.0442e20
+  // model FLOP / (24 x 989e12 x 17.96 h x 3600) = 0.589 (docs/estimator.md,
+  // section 2's worked example).
   EXPECT_NEAR(t["mfu"].get<double>(), 0.589, 0.001);
   EXPECT_GT(t["communication_share"].get<double>(), 0);
   EXPECT_LT(t["communication_share"].get<double>(), 0.01);

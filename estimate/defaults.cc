@@ -109,6 +109,14 @@ void ResolveBatch(const ModelShape& m, WorkloadKind kind, ModelDims* d, Resolved
 
 }  // namespace
 
+double ForwardFlopsPerToken(const ModelDims& d, double context) {
+  return 2 * d.params + 4.0 * d.layers * context * d.hidden;
+}
+
+double TrainingFlopsPerToken(const ModelDims& d, bool recompute) {
+  return (recompute ? 4 : 3) * ForwardFlopsPerToken(d, d.seq_len);
+}
+
 ResolvedJob Resolve(const JobSpec& job) {
   ResolvedJob r;
   r.spec = job;

@@ -18,7 +18,7 @@ inline constexpr double kCudaOverheadGib = 1.0;    // CUDA context + allocator s
 inline constexpr double kTrainingBytesPerParam = 16;  // mixed-precision Adam
 inline constexpr double kActivationBytesPerToken = 34;  // x hidden, per layer (see memory.h)
 // Full activation recomputation keeps only each layer's 16-bit input: 2 B x
-// hidden per token per layer, and costs one more forward pass: 8PT, not 6PT.
+// hidden per token per layer, and costs one more forward pass: 4 a token, not 3.
 inline constexpr double kRecomputedBytesPerToken = 2;
 inline constexpr double kRecomputeComputeFactor = 8.0 / 6.0;
 inline constexpr int kMaxGpus = 64;                 // 8 nodes of 8 GPUs
@@ -99,6 +99,19 @@ struct ModelDims {
   int head_dim() const { return heads > 0 ? hidden / heads : 0; }
 };
 
+// FLOPs of one forward pass per token. The weights' matmuls are 2 x params
+// (Kaplan et al. 2020); attention's own matmuls, the scores Q K^T and their
+// weighted sum of V, are 2 x 2 x context x hidden per layer: a token's query
+// against the whole context, counted without halving for a causal mask, as
+// Megatron's formula (Narayanan et al. 2021, section 5.1: the s / 6h term) and
+// PaLM's model FLOPs (Chowdhery et al. 2022, appendix B: 12 x L x H x Q x T
+// trained) count them.
+double ForwardFlopsPerToken(const ModelDims& d, double context);
+// Trained FLOPs per token at the training context: forward + backward (twice
+// the forward) = 3 forward passes, 4 with full recomputation (one more
+// forward): 6 x P + 12 x L x s x h, or 8 x P + 16 x L x s x h.
+double TrainingFlopsPerToken(const ModelDims& d, bool recompute);
+
 // The job with the estimator's defaults applied.
 struct ResolvedJob {
   JobSpec spec;
@@ -118,7 +131,7 @@ ModelDims ShapeFromParams(double params);
 // Fills the defaults and lists them as assumptions.
 ResolvedJob Resolve(const JobSpec& job);
 
-// Whether the kind trains (training memory model, 6 x P x T FLOPs).
+// Whether the kind trains (training memory model, three forward passes a token).
 bool TrainsWeights(WorkloadKind kind);
 bool IsInference(WorkloadKind kind);
 

@@ -9,7 +9,7 @@
 // recomputation (Chen et al. 2016; Korthikanti et al. 2022 section 4) a GPU
 // keeps only each layer's input, 2 x seq x micro_batch x hidden bytes per
 // layer, plus one layer's 34 x seq x micro_batch x hidden working set while
-// that layer is recomputed; the run then costs 8PT FLOPs instead of 6PT.
+// that layer is recomputed; the run then costs 4 forward passes, not 3.
 // Inference: weights (params x bytes at precision) + KV cache
 // (2 x layers x kv_heads x head_dim x context x batch x bytes), tensor-sharded.
 // Every GPU adds kCudaOverheadGib; a modelled need may use kVramHeadroom of the

@@ -167,7 +167,7 @@ void AddFitNotes(const OptionInput& in, Option* o) {
   if (in.estimate->memory.recompute == Recompute::kFull &&
       in.job->spec.work.form != Work::Form::kNone) {
     o->notes.push_back("full activation recomputation: only each layer's input is kept, backward "
-                       "re-runs the forward (8PT FLOPs, run x " +
+                       "re-runs the forward (4 forward passes, not 3: run x " +
                        Fixed(kRecomputeComputeFactor, 2) + ")");
   }
   if (in.estimate->mig_profile && o->gpus_used == 1) {

@@ -52,8 +52,9 @@ double InterNodeBusBytesPerS(const Interconnect& net) {
 
 std::string Layout::Describe() const {
   std::string zero_stage = data == 1 ? "" : zero == ZeroStage::kOne ? " (ZeRO-1)" : " (ZeRO-3)";
-  return "TP " + std::to_string(tensor) + " x PP " + std::to_string(pipeline) + " x DP " +
-         std::to_string(data) + zero_stage;
+  std::string interleaved = chunks > 1 ? " (" + std::to_string(chunks) + " chunks each)" : "";
+  return "TP " + std::to_string(tensor) + " x PP " + std::to_string(pipeline) + interleaved +
+         " x DP " + std::to_string(data) + zero_stage;
 }
 
 double StepCost::CommunicationShare() const {
@@ -70,6 +71,14 @@ namespace {
 
 double Ring(int n) { return n > 1 ? 2.0 * (n - 1) / n : 0; }
 
+// The first stage's activations in flight, in L layers' worth: 1 for the
+// 1F1B schedule (p micro-batches of L/p layers), 1 + (p-1)/(p k) interleaved
+// (Korthikanti et al. 2022, section 4.2.3).
+double InterleavedActivationFactor(const Layout& l) {
+  if (l.chunks <= 1) return 1;
+  return 1 + (l.pipeline - 1.0) / (static_cast<double>(l.pipeline) * l.chunks);
+}
+
 // GPUs of one node the layout's groups occupy before crossing to the next.
 bool DataCrossesNodes(const Layout& l, const Interconnect& net) {
   return l.tensor * l.data > net.gpus_per_node;
@@ -84,7 +93,12 @@ double LayoutMemoryGib(const ModelDims& d, const LayoutQuery& q, const Layout& l
                                  (kTrainingBytesPerParam - 2 * v) * d.params / n;
   ModelDims mb = d;
   mb.micro_batch = q.micro_batch;
-  const double act = q.recompute ? RecomputedActivationBytes(mb) : ActivationBytes(mb);
+  // L layers' worth of stored activations (each layer's input with
+  // recomputation, + one layer's working set); more in flight interleaved.
+  const double stored = q.recompute ? RecomputedActivationBytes(mb) - ActivationBytes(mb) / d.layers
+                                    : ActivationBytes(mb);
+  const double working = q.recompute ? ActivationBytes(mb) / d.layers : 0;
+  const double act = stored * InterleavedActivationFactor(l) + working;
   return (state + act / l.tensor) / kBytesPerGiB + kCudaOverheadGib;
 }
 
@@ -104,16 +118,19 @@ StepCost CostOf(const ModelDims& d, const LayoutQuery& q, const Interconnect& ne
   StepCost c;
   const int n = l.tensor * l.pipeline * l.data;
   const double m = l.micro_batches;
-  const double flops = (q.recompute ? 8.0 : 6.0) * d.params * l.global_batch * d.seq_len;
+  const double flops = TrainingFlopsPerToken(d, q.recompute) * l.global_batch * d.seq_len;
   c.compute_s = flops / (n * q.peak_flops);
-  c.bubble_s = c.compute_s * (l.pipeline - 1) / m;
+  const double k = std::max(1, l.chunks);
+  c.bubble_s = c.compute_s * (l.pipeline - 1) / (k * m);
   const double intra = IntraNodeBusBytesPerS(net);
   const double inter = InterNodeBusBytesPerS(net);
   const double act_bytes =
       static_cast<double>(d.seq_len) * q.micro_batch * d.hidden * q.bytes_per_value;
   const double all_reduces = q.recompute ? 6 : 4;
   c.tensor_s = m * d.layers / l.pipeline * all_reduces * Ring(l.tensor) * act_bytes / intra;
-  if (l.pipeline > 1) c.pipeline_s = 2 * m * act_bytes / (n > net.gpus_per_node ? inter : intra);
+  if (l.pipeline > 1) {
+    c.pipeline_s = 2 * k * m * act_bytes / (n > net.gpus_per_node ? inter : intra);
+  }
   const double shard_bytes = d.params * q.bytes_per_value / (l.tensor * l.pipeline);
   const double bw_dp = DataCrossesNodes(l, net) ? inter : intra;
   const double gather = l.data > 1 ? (l.data - 1.0) / l.data : 0;
@@ -126,6 +143,31 @@ StepCost CostOf(const ModelDims& d, const LayoutQuery& q, const Interconnect& ne
 
 namespace {
 
+// Model chunks per stage worth trying for layout `one` (one chunk, ZeRO-1):
+// 1, and where an interleaved schedule applies (m a multiple of p, every chunk
+// a layer: p k <= L) the power of two where doubling stops paying. Only the
+// bubble (bubble_1 / k) and the sends (k x sends_1) change with k, so the
+// step is convex in k and least at the first k where bubble_1 / 2k, what the
+// next doubling saves, is no more than k x sends_1, what it adds. A larger k
+// holds fewer activations: where that k does not fit, the doublings up to
+// the first that does are tried too.
+std::vector<int> ChunkCounts(const ModelDims& d, const LayoutQuery& q, const Interconnect& net,
+                             Layout one) {
+  std::vector<int> out = {1};
+  const int p = one.pipeline;
+  if (p <= 1 || one.micro_batches % p != 0) return out;
+  const StepCost c = CostOf(d, q, net, one);
+  int k = 1;
+  while (2 * k * p <= d.layers && c.bubble_s / (2 * k) > k * c.pipeline_s) k *= 2;
+  for (; k > 1; k *= 2) {
+    out.push_back(k);
+    one.chunks = k;
+    const bool fits = q.usable_gib <= 0 || LayoutMemoryGib(d, q, one) <= q.usable_gib;
+    if (fits || 2 * k * p > d.layers) break;
+  }
+  return out;
+}
+
 std::vector<Layout> Candidates(const ModelDims& d, const LayoutQuery& q, const Interconnect& net) {
   std::vector<Layout> out;
   const int n = q.gpus;
@@ -134,15 +176,20 @@ std::vector<Layout> Candidates(const ModelDims& d, const LayoutQuery& q, const I
     for (int p = 1; p <= std::min(n / t, d.layers); p *= 2) {
       if (n % (t * p) != 0) continue;
       const int dp = n / (t * p);
-      for (ZeroStage z : {ZeroStage::kOne, ZeroStage::kThree}) {
-        if (dp == 1 && z == ZeroStage::kThree) continue;  // nothing to shard: same as ZeRO-1
-        Layout l{t, p, dp, z};
-        l.global_batch = GlobalBatch(d, dp, q.micro_batch);
-        l.micro_batches = l.global_batch / (dp * q.micro_batch);
-        l.memory_gib = LayoutMemoryGib(d, q, l);
-        const bool plain = t == 1 && p == 1 && (z == ZeroStage::kThree || dp == 1);
-        if (q.usable_gib > 0 && l.memory_gib > q.usable_gib && !plain) continue;
-        out.push_back(l);
+      Layout one{t, p, dp, ZeroStage::kOne};
+      one.global_batch = GlobalBatch(d, dp, q.micro_batch);
+      one.micro_batches = one.global_batch / (dp * q.micro_batch);
+      for (int k : ChunkCounts(d, q, net, one)) {
+        for (ZeroStage z : {ZeroStage::kOne, ZeroStage::kThree}) {
+          if (dp == 1 && z == ZeroStage::kThree) continue;  // nothing to shard: same as ZeRO-1
+          Layout l = one;
+          l.zero = z;
+          l.chunks = k;
+          l.memory_gib = LayoutMemoryGib(d, q, l);
+          const bool plain = t == 1 && p == 1 && (z == ZeroStage::kThree || dp == 1);
+          if (q.usable_gib > 0 && l.memory_gib > q.usable_gib && !plain) continue;
+          out.push_back(l);
+        }
       }
     }
   }
@@ -157,7 +204,8 @@ std::string StepArithmetic(const ModelDims& d, const LayoutQuery& q, const Layou
                   std::to_string(q.micro_batch) + "): compute " + Fixed(c.compute_s, 3) + " s";
   if (c.bubble_s > 0) {
     s += " + bubble (" + std::to_string(l.pipeline - 1) + " / " +
-         std::to_string(l.micro_batches + l.pipeline - 1) + ") " + Fixed(c.bubble_s, 3) + " s";
+         std::to_string(l.chunks * l.micro_batches + l.pipeline - 1) + ") " +
+         Fixed(c.bubble_s, 3) + " s";
   }
   if (c.tensor_s > 0) s += " + tensor all-reduce " + Fixed(c.tensor_s, 3) + " s";
   if (c.pipeline_s > 0) s += " + pipeline sends " + Fixed(c.pipeline_s, 3) + " s";

@@ -13,10 +13,10 @@
 // of b sequences per pipeline. Per GPU, with bus bandwidths `bw` (one
 // direction of the link, x kLinkEfficiency):
 //
-//   compute   f x P x B x s / (N x peak x efficiency)            f = 6, 8 recomputed
-//   bubble    compute x (p - 1) / m                  (fraction (p-1)/(m+p-1) of the pipeline)
+//   compute   F x B x s / (N x peak x efficiency)   F = TrainingFlopsPerToken: 6P + 12Lsh, 8P + 16Lsh recomputed
+//   bubble    compute x (p - 1) / (k m)              (fraction (p-1)/(km+p-1) of the pipeline)
 //   tensor    m x L/p x 4 all-reduces (6 recomputed) x 2(t-1)/t x s b h v / bw_tp
-//   pipeline  2 x m x s b h v / bw_pp                 (point to point, p > 1)
+//   pipeline  2 x k x m x s b h v / bw_pp             (point to point, p > 1)
 //   data      ZeRO-1: 2(d-1)/d x P v / (t p) / bw_dp once per step (ring all-reduce)
 //             ZeRO-3: m x 3 x (d-1)/d x P v / (t p) / bw_dp (two all-gathers and
 //                     a reduce-scatter per micro-batch)
@@ -24,14 +24,23 @@
 //   window    ZeRO-3: kDataParallelOverlap x compute (every micro-batch's backward)
 //             ZeRO-1: kDataParallelOverlap x compute / m (the last micro-batch's backward)
 //
-// (v = bytes per value at the job's precision.) Tensor-parallel all-reduces
+// (v = bytes per value at the job's precision; k = model chunks per stage,
+// 1 unless interleaved, below.) Tensor-parallel all-reduces
 // and pipeline sends sit on the critical path; data-parallel traffic overlaps
 // the backward compute that produces it: ZeRO-3's per micro-batch, ZeRO-1's
 // gradients only once accumulation ends, in the step's last micro-batch.
 //
+// Interleaved schedule (Narayanan et al. 2021, section 2.2.2): each stage holds
+// k model chunks of L/(p k) layers, and a micro-batch passes every stage k
+// times, so the bubble divides by k and the sends multiply by it. Megatron's
+// schedule needs m a multiple of p. The first stage then holds activations of
+// 2(p-1) + (k-1)p + 1 chunks in flight, L (1 + (p-1)/(p k)) layers' worth
+// (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models", section 4.2.3), not L.
+//
 // Memory per GPU of a layout (sequence parallelism splits activations by t;
 // the first pipeline stage holds p micro-batches of L/p layers, L layers'
-// worth):
+// worth, x (1 + (p-1)/(p k)) interleaved):
 //   ZeRO-1  2 v P / (t p) + (16 - 2v) P / N + activations / t + overhead
 //   ZeRO-3  16 P / N + activations / t + overhead
 //
@@ -79,7 +88,9 @@ struct Layout {
   int micro_batches = 1;      // m per step
   int global_batch = 1;       // B sequences per step
   double memory_gib = 0;      // per GPU
-  std::string Describe() const;  // "TP 8 x PP 1 x DP 4 (ZeRO-1)"
+  int chunks = 1;             // k: model chunks per pipeline stage (interleaved when > 1)
+  // "TP 8 x PP 1 x DP 4 (ZeRO-1)"; "TP 8 x PP 16 (4 chunks each) x DP 64 (ZeRO-1)"
+  std::string Describe() const;
 };
 
 // Seconds of one step, per GPU; see the header comment.
@@ -114,7 +125,7 @@ struct LayoutChoice {
 };
 
 // The fastest layout of `d` on `q.gpus` GPUs over `net` that fits q.usable_gib;
-// ties keep the smaller t, then the smaller p, then ZeRO-1. ZeRO-3 data
+// ties keep the smaller t, then the smaller p, then fewer chunks, then ZeRO-1. ZeRO-3 data
 // parallelism (t = p = 1) is always a candidate, so memory.h's fit implies one.
 // With q.keep, only layouts that keep its t and ZeRO stage with p' >= p and
 // d' >= d: more GPUs then add pipeline stages or replicas, and neither lowers

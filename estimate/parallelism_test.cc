@@ -11,8 +11,9 @@ namespace meridian::estimate {
 namespace {
 
 // 7B: 32 layers, hidden 4096, 32 heads, seq 2048, micro-batch 1, bf16. A step
-// is 4,194,304 / 2048 = 2048 sequences; it computes 6 x 7e9 x 2048 x 2048 =
-// 1.7616e17 FLOP.
+// is 4,194,304 / 2048 = 2048 sequences. A trained token is 6 x 7e9 = 4.2e10
+// FLOP of weights + 12 x 32 x 2048 x 4096 = 3.2212e9 of attention = 4.52212e10,
+// so a step computes 4.52212e10 x 2048 x 2048 = 1.89672e17 FLOP.
 ModelDims Dims7B() {
   ModelDims d;
   d.params = 7e9;
@@ -55,13 +56,13 @@ TEST(Parallelism, OneNodeHidesZeroThreeGathersBehindCompute) {
   // ZeRO-1 over 2: 2 x 2 x 7e9 + 12 x 7e9 / 2 = 70e9 B = 65.2 GiB + 8.5 GiB of
   // activations (34 x 2048 x 4096 x 32 B) + 1 = 74.7 GiB > 72: out.
   // ZeRO-3 over 2: 56e9 B = 52.2 + 8.5 + 1 = 61.7 GiB.
-  // compute 1.7616e17 / (2 x 7.94167e14) = 110.909 s; 1024 micro-batches x 3
-  // x 1/2 x 14e9 B / 360 GB/s = 59.733 s of gathers < 2/3 x 110.909 = 73.94:
+  // compute 1.89672e17 / (2 x 7.94167e14) = 119.415 s; 1024 micro-batches x 3
+  // x 1/2 x 14e9 B / 360 GB/s = 59.733 s of gathers < 2/3 x 119.415 = 79.61:
   // hidden. TP 2 adds 2048 x 32 x 4 all-reduces x 2(2-1)/2 x 16.78 MB / 360
   // GB/s = 12.2 s; PP 2 a bubble and sends: both slower.
   EXPECT_EQ(c.layout.Describe(), "TP 1 x PP 1 x DP 2 (ZeRO-3)");
   EXPECT_EQ(c.layout.micro_batches, 1024);
-  EXPECT_NEAR(c.step.compute_s, 110.909, 1e-3);
+  EXPECT_NEAR(c.step.compute_s, 119.415, 1e-3);
   EXPECT_NEAR(c.step.data_s, 59.733, 1e-3);
   EXPECT_DOUBLE_EQ(c.step.data_exposed_s, 0);
   EXPECT_DOUBLE_EQ(c.Slowdown(), 1.0);
@@ -72,51 +73,76 @@ TEST(Parallelism, TwoNodesChooseZeroOneOverZeroThree) {
   const ModelDims d = Dims7B();
   const LayoutQuery q = H100Query(16);
   LayoutChoice c = ChooseLayout(d, q, Net(1000));
-  // compute 1.7616e17 / (16 x 7.94167e14) = 13.8636 s. DP 16 crosses nodes at
+  // compute 1.89672e17 / (16 x 7.94167e14) = 14.9269 s. DP 16 crosses nodes at
   // 12.5 GB/s a GPU: ZeRO-1 (28e9 + 84e9 / 16 B = 31.0 GiB + 9.5) all-reduces
   // once a step, 2 x 15/16 x 14e9 / 12.5e9 = 2.1 s, in the backward of the
-  // last of 128 micro-batches: 2/3 x 13.8636 / 128 = 0.0722 s hides it, 2.0278
-  // exposed, 15.8914 s a step. Two pipeline stages of DP 8 keep the
+  // last of 128 micro-batches: 2/3 x 14.9269 / 128 = 0.0777 s hides it, 2.0223
+  // exposed, 16.9492 s a step. Two pipeline stages of DP 8 keep the
   // all-reduce in a node: 2 x 7/8 x 7e9 / 360e9 = 0.0340 s, under 2/3 x
-  // 13.8636 / 256 = 0.0361 s; bubble 13.8636 / 256 = 0.0542 s; sends 2 x 256
-  // x 16.777 MB / 12.5 GB/s = 0.6872 s: 14.6050 s, x 1.05347.
+  // 14.9269 / 256 = 0.0389 s; bubble 14.9269 / 256 = 0.0583 s; sends 2 x 256
+  // x 16.777 MB / 12.5 GB/s = 0.6872 s: 15.6724 s, x 1.04994.
   EXPECT_EQ(c.layout.Describe(), "TP 1 x PP 2 x DP 8 (ZeRO-1)");
   EXPECT_EQ(c.layout.micro_batches, 256);
-  EXPECT_NEAR(c.step.compute_s, 13.8636, 1e-4);
+  EXPECT_NEAR(c.step.compute_s, 14.9269, 1e-4);
   EXPECT_NEAR(c.step.data_s, 0.0340278, 1e-6);
   EXPECT_DOUBLE_EQ(c.step.data_exposed_s, 0);
   EXPECT_NEAR(c.step.pipeline_s, 0.687195, 1e-6);
-  EXPECT_NEAR(c.Slowdown(), 1.05347, 1e-5);
+  EXPECT_NEAR(c.Slowdown(), 1.04994, 1e-5);
   Layout dp16{1, 1, 16, ZeroStage::kOne, 128, 2048};
   StepCost one = CostOf(d, q, Net(1000), dp16);
   EXPECT_NEAR(one.data_s, 2.1, 1e-9);
-  EXPECT_NEAR(one.data_exposed_s, 2.027794, 1e-6);
+  EXPECT_NEAR(one.data_exposed_s, 2.022256, 1e-6);
   // ZeRO-3 would gather every micro-batch, hidden by every micro-batch's
   // backward: 128 x 3 x 15/16 x 14e9 / 12.5e9 = 403.2 s, 403.2 - 2/3 x
-  // 13.8636 = 393.958 s exposed.
+  // 14.9269 = 393.249 s exposed.
   Layout z3{1, 1, 16, ZeroStage::kThree, 128, 2048};
   StepCost s = CostOf(d, q, Net(1000), z3);
   EXPECT_NEAR(s.data_s, 403.2, 1e-9);
-  EXPECT_NEAR(s.data_exposed_s, 393.958, 1e-3);
+  EXPECT_NEAR(s.data_exposed_s, 393.249, 1e-3);
+}
+
+// Narayanan et al. 2021, section 2.2.2: with v model chunks a stage, a
+// micro-batch crosses every stage v times, so the bubble divides by v and
+// the sends multiply by it. 7B on 16 H100s as PP 2 x DP 8 (256
+// micro-batches, a multiple of 2): bubble 14.9269 / 256 = 0.05831 s at v = 1,
+// 14.9269 / (2 x 256) = 0.02915 s at v = 2; sends 2 x 256 x 16.777 MB /
+// 12.5 GB/s = 0.68719 s, x 2 = 1.37439 s. The sends grow more than the bubble
+// shrinks, so TwoNodes above keeps one chunk.
+TEST(Parallelism, InterleavingDividesTheBubbleAndMultipliesTheSends) {
+  const ModelDims d = Dims7B();
+  const LayoutQuery q = H100Query(16);
+  Layout one{1, 2, 8, ZeroStage::kOne, 256, 2048};
+  Layout two = one;
+  two.chunks = 2;
+  StepCost a = CostOf(d, q, Net(1000), one);
+  StepCost b = CostOf(d, q, Net(1000), two);
+  EXPECT_NEAR(a.bubble_s, 0.05831, 1e-5);
+  EXPECT_NEAR(b.bubble_s, 0.02915, 1e-5);
+  EXPECT_NEAR(a.pipeline_s, 0.68719, 1e-5);
+  EXPECT_NEAR(b.pipeline_s, 1.37439, 1e-5);
+  EXPECT_DOUBLE_EQ(a.compute_s, b.compute_s);
+  EXPECT_DOUBLE_EQ(a.tensor_s, b.tensor_s);
+  EXPECT_GT(b.total_s, a.total_s);
+  EXPECT_EQ(two.Describe(), "TP 1 x PP 2 (2 chunks each) x DP 8 (ZeRO-1)");
 }
 
 TEST(Parallelism, ManyNodesOnASlowNetworkUseTensorParallelism) {
   // 64 GPUs, 25 Gbit/s a node: 25 / 8 / 8 x 0.80 = 0.3125 GB/s a GPU.
-  // compute 1.7616e17 / (64 x 7.94167e14) = 3.46591 s.
+  // compute 1.89672e17 / (64 x 7.94167e14) = 3.73173 s.
   // DP 64 (ZeRO-1): 2 x 63/64 x 14e9 / 0.3125e9 = 88.2 s, all but 2/3 x
-  // 3.46591 / 32 = 0.0722 s exposed.
+  // 3.73173 / 32 = 0.0777 s exposed.
   // TP 8 x DP 8 (ZeRO-1): data 2 x 7/8 x 14e9 / 8 / 0.3125e9 = 9.8 s, less
-  // 2/3 x 3.46591 / 256 = 0.00903 s: 9.79097 exposed; tensor 256
+  // 2/3 x 3.73173 / 256 = 0.00972 s: 9.79028 exposed; tensor 256
   // micro-batches x 32 layers x 4 x 2(8-1)/8 x 16.777 MB / 360 GB/s = 2.67242
-  // s; step 3.46591 + 2.67242 + 9.79097 = 15.9293 s.
+  // s; step 3.73173 + 2.67242 + 9.79028 = 16.1944 s.
   // Pipelines send 2 x m x 16.8 MB over the network (PP 2: 55 s): slower.
   LayoutChoice c = ChooseLayout(Dims7B(), H100Query(64), Net(25));
   EXPECT_EQ(c.layout.Describe(), "TP 8 x PP 1 x DP 8 (ZeRO-1)");
   EXPECT_NEAR(c.step.tensor_s, 2.67242, 1e-5);
-  EXPECT_NEAR(c.step.data_exposed_s, 9.79097, 1e-5);
-  EXPECT_NEAR(c.step.total_s, 15.9293, 1e-4);
-  // (2.67242 + 9.79097) / 15.9293 = 78.2% of the step is communication.
-  EXPECT_NEAR(c.step.CommunicationShare(), 0.7824, 1e-4);
+  EXPECT_NEAR(c.step.data_exposed_s, 9.79028, 1e-5);
+  EXPECT_NEAR(c.step.total_s, 16.1944, 1e-4);
+  // (2.67242 + 9.79028) / 16.1944 = 77.0% of the step is communication.
+  EXPECT_NEAR(c.step.CommunicationShare(), 0.7696, 1e-4);
 }
 
 // A stated global batch sets the micro-batches: Llama 3 405B's 2^24 tokens

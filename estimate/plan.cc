@@ -59,7 +59,7 @@ void AddRecomputeAssumption(const ResolvedJob& job, const GpuEstimate& e, Plan* 
                        " at any count; the cheapest fit keeps only each layer's input (" +
                        Fixed(e.memory.activations_gib, 1) + " GiB per GPU instead of " +
                        Fixed(stored, 1) + " at micro_batch " + std::to_string(mb) +
-                       ") and re-runs the forward in backward (8PT FLOPs, x " +
+                       ") and re-runs the forward in backward (4 forward passes, not 3: x " +
                        Fixed(kRecomputeComputeFactor, 2) + " GPU-hours)";
   plan->assumptions.push_back({"training.activation_recompute", "full on " + e.gpu, reason});
 }

@@ -25,7 +25,7 @@ struct Assumption {
 enum class Recompute {
   kNone,  // every layer's activations stored: 34 x s x b x h bytes per layer
   kFull,  // only each layer's input stored (2 x s x b x h); backward re-runs the
-          // layer's forward, one layer's activations live at a time (8PT FLOPs)
+          // layer's forward, one layer's activations live at a time (4 forward passes, not 3)
 };
 
 // How a training run splits its GPUs (parallelism.h): t-way tensor parallelism

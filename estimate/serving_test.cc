@@ -40,21 +40,24 @@ ThroughputQuery OneGpu(const catalog::Catalog& cat, const std::string& gpu) {
 // KV cache bytes: 2 (K, V) x 32 layers x 8 kv heads x 128 head dim x 2 B =
 // 131,072 B per token of context per sequence.
 //
+// A prompt token's forward is 2 x 8e9 FLOP of weights + 4 x 32 layers x 512
+// x 4096 = 2.68435e8 of attention over the 512-token prompt = 1.62684e10.
+//
 // H100 (989 TFLOPS bf16 x 0.803 measured = 7.9417e14 FLOP/s; 3,350 GB/s x 0.80
 // = 2.68e12 B/s):
-//   first token: prefill 2 x 8e9 x 512 = 8.192e12 FLOP / 7.9417e14 = 10.315 ms;
-//     one decode step reads 1.6e10 B of weights + 131,072 x 513 / 2 B of KV
-//     = 1.60336e10 B / 2.68e12 = 5.983 ms (compute 2 x 8e9 / 7.9417e14 =
-//     0.02 ms is less): 16.298 ms
-//   batch of 16: prefill 2 x 8e9 x 16 x 512 = 1.31072e14 / 7.9417e14 =
-//     0.16504 s; decode 256 steps x (1.6e10 + 131,072 x 768 x 16 / 2) B =
+//   first token: prefill 1.62684e10 x 512 = 8.3294e12 FLOP / 7.9417e14 =
+//     10.488 ms; one decode step reads 1.6e10 B of weights + 131,072 x 513 / 2
+//     B of KV = 1.60336e10 B / 2.68e12 = 5.983 ms (compute 2 x 8e9 /
+//     7.9417e14 = 0.02 ms is less): 16.471 ms
+//   batch of 16: prefill 1.62684e10 x 16 x 512 = 1.33271e14 / 7.9417e14 =
+//     0.16781 s; decode 256 steps x (1.6e10 + 131,072 x 768 x 16 / 2) B =
 //     4.30216e12 B / 2.68e12 = 1.60528 s (compute 6.5536e13 FLOP = 0.0825 s
-//     is less): 1.77033 s, 16 / 1.77033 = 9.0379 req/s
+//     is less): 1.77310 s, 16 / 1.77310 = 9.0238 req/s
 // L4 (121 TFLOPS x 0.75 default = 9.075e13 FLOP/s; 300 GB/s x 0.80 = 2.4e11 B/s):
-//   first token: 8.192e12 / 9.075e13 = 90.270 ms + 1.60336e10 / 2.4e11 =
-//     66.807 ms: 157.077 ms
-//   batch of 16: 1.31072e14 / 9.075e13 = 1.44432 s + 4.30216e12 / 2.4e11 =
-//     17.92566 s = 19.36998 s, 16 / 19.36998 = 0.82602 req/s
+//   first token: 8.3294e12 / 9.075e13 = 91.784 ms + 1.60336e10 / 2.4e11 =
+//     66.807 ms: 158.591 ms
+//   batch of 16: 1.33271e14 / 9.075e13 = 1.46855 s + 4.30216e12 / 2.4e11 =
+//     17.92566 s = 19.39422 s, 16 / 19.39422 = 0.82499 req/s
 TEST(ServingTest, FirstTokenAndBatchRateFromTheRoofline) {
   auto cat = TestCatalog();
   const ResolvedJob job = Resolve(Chat8B());
@@ -62,7 +65,7 @@ TEST(ServingTest, FirstTokenAndBatchRateFromTheRoofline) {
     const char* gpu;
     double request_ms;
     double requests_per_s;
-  } cases[] = {{"H100-80GB", 16.298, 9.0379}, {"L4", 157.077, 0.82602}};
+  } cases[] = {{"H100-80GB", 16.471, 9.0238}, {"L4", 158.591, 0.82499}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.gpu);
     Result<ReplicaServing> s = EstimateReplicaServing(job, *cat->FindGpu(c.gpu), *cat, OneGpu(*cat, c.gpu));

@@ -43,7 +43,7 @@ struct Timing {
   double seconds = 0;
   std::string bound;
   std::string arithmetic;
-  double model_flops = 0;  // 6PT / 2PT or the stated FLOPs; 0 when not counted
+  double model_flops = 0;  // 3 or 1 forward passes (ForwardFlopsPerToken) or the stated FLOPs; 0 when not counted
   std::string layout;
   double communication_share = 0;
   std::optional<LayoutShape> shape;
@@ -115,11 +115,15 @@ Timing InferenceTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
   double comm_s = 0;
   out.model_flops = 2 * d.params * tokens;
   if (d.output_tokens > 0 && d.seq_len > d.output_tokens) {
-    double prompt = tokens / d.output_tokens * (d.seq_len - d.output_tokens);
-    Timing p = ComputeTime(2 * d.params * prompt, t, gpus);
+    const int prompt_len = d.seq_len - d.output_tokens;
+    double prompt = tokens / d.output_tokens * prompt_len;
+    const double prompt_flops = ForwardFlopsPerToken(d, prompt_len) * prompt;
+    Timing p = ComputeTime(prompt_flops, t, gpus);
     prefill_s = p.seconds;
-    out.model_flops += 2 * d.params * prompt;
-    out.arithmetic = "prefill 2 x " + Sci(d.params) + " x " + Sci(prompt) + " = " + p.arithmetic;
+    out.model_flops += prompt_flops;
+    out.arithmetic = "prefill (2 x " + Sci(d.params) + " + 4 x " + std::to_string(d.layers) +
+                     " x " + std::to_string(prompt_len) + " x " + std::to_string(d.hidden) +
+                     " attention) x " + Sci(prompt) + " = " + p.arithmetic;
     AddInferenceAllReduce(job, prompt, gpus, q.net, "prefill", &out, &comm_s);
     out.arithmetic += "; ";
   }
@@ -184,14 +188,19 @@ Result<Timing> TokensTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
     return Status::Invalid("work.tokens: counting FLOPs needs model.params_b");
   }
   if (IsInference(job.spec.kind)) return InferenceTime(job, gpu, t, q);
+  const ModelDims& d = *job.dims;
   const bool recompute = Recomputes(job, q);
   const bool trains = TrainsWeights(job.spec.kind);
-  double factor = trains ? (recompute ? 8 : 6) : 2;
-  Timing c = ComputeTime(factor * job.dims->params * job.spec.work.tokens, t, q.gpus);
-  c.arithmetic = Fixed(factor, 0) + " x " + Sci(job.dims->params) + " x " +
-                 Sci(job.spec.work.tokens) + (recompute ? " (8 x P x T with recomputation)" : "") +
+  // Forward passes per token: forward + backward (2 forwards), + 1 recomputed.
+  const int passes = trains ? (recompute ? 4 : 3) : 1;
+  const double tokens = job.spec.work.tokens;
+  Timing c = ComputeTime(passes * ForwardFlopsPerToken(d, d.seq_len) * tokens, t, q.gpus);
+  c.arithmetic = "(" + Fixed(2.0 * passes, 0) + " x " + Sci(d.params) + " + " +
+                 Fixed(4.0 * passes, 0) + " x " + std::to_string(d.layers) + " x " +
+                 std::to_string(d.seq_len) + " x " + std::to_string(d.hidden) + " attention) x " +
+                 Sci(tokens) + (recompute ? " (one more forward with recomputation)" : "") +
                  " = " + c.arithmetic;
-  c.model_flops = (trains ? 6 : 2) * job.dims->params * job.spec.work.tokens;
+  c.model_flops = (trains ? 3 : 1) * ForwardFlopsPerToken(d, d.seq_len) * tokens;
   return WithLayout(job, gpu, t, q, std::move(c));
 }
 
@@ -227,7 +236,7 @@ Result<Timing> WithRecompute(Result<Timing> timing) {
   if (!timing.ok()) return timing;
   timing->seconds *= kRecomputeComputeFactor;
   timing->arithmetic += " x " + Fixed(kRecomputeComputeFactor, 2) +
-                        " (full recomputation: one more forward pass, 8PT / 6PT)";
+                        " (full recomputation: one more forward pass, 4 / 3)";
   return timing;
 }
 

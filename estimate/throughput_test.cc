@@ -37,25 +37,27 @@ struct ComputeCase {
   double hours;
 };
 
-TEST(ThroughputTest, TrainingIsSixPT) {
+TEST(ThroughputTest, TrainingCountsSixPTPlusAttention) {
   auto cat = TestCatalog();
   ResolvedJob job = Resolve(Training7B(1e9));
-  // 6 x 7e9 x 1e9 = 4.2e19 FLOP.
+  // 6 x 7e9 x 1e9 = 4.2e19 FLOP of weights + attention at the default 2048
+  // context, 12 x 32 layers x 2048 x 4096 x 1e9 = 3.2212e18: 4.52212e19 FLOP.
   const ComputeCase cases[] = {
-      // H100 bf16 989 TFLOPS x 0.803 = 794.2 TFLOPS: 4.2e19 / 7.942e14 = 52886 s = 14.69 h.
-      {"H100-80GB", 1, 14.690},
+      // H100 bf16 989 TFLOPS x 0.803 = 794.2 TFLOPS: 4.52212e19 / 7.94167e14
+      // = 56942 s = 15.817 h.
+      {"H100-80GB", 1, 15.817},
       // 2 GPUs, ZeRO-3 over NVLink (parallelism_test.cc, OneNode): the
-      // gathers (59.7 s a step) hide behind the step's 110.9 s of compute:
-      // 14.690 / 2 = 7.345 h.
-      {"H100-80GB", 2, 7.345},
-      // A100 312 x 0.869 = 271.13 TFLOPS: 4.2e19 / 2.7113e14 = 154908 s = 43.03 h.
-      {"A100-80GB", 1, 43.030},
-      // L40S has no measured efficiency: 362 x 0.75 = 271.5 TFLOPS: 42.97 h.
-      {"L40S", 1, 42.972},
+      // gathers (59.7 s a step) hide behind the step's 119.4 s of compute:
+      // 15.817 / 2 = 7.909 h.
+      {"H100-80GB", 2, 7.909},
+      // A100 312 x 0.869 = 271.13 TFLOPS: 4.52212e19 / 2.7113e14 = 166789 s = 46.330 h.
+      {"A100-80GB", 1, 46.330},
+      // L40S has no measured efficiency: 362 x 0.75 = 271.5 TFLOPS: 46.267 h.
+      {"L40S", 1, 46.267},
       // 16 GPUs on two nodes: two pipeline stages of 8 replicas, whose
-      // all-reduce stays within a node, x 1.05347 (parallelism_test.cc,
-      // TwoNodes): 14.690 / 16 x 1.05347 = 0.967 h.
-      {"H100-80GB", 16, 0.967},
+      // all-reduce stays within a node, x 1.04994 (parallelism_test.cc,
+      // TwoNodes): 15.817 / 16 x 1.04994 = 1.038 h.
+      {"H100-80GB", 16, 1.038},
   };
   for (const auto& c : cases) {
     auto t = EstimateThroughput(job, *cat->FindGpu(c.gpu), *cat, On(*cat, c.gpu, c.gpus));
@@ -69,15 +71,18 @@ TEST(ThroughputTest, TrainingIsSixPT) {
                   ->efficiency_measured);
 }
 
-TEST(ThroughputTest, FullRecomputationCountsEightPT) {
+TEST(ThroughputTest, FullRecomputationCountsOneMoreForwardPass) {
   auto cat = TestCatalog();
   const catalog::GpuModel& h100 = *cat->FindGpu("H100-80GB");
   ThroughputQuery q = On(*cat, "H100-80GB", 1, Recompute::kFull);
-  // 8 x 7e9 x 1e9 = 5.6e19 FLOP / 7.942e14 = 70515 s = 19.587 h (= 14.690 x 4/3).
+  // Four forward passes, not three: (8 x 7e9 + 16 x 32 x 2048 x 4096) x 1e9 =
+  // 6.02950e19 FLOP / 7.94167e14 = 75922 s = 21.090 h (= 15.817 x 4/3).
   auto t = EstimateThroughput(Resolve(Training7B(1e9)), h100, *cat, q);
   ASSERT_TRUE(t.ok());
-  EXPECT_NEAR(t->run_hours, 19.587, 0.001);
-  EXPECT_TRUE(t->arithmetic.starts_with("8 x 7e+09 x 1e+09 (8 x P x T with recomputation)"))
+  EXPECT_NEAR(t->run_hours, 21.090, 0.001);
+  EXPECT_TRUE(t->arithmetic.starts_with(
+      "(8 x 7e+09 + 16 x 32 x 2048 x 4096 attention) x 1e+09 (one more forward with "
+      "recomputation)"))
       << t->arithmetic;
   // Stated FLOPs take the extra forward pass as x 4/3: 4.2e19 -> 19.587 h too.
   JobSpec flops = Training7B(0);
@@ -96,8 +101,8 @@ TEST(ThroughputTest, SlowdownOfASmallerMicroBatchLengthensTheRun) {
   auto cat = TestCatalog();
   auto t = EstimateThroughput(Resolve(Training7B(1e9)), *cat->FindGpu("H100-80GB"), *cat,
                               {.gpus = 1, .slowdown = 1.10});
-  // 14.690 h x 1.10 = 16.159 h.
-  EXPECT_NEAR(t->run_hours, 16.159, 0.001);
+  // 15.817 h x 1.10 = 17.399 h.
+  EXPECT_NEAR(t->run_hours, 17.399, 0.001);
 }
 
 TEST(ThroughputTest, Bf16IsNotNativeOnV100) {

@@ -145,7 +145,7 @@ resources: {gpus: 2, gpu_models: [H100-80GB]}
 }
 
 // The case that drifted: fine-tuning.yaml needs full recomputation on
-// H100-80GB (8PT FLOPs, x 4/3 GPU-hours); both paths must apply it.
+// H100-80GB (4 forward passes, not 3: x 4/3 GPU-hours); both paths must apply it.
 TEST(RunTimeConsistency, FineTuningCountsRecomputationInBothPaths) {
   auto cat = catalog::Catalog::LoadEmbedded();
   ASSERT_TRUE(cat.ok());
