@@ -117,6 +117,12 @@ double TrainingFlopsPerToken(const ModelDims& d, bool recompute) {
   return (recompute ? 4 : 3) * ForwardFlopsPerToken(d, d.seq_len);
 }
 
+double ElementwiseBytesPerToken(const ModelDims& d, bool recompute, double bytes_per_value) {
+  const double values =
+      (recompute ? 2 : 1) * kElementwiseValuesForward + kElementwiseValuesBackward;
+  return values * d.layers * d.hidden * bytes_per_value;
+}
+
 ResolvedJob Resolve(const JobSpec& job) {
   ResolvedJob r;
   r.spec = job;

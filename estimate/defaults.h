@@ -112,6 +112,24 @@ double ForwardFlopsPerToken(const ModelDims& d, double context);
 // forward): 6 x P + 12 x L x s x h, or 8 x P + 16 x L x s x h.
 double TrainingFlopsPerToken(const ModelDims& d, bool recompute);
 
+// Memory-bound element-wise kernels (Ivanov et al. 2021, "Data Movement Is All
+// You Need", MLSys: normalizations and element-wise operators, outside the
+// matmuls) read and write HBM: per token and layer of a pre-norm LLaMA layer,
+// in hidden-sized values, with fused kernels (a norm, a rotary, a SwiGLU, a
+// residual add each one pass), FFN width f = 8h/3:
+//   forward   2 norms 2 x (h in + h out) + rotary of q, k (2h in + 2h out) +
+//             SwiGLU (2f in + f out = 8h) + 2 residual adds 2 x (2h in + h out)
+//             = 4 + 4 + 8 + 6 = 22 h
+//   backward  2 norms 2 x (dy, x in + dx out = 3h) + rotary 4h + SwiGLU (dy,
+//             gate, up in + dgate, dup out = 5f = 40h/3) + 2 gradient adds 2 x 3h
+//             = 6 + 4 + 40/3 + 6 = 88/3 h
+// Full recomputation runs the forward kernels once more.
+inline constexpr double kElementwiseValuesForward = 22;
+inline constexpr double kElementwiseValuesBackward = 88.0 / 3;
+// Element-wise bytes moved per trained token over all layers: L x h x v x
+// (22 + 88/3), or (2 x 22 + 88/3) with full recomputation; v = bytes per value.
+double ElementwiseBytesPerToken(const ModelDims& d, bool recompute, double bytes_per_value);
+
 // The job with the estimator's defaults applied.
 struct ResolvedJob {
   JobSpec spec;

@@ -120,6 +120,11 @@ StepCost CostOf(const ModelDims& d, const LayoutQuery& q, const Interconnect& ne
   const double m = l.micro_batches;
   const double flops = TrainingFlopsPerToken(d, q.recompute) * l.global_batch * d.seq_len;
   c.compute_s = flops / (n * q.peak_flops);
+  if (q.memory_bytes_per_s > 0) {
+    const double bytes =
+        ElementwiseBytesPerToken(d, q.recompute, q.bytes_per_value) * l.global_batch * d.seq_len;
+    c.compute_s += bytes / (n * q.memory_bytes_per_s);
+  }
   const double k = std::max(1, l.chunks);
   c.bubble_s = c.compute_s * (l.pipeline - 1) / (k * m);
   const double intra = IntraNodeBusBytesPerS(net);

@@ -14,6 +14,8 @@
 // direction of the link, x kLinkEfficiency):
 //
 //   compute   F x B x s / (N x peak x efficiency)   F = TrainingFlopsPerToken: 6P + 12Lsh, 8P + 16Lsh recomputed
+//             + E x B x s / (N x HBM bandwidth x kMemoryBandwidthEfficiency)
+//             E = ElementwiseBytesPerToken (split over t by sequence parallelism)
 //   bubble    compute x (p - 1) / (k m)              (fraction (p-1)/(km+p-1) of the pipeline)
 //   tensor    m x L/p x 4 all-reduces (6 recomputed) x 2(t-1)/t x s b h v / bw_tp
 //   pipeline  2 x k x m x s b h v / bw_pp             (point to point, p > 1)
@@ -111,6 +113,9 @@ struct LayoutQuery {
   bool recompute = false;
   double usable_gib = 0;  // per GPU; 0: memory not checked (a stated need)
   double peak_flops = 0;  // per GPU, dense peak x efficiency, FLOP/s
+  // per GPU, HBM bandwidth x kMemoryBandwidthEfficiency, B/s, for the
+  // element-wise kernels; 0: not charged (work stated as FLOPs or GPU-hours)
+  double memory_bytes_per_s = 0;
   double bytes_per_value = 2;
   // A count above the fitted one: keep this shape's t and ZeRO stage, with at
   // least its p and d; a free choice where no such layout exists.

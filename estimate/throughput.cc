@@ -149,12 +149,20 @@ Timing InferenceTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
   return out;
 }
 
+// One GPU's achievable HBM bandwidth, B/s.
+double MemoryBytesPerS(const catalog::GpuModel& gpu) {
+  return gpu.memory_bandwidth_gbps * kBytesPerGB * kMemoryBandwidthEfficiency;
+}
+
 // The run on q.gpus GPUs in its fastest parallel layout: `timing` (compute on
 // q.gpus GPUs) x the layout's step time over its compute time. A kind that
 // does not train, or a job without a shape, has no layout: its GPUs share the
 // work with no communication counted, and a multi-GPU run says so.
+// `elementwise`: the timing charges the element-wise kernels of trained tokens,
+// so the layout's compute does too.
 Timing WithLayout(const ResolvedJob& job, const catalog::GpuModel& gpu,
-                  const ThroughputEstimate& t, const ThroughputQuery& q, Timing timing) {
+                  const ThroughputEstimate& t, const ThroughputQuery& q, Timing timing,
+                  bool elementwise = false) {
   if (q.gpus <= 1) return timing;
   if (!job.dims || !TrainsWeights(job.spec.kind)) {
     timing.arithmetic += " (no model shape to lay out: communication not counted)";
@@ -166,6 +174,7 @@ Timing WithLayout(const ResolvedJob& job, const catalog::GpuModel& gpu,
   lq.recompute = q.recompute == Recompute::kFull;
   lq.usable_gib = UsableGib(gpu, false);
   lq.peak_flops = t.peak_tflops_per_gpu * 1e12 * t.efficiency;
+  if (elementwise) lq.memory_bytes_per_s = MemoryBytesPerS(gpu);
   lq.bytes_per_value = BytesPerValue(job.precision);
   lq.keep = q.keep;
   LayoutChoice choice = ChooseLayout(*job.dims, lq, q.net);
@@ -176,6 +185,21 @@ Timing WithLayout(const ResolvedJob& job, const catalog::GpuModel& gpu,
   timing.arithmetic += " x " + Fixed(choice.Slowdown(), 3) + " (" + choice.arithmetic + "; " +
                        q.net.intra_name + ", " + q.net.inter_name + ")";
   return timing;
+}
+
+// The element-wise kernels of trained tokens on top of `c`: bytes over the
+// GPUs' HBM bandwidth (ElementwiseBytesPerToken, estimate/defaults.h).
+void AddElementwise(const ModelDims& d, double tokens, bool recompute, double bytes_per_value,
+                    const catalog::GpuModel& gpu, int gpus, Timing* c) {
+  const double per_token = ElementwiseBytesPerToken(d, recompute, bytes_per_value);
+  const double s = per_token * tokens / (gpus * MemoryBytesPerS(gpu));
+  c->seconds += s;
+  c->arithmetic += " + element-wise " + std::string(recompute ? "(2 x 22" : "(22") +
+                   " + 88/3) x " + std::to_string(d.layers) + " x " + std::to_string(d.hidden) +
+                   " x " + Fixed(bytes_per_value, 0) + " B x " + Sci(tokens) + " / (" +
+                   std::to_string(gpus) + " x " + Fixed(gpu.memory_bandwidth_gbps, 0) +
+                   " GB/s x " + Fixed(kMemoryBandwidthEfficiency, 2) + ") = " + Fixed(s, 0) +
+                   " s";
 }
 
 bool Recomputes(const ResolvedJob& job, const ThroughputQuery& q) {
@@ -201,7 +225,9 @@ Result<Timing> TokensTime(const ResolvedJob& job, const catalog::GpuModel& gpu,
                  Sci(tokens) + (recompute ? " (one more forward with recomputation)" : "") +
                  " = " + c.arithmetic;
   c.model_flops = (trains ? 3 : 1) * ForwardFlopsPerToken(d, d.seq_len) * tokens;
-  return WithLayout(job, gpu, t, q, std::move(c));
+  if (!trains) return WithLayout(job, gpu, t, q, std::move(c));
+  AddElementwise(d, tokens, recompute, BytesPerValue(job.precision), gpu, q.gpus, &c);
+  return WithLayout(job, gpu, t, q, std::move(c), true);
 }
 
 Result<Timing> GpuHoursTime(const ResolvedJob& job, const catalog::GpuModel& gpu,

@@ -42,22 +42,29 @@ TEST(ThroughputTest, TrainingCountsSixPTPlusAttention) {
   ResolvedJob job = Resolve(Training7B(1e9));
   // 6 x 7e9 x 1e9 = 4.2e19 FLOP of weights + attention at the default 2048
   // context, 12 x 32 layers x 2048 x 4096 x 1e9 = 3.2212e18: 4.52212e19 FLOP.
+  // Element-wise kernels: (22 + 88/3) values x 32 layers x 4096 x 2 B =
+  // 13,456,725 B a token, x 1e9 = 1.345673e16 B over HBM x 0.80.
   const ComputeCase cases[] = {
       // H100 bf16 989 TFLOPS x 0.803 = 794.2 TFLOPS: 4.52212e19 / 7.94167e14
-      // = 56942 s = 15.817 h.
-      {"H100-80GB", 1, 15.817},
+      // = 56942 s; + 1.345673e16 B / (3350 GB/s x 0.80) = 5021 s: 61963 s = 17.212 h.
+      {"H100-80GB", 1, 17.212},
       // 2 GPUs, ZeRO-3 over NVLink (parallelism_test.cc, OneNode): the
-      // gathers (59.7 s a step) hide behind the step's 119.4 s of compute:
-      // 15.817 / 2 = 7.909 h.
-      {"H100-80GB", 2, 7.909},
-      // A100 312 x 0.869 = 271.13 TFLOPS: 4.52212e19 / 2.7113e14 = 166789 s = 46.330 h.
-      {"A100-80GB", 1, 46.330},
-      // L40S has no measured efficiency: 362 x 0.75 = 271.5 TFLOPS: 46.267 h.
-      {"L40S", 1, 46.267},
+      // gathers (59.7 s a step) hide behind 2/3 of the step's compute:
+      // 17.212 / 2 = 8.606 h.
+      {"H100-80GB", 2, 8.606},
+      // A100 312 x 0.869 = 271.13 TFLOPS: 4.52212e19 / 2.7113e14 = 166789 s
+      // + 1.345673e16 / (2039 GB/s x 0.80) = 8250 s: 175039 s = 48.622 h.
+      {"A100-80GB", 1, 48.622},
+      // L40S has no measured efficiency: 362 x 0.75 = 271.5 TFLOPS: 46.267 h
+      // + 1.345673e16 / (864 GB/s x 0.80) = 19469 s = 5.408 h: 51.675 h.
+      {"L40S", 1, 51.675},
       // 16 GPUs on two nodes: two pipeline stages of 8 replicas, whose
-      // all-reduce stays within a node, x 1.04994 (parallelism_test.cc,
-      // TwoNodes): 15.817 / 16 x 1.04994 = 1.038 h.
-      {"H100-80GB", 16, 1.038},
+      // all-reduce stays within a node. A step of 2048 x 2048 tokens computes
+      // 14.927 s of matmuls + 13,456,725 x 4,194,304 B / (16 x 2.68e12 B/s) =
+      // 1.316 s element-wise = 16.243 s; bubble 16.243 / 256 = 0.063 s; sends
+      // 0.687 s (parallelism_test.cc, TwoNodes): x 1.04621.
+      // 17.212 / 16 x 1.04621 = 1.1255 h.
+      {"H100-80GB", 16, 1.1255},
   };
   for (const auto& c : cases) {
     auto t = EstimateThroughput(job, *cat->FindGpu(c.gpu), *cat, On(*cat, c.gpu, c.gpus));
@@ -76,10 +83,12 @@ TEST(ThroughputTest, FullRecomputationCountsOneMoreForwardPass) {
   const catalog::GpuModel& h100 = *cat->FindGpu("H100-80GB");
   ThroughputQuery q = On(*cat, "H100-80GB", 1, Recompute::kFull);
   // Four forward passes, not three: (8 x 7e9 + 16 x 32 x 2048 x 4096) x 1e9 =
-  // 6.02950e19 FLOP / 7.94167e14 = 75922 s = 21.090 h (= 15.817 x 4/3).
+  // 6.02950e19 FLOP / 7.94167e14 = 75922 s, + the forward's element-wise
+  // kernels twice: (2 x 22 + 88/3) x 32 x 4096 x 2 B x 1e9 = 1.922389e16 B /
+  // 2.68e12 B/s = 7173 s: 83095 s = 23.082 h.
   auto t = EstimateThroughput(Resolve(Training7B(1e9)), h100, *cat, q);
   ASSERT_TRUE(t.ok());
-  EXPECT_NEAR(t->run_hours, 21.090, 0.001);
+  EXPECT_NEAR(t->run_hours, 23.082, 0.001);
   EXPECT_TRUE(t->arithmetic.starts_with(
       "(8 x 7e+09 + 16 x 32 x 2048 x 4096 attention) x 1e+09 (one more forward with "
       "recomputation)"))
@@ -101,8 +110,8 @@ TEST(ThroughputTest, SlowdownOfASmallerMicroBatchLengthensTheRun) {
   auto cat = TestCatalog();
   auto t = EstimateThroughput(Resolve(Training7B(1e9)), *cat->FindGpu("H100-80GB"), *cat,
                               {.gpus = 1, .slowdown = 1.10});
-  // 15.817 h x 1.10 = 17.399 h.
-  EXPECT_NEAR(t->run_hours, 17.399, 0.001);
+  // 17.212 h x 1.10 = 18.933 h.
+  EXPECT_NEAR(t->run_hours, 18.933, 0.001);
 }
 
 TEST(ThroughputTest, Bf16IsNotNativeOnV100) {
