@@ -106,6 +106,25 @@ TEST(ThroughputTest, FullRecomputationCountsOneMoreForwardPass) {
   EXPECT_DOUBLE_EQ(a->run_hours, b->run_hours);
 }
 
+TEST(ThroughputTest, ElementwiseKernelsAreChargedPerTrainedTokenAtHbmBandwidth) {
+  ResolvedJob job = Resolve(Training7B(1e9));
+  // Per token and layer, in hidden-sized values: forward 2 norms 4 + rotary 4
+  // + SwiGLU 3 x 8/3 = 8 + 2 residual adds 6 = 22; backward norms 6 + rotary
+  // 4 + SwiGLU 5 x 8/3 + gradient adds 6 = 88/3. x 32 layers x 4096 x 2 B:
+  // 154/3 x 262144 = 13,456,725.33 B; with recomputation (44 + 88/3) x 262144
+  // = 19,223,893.33 B.
+  EXPECT_NEAR(ElementwiseBytesPerToken(*job.dims, false, 2), 13456725.33, 0.01);
+  EXPECT_NEAR(ElementwiseBytesPerToken(*job.dims, true, 2), 19223893.33, 0.01);
+  auto cat = TestCatalog();
+  auto t = EstimateThroughput(job, *cat->FindGpu("H100-80GB"), *cat, On(*cat, "H100-80GB", 1));
+  ASSERT_TRUE(t.ok());
+  // 1.345673e16 B / (3350 GB/s x 0.80) = 5021 s, shown in the arithmetic.
+  EXPECT_NE(t->arithmetic.find("+ element-wise (22 + 88/3) x 32 x 4096 x 2 B x 1e+09 / (1 x "
+                               "3350 GB/s x 0.80) = 5021 s"),
+            std::string::npos)
+      << t->arithmetic;
+}
+
 TEST(ThroughputTest, SlowdownOfASmallerMicroBatchLengthensTheRun) {
   auto cat = TestCatalog();
   auto t = EstimateThroughput(Resolve(Training7B(1e9)), *cat->FindGpu("H100-80GB"), *cat,
