@@ -299,6 +299,90 @@ TEST(ServeFailover, LeaderKilledTwiceEveryJobRunsOnceAndANewLeaderWithinTenSecon
   std::filesystem::remove_all(root);
 }
 
+// Waits until every job in `ids` ended; false after `limit_s`.
+bool AllEnded(int port, const std::string& token, size_t count, double limit_s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (SecondsSince(t0) < limit_s) {
+    std::vector<json> jobs = AllJobs(port, token);
+    const bool ended = std::all_of(jobs.begin(), jobs.end(), [](const json& j) {
+      return IsTerminal(ParseJobState(j["state"].get<std::string>()).value());
+    });
+    if (ended && jobs.size() >= count) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return false;
+}
+
+// A leader paused (SIGSTOP) past its lease is deposed: another replica
+// leads, and when the old one resumes, still believing it leads, its fenced
+// writes fail and its next renewal finds the lease taken, so it follows.
+// Every job, submitted before, during and after, runs once.
+TEST(ServeFailover, ALeaderPausedPastItsLeaseResumesAsAFollower) {
+  auto db = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const std::string root = testing::MakeTempDir("paused");
+  const std::string state = root + "/state", runs = root + "/runs";
+  ASSERT_TRUE(std::filesystem::create_directories(state));
+  ASSERT_TRUE(std::filesystem::create_directories(runs));
+  chmod(state.c_str(), 0711);
+  ASSERT_EQ(chmod(runs.c_str(), 01777), 0);
+  Replicas replicas(*db, state, root);
+  replicas.StartAll();
+  const std::string token = replicas[0].Token("alice");
+  const std::vector<int> leaders = replicas.Leaders();
+  ASSERT_EQ(leaders.size(), 1u);
+  const int old = leaders[0];
+  Acked acked;
+  // Job numbers not a multiple of ten: the 0.1 s ones.
+  auto submit = [&](int from, int to) {
+    for (int i = from; i < to; ++i) {
+      if (i % 10 != 0) SubmitOne(replicas, token, runs, i, &acked);
+    }
+  };
+  submit(1, 10);
+  replicas[old].Signal(SIGSTOP);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<int> now;
+  while (SecondsSince(t0) < 3 * kTakeoverLimitS) {
+    now.clear();
+    for (int i = 0; i < kReplicas; ++i) {
+      if (i != old && Role(replicas.Port(i)) == "leader") now.push_back(i);
+    }
+    if (!now.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(now.size(), 1u) << "no replica took over from the paused leader";
+  EXPECT_LT(SecondsSince(t0), kTakeoverLimitS);
+  submit(11, 20);  // the paused replica's turns go to the next one
+  replicas[old].Signal(SIGCONT);
+  // Its next renewal, within a third of the lease (1.7 s), finds the lease taken.
+  std::string role;
+  const auto t1 = std::chrono::steady_clock::now();
+  while (SecondsSince(t1) < 5) {
+    role = Role(replicas.Port(old));
+    if (role == "follower") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(role, "follower");
+  EXPECT_LT(SecondsSince(t1), 3.0);
+  EXPECT_NE(replicas[old].Log().find("no longer leading"), std::string::npos);
+  EXPECT_EQ(replicas.Leaders(), now);
+  submit(21, 30);
+  ASSERT_EQ(acked.ids.size(), 27u);  // 1-9, 11-19, 21-29
+  ASSERT_TRUE(AllEnded(replicas.Port(now[0]), token, 27, 120));
+  for (const auto& [key, id] : acked.ids) {
+    std::ifstream f(runs + "/" + id);
+    std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(all, "start\ndone\n") << key << " " << id << ": ran once";
+  }
+  for (int i = 0; i < kReplicas; ++i) replicas[i].Kill(SIGTERM);
+  if (HasFailure()) {
+    std::cerr << "kept for a look: " << root << "\n";
+    return;
+  }
+  std::filesystem::remove_all(root);
+}
+
 // A leader stopped cleanly (SIGTERM) hands its lease back on the way out:
 // a follower leads at its next try, a third of the 5 s lease later, not
 // after the lease would have run out.

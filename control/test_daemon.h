@@ -142,6 +142,10 @@ class DaemonProcess {
   }
 
   bool running() const { return pid_ > 0; }
+  // Sends `sig` without waiting for the daemon to end (SIGSTOP, SIGCONT).
+  void Signal(int sig) {
+    if (pid_ > 0) kill(pid_, sig);
+  }
 
   void Kill(int sig) {
     if (pid_ <= 0) return;
