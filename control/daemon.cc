@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "control/pg.h"
+
 namespace meridian::control {
 
 Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
@@ -28,16 +30,21 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
   options.reconciler.thresholds = options.telemetry.thresholds;
   options.reconciler.measured = [sampler](const std::string& id) { return sampler->View(id); };
   options.api.telemetry = sampler;
-  d->reconciler_ = std::make_unique<Reconciler>(d->store_.get(), d->backend_.get(), &d->metrics_,
-                                                std::move(options.reconciler));
-  Reconciler* reconciler = d->reconciler_.get();
   LeadershipOptions lo;
   lo.lease_ms = options.lease_ms;
   lo.holder = LeaseHolderName();
-  lo.lead = [reconciler] { return reconciler->Start(); };
-  lo.follow = [reconciler] { reconciler->Stop(); };
+  lo.lead = [p = d.get()] { return p->reconciler_->Start(); };
+  lo.follow = [p = d.get()] { p->reconciler_->Stop(); };
   d->leadership_ = std::make_unique<Leadership>(d->store_.get(), std::move(lo));
   Leadership* leadership = d->leadership_.get();
+  // A SQLite file has one daemon, whose lease nothing can take: its calls
+  // need no check (and a stalled daemon's launches stay as they were).
+  if (IsPostgresUri(options.store.path)) {
+    options.reconciler.lease_held = [leadership] { return leadership->LeaseHeld(); };
+  }
+  d->reconciler_ = std::make_unique<Reconciler>(d->store_.get(), d->backend_.get(), &d->metrics_,
+                                                std::move(options.reconciler));
+  Reconciler* reconciler = d->reconciler_.get();
   options.api.role = [leadership] { return leadership->leading() ? "leader" : "follower"; };
   d->api_ = std::make_unique<ApiServer>(d->store_.get(), reconciler, &d->metrics_, catalog,
                                         options.api);

@@ -50,7 +50,7 @@ class Daemon {
   Metrics metrics_;
   std::unique_ptr<TelemetrySampler> sampler_;
   std::unique_ptr<Reconciler> reconciler_;
-  std::unique_ptr<Leadership> leadership_;  // after reconciler_: stopped before it goes
+  std::unique_ptr<Leadership> leadership_;  // stopped (Stop) before reconciler_ goes
   std::unique_ptr<ApiServer> api_;
   std::thread http_;
   std::mutex mu_;

@@ -18,6 +18,10 @@ int64_t Leadership::SteadyMs() const {
       .count();
 }
 
+bool Leadership::LeaseHeld() const {
+  return leading_ && SteadyMs() - renewed_sent_ms_ < options_.lease_ms;
+}
+
 Status Leadership::Start() {
   MERIDIAN_RETURN_IF_ERROR(TryLead());
   thread_ = std::thread([this] { Loop(); });
@@ -66,12 +70,13 @@ Status Leadership::TryLead() {
   epoch_ = *epoch;
   renewed_sent_ms_ = sent;
   store_->FenceWrites(epoch_);
+  leading_ = true;  // before the loop starts: its recovery's backend calls ask LeaseHeld
   if (Status st = options_.lead(); !st.ok()) {
     // Not renewed: the lease expires and any replica, this one too, may take it.
+    leading_ = false;
     store_->FenceWrites(0);
     return st;
   }
-  leading_ = true;
   std::cerr << "meridian serve: leading (lease epoch " << epoch_ << ")\n";
   return Status::Ok();
 }

@@ -52,6 +52,11 @@ class Leadership {
   // once), so a follower takes over at its next try.
   void Stop();
   bool leading() const { return leading_; }
+  // Leading, and less than a lease since the last successful renewal was
+  // sent: no other replica can have taken the lease yet. The reconcile loop
+  // asks before each backend call (ReconcilerOptions::lease_held), so a
+  // leader paused past its lease launches nothing when it resumes.
+  bool LeaseHeld() const;
 
  private:
   void Loop();
@@ -65,7 +70,8 @@ class Leadership {
   LeadershipOptions options_;
   std::atomic<bool> leading_{false};
   int64_t epoch_ = 0;             // the lease's epoch while leading
-  int64_t renewed_sent_ms_ = 0;   // when the last successful renewal was sent (steady clock)
+  // When the last successful renewal (or the taking) was sent, steady clock.
+  std::atomic<int64_t> renewed_sent_ms_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

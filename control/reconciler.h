@@ -110,6 +110,9 @@ struct ReconcilerOptions {
   // against.
   bool keep_waits = true;
   RetentionOptions retention;              // what is deleted, and when (control/retention.h)
+  // Whether this daemon's lease surely still holds (Leadership::LeaseHeld),
+  // asked before each backend call; null: always (alone on its database).
+  std::function<bool()> lease_held;
 };
 
 // Why a queued job is still queued: the last cycle's decision for it, kept so
