@@ -383,6 +383,73 @@ TEST(ServeFailover, ALeaderPausedPastItsLeaseResumesAsAFollower) {
   std::filesystem::remove_all(root);
 }
 
+// The state of job `id` as replica `port` shows it ("" when it does not answer).
+std::string StateOf(int port, const std::string& token, const std::string& id) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(5, 0);
+  auto r = c.Get(("/v1/jobs/" + id).c_str(), Auth(token));
+  return r && r->status == 200 ? json::parse(r->body).value("state", "") : "";
+}
+
+// Waits up to `limit_s` for job `id` to reach `state`; the seconds it took,
+// or a negative number when it did not.
+double WaitForState(int port, const std::string& token, const std::string& id,
+                    const std::string& state, double limit_s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (SecondsSince(t0) < limit_s) {
+    if (StateOf(port, token, id) == state) return SecondsSince(t0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return -1;
+}
+
+// A cancel and a drain written through a follower reach the leader through
+// the store: the running job is stopped well before its 12 s end, and a job
+// submitted after the drain is not placed on the drained node.
+TEST(ServeFailover, ACancelAndADrainThroughAFollowerReachTheLeader) {
+  auto db = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const std::string root = testing::MakeTempDir("follower");
+  const std::string state = root + "/state", runs = root + "/runs";
+  ASSERT_TRUE(std::filesystem::create_directories(state));
+  ASSERT_TRUE(std::filesystem::create_directories(runs));
+  chmod(state.c_str(), 0711);
+  ASSERT_EQ(chmod(runs.c_str(), 01777), 0);
+  Replicas replicas(*db, state, root);
+  replicas.StartAll();
+  const std::string token = replicas[0].Token("alice");
+  const std::string admin = replicas[0].Token("ops", /*admin=*/true);
+  const std::vector<int> leaders = replicas.Leaders();
+  ASSERT_EQ(leaders.size(), 1u);
+  const int port = replicas.Port((leaders[0] + 1) % kReplicas);  // a follower's
+  ASSERT_EQ(Role(port), "follower");
+  httplib::Client follower("127.0.0.1", port);
+  follower.set_read_timeout(10, 0);
+
+  // Job 0 sleeps 12 s (Body).
+  auto r = follower.Post("/v1/jobs", Auth(token), Body(runs, 0), "application/json");
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+  const std::string id = json::parse(r->body)["id"];
+  ASSERT_GE(WaitForState(port, token, id, "running", 30), 0) << "the leader ran it";
+  auto c = follower.Post(("/v1/jobs/" + id + "/cancel").c_str(), Auth(token), "", "application/json");
+  ASSERT_TRUE(c && c->status == 200) << (c ? c->body : "no answer");
+  const double took = WaitForState(port, token, id, "cancelled", 10);
+  EXPECT_GE(took, 0) << "the leader never acted on the follower's cancel";
+  EXPECT_LT(took, 5.0) << "stopped with SIGTERM, well before its 12 s end";
+
+  auto d = follower.Post("/v1/nodes/failover/drain", Auth(admin), "", "application/json");
+  ASSERT_TRUE(d && d->status == 200) << (d ? d->body : "no answer");
+  r = follower.Post("/v1/jobs", Auth(token), Body(runs, 1), "application/json");
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+  const std::string after = json::parse(r->body)["id"];
+  // Twenty of the leader's 50 ms cycles and more: a job the leader could
+  // place would be running by then (job 0 took well under this).
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(StateOf(port, token, after), "queued") << "placed on the drained node";
+  for (int i = 0; i < kReplicas; ++i) replicas[i].Kill(SIGTERM);
+  if (!HasFailure()) std::filesystem::remove_all(root);
+}
+
 // A leader stopped cleanly (SIGTERM) hands its lease back on the way out:
 // a follower leads at its next try, a third of the 5 s lease later, not
 // after the lease would have run out.
