@@ -313,10 +313,10 @@ bool AllEnded(int port, const std::string& token, size_t count, double limit_s) 
   return false;
 }
 
-// A leader paused (SIGSTOP) past its lease is deposed: another replica
-// leads, and when the old one resumes, still believing it leads, its fenced
-// writes fail and its next renewal finds the lease taken, so it follows.
-// Every job, submitted before, during and after, runs once.
+// A leader paused (SIGSTOP) past its lease, between launches, is deposed:
+// another replica leads, and when the old one resumes, still believing it
+// leads, its fenced writes fail and its next renewal finds the lease taken,
+// so it follows. Every job, submitted before, during and after, runs once.
 TEST(ServeFailover, ALeaderPausedPastItsLeaseResumesAsAFollower) {
   auto db = testing::TestPostgres::NewDatabase();
   ASSERT_TRUE(db.ok()) << db.status().message();
@@ -340,6 +340,9 @@ TEST(ServeFailover, ALeaderPausedPastItsLeaseResumesAsAFollower) {
     }
   };
   submit(1, 10);
+  // Paused between launches: a leader paused inside a local launch can still
+  // start its attempt on resuming (docs/control-plane.md, "Replicas").
+  ASSERT_TRUE(AllEnded(replicas.Port(old), token, 9, 60));
   replicas[old].Signal(SIGSTOP);
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<int> now;
