@@ -114,7 +114,7 @@ Status ParseServeConfig(const std::string& text, const std::string& file, ServeC
   }
   if (!root.IsMap()) return ConfigError(file, root, "the config must be a map of keys");
   static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
-                                                 "catalog", "reconcile_interval_ms", "node_timeout",
+                                                 "catalog", "reconcile_interval_ms", "leader_lease_ms", "node_timeout",
                                                  "max_body_bytes", "node", "fleet", "telemetry",
                                                  "kubernetes", "http", "tenant_uids",
                                                  "retention", "backend_retry"};
@@ -138,6 +138,13 @@ Status ParseServeConfig(const std::string& text, const std::string& file, ServeC
         c->interval_ms = v.as<int64_t>();
         if (c->interval_ms < 1 || c->interval_ms > 60000) {
           return ConfigError(file, v, k + ": \"" + v.as<std::string>() + "\" must be 1 to 60000");
+        }
+      } else if (k == "leader_lease_ms") {
+        // Renewed every third of it: under 300 ms a busy database could
+        // depose a live leader; over 10 minutes a dead one stalls the jobs.
+        c->leader_lease_ms = v.as<int64_t>();
+        if (c->leader_lease_ms < 300 || c->leader_lease_ms > 600000) {
+          return ConfigError(file, v, k + ": \"" + v.as<std::string>() + "\" must be 300 to 600000");
         }
       } else if (k == "node_timeout") {
         auto d = ParseDuration(v.as<std::string>());

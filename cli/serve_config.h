@@ -25,6 +25,7 @@ struct ServeConfig {
   std::string state_dir;
   std::string catalog_dir;
   int64_t interval_ms = 200;
+  int64_t leader_lease_ms = 5000;  // replicas: a takeover within about 4/3 of it
   int64_t node_timeout_s = 30;
   size_t max_body_bytes = 1 << 20;
   backends::LocalBackendOptions node;

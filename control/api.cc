@@ -63,7 +63,9 @@ void ApiServer::Impl::Routes() {
       fn(req, res, *c);
     };
   };
-  s.Get("/healthz", [](Req, Res res) { SendJson(res, 200, {{"ok", true}}); });
+  s.Get("/healthz", [this](Req, Res res) {
+    SendJson(res, 200, {{"ok", true}, {"role", options.role ? options.role() : "leader"}});
+  });
   // The dashboard: files of the embedded build looked up by exact path, so no
   // path reaches the file system. The build's asset names carry a content
   // hash, so they may be cached for good; the page itself is revalidated.

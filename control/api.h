@@ -35,6 +35,9 @@ struct ApiOptions {
   // The daemon's telemetry sampler, for /metrics and /v1/jobs/{id}/utilization;
   // null: those answer without telemetry.
   TelemetrySampler* telemetry = nullptr;
+  // This daemon's role among the replicas, for /healthz ("leader" or
+  // "follower"); null: "leader" (it serves its database alone).
+  std::function<std::string()> role;
 };
 
 class ApiServer {

@@ -333,6 +333,8 @@ TYPED_TEST(ApiTest, MalformedRequestsGetJsonErrorsAndTheDaemonKeepsServing) {
   auto h = this->http_->Get("/healthz");
   ASSERT_TRUE(h);
   EXPECT_EQ(json::parse(h->body)["ok"], true);
+  // Alone on its database, the daemon holds the lease.
+  EXPECT_EQ(json::parse(h->body)["role"], "leader");
 }
 
 TYPED_TEST(ApiTest, MetricsAndPlan) {

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "control/pg.h"
+
 namespace meridian::control {
 
 Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
@@ -28,12 +30,26 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
   options.reconciler.thresholds = options.telemetry.thresholds;
   options.reconciler.measured = [sampler](const std::string& id) { return sampler->View(id); };
   options.api.telemetry = sampler;
+  LeadershipOptions lo;
+  lo.lease_ms = options.lease_ms;
+  lo.holder = LeaseHolderName();
+  lo.lead = [p = d.get()] { return p->reconciler_->Start(); };
+  lo.follow = [p = d.get()] { p->reconciler_->Stop(); };
+  d->leadership_ = std::make_unique<Leadership>(d->store_.get(), std::move(lo));
+  Leadership* leadership = d->leadership_.get();
+  // A SQLite file has one daemon, whose lease nothing can take: its calls
+  // need no check (and a stalled daemon's launches stay as they were).
+  if (IsPostgresUri(options.store.path)) {
+    options.reconciler.lease_held = [leadership] { return leadership->LeaseHeld(); };
+  }
   d->reconciler_ = std::make_unique<Reconciler>(d->store_.get(), d->backend_.get(), &d->metrics_,
                                                 std::move(options.reconciler));
-  d->api_ = std::make_unique<ApiServer>(d->store_.get(), d->reconciler_.get(), &d->metrics_,
-                                        catalog, options.api);
+  Reconciler* reconciler = d->reconciler_.get();
+  options.api.role = [leadership] { return leadership->leading() ? "leader" : "follower"; };
+  d->api_ = std::make_unique<ApiServer>(d->store_.get(), reconciler, &d->metrics_, catalog,
+                                        options.api);
   MERIDIAN_RETURN_IF_ERROR(d->api_->Bind());
-  MERIDIAN_RETURN_IF_ERROR(d->reconciler_->Start());
+  MERIDIAN_RETURN_IF_ERROR(d->leadership_->Start());
   d->sampler_->Start();
   d->http_ = std::thread([p = d.get()] { p->api_->Serve(); });
   return d;
@@ -52,6 +68,7 @@ void Daemon::Stop() {
   if (api_) api_->Stop();
   if (http_.joinable()) http_.join();
   if (sampler_) sampler_->Stop();
+  if (leadership_) leadership_->Stop();  // stops the loop if it leads
   if (reconciler_) reconciler_->Stop();
   stopped_ = true;
   cv_.notify_all();

@@ -1,6 +1,8 @@
 // Daemon: `meridian serve` assembled: the store (SQLite in WAL mode, or
 // PostgreSQL: OpenStore picks by options.store.path), the
-// reconcile loop over a backend, the telemetry sampler, and the HTTP API. Start binds and starts
+// reconcile loop over a backend, run while this daemon leads the daemons
+// serving its database (control/leadership.h), the telemetry sampler, and the
+// HTTP API, answered by leader and followers alike. Start binds and starts
 // everything; Wait blocks until Stop (from a signal handler's thread, or a
 // test). Stop may be called from any thread, more than once.
 #pragma once
@@ -13,6 +15,7 @@
 
 #include "control/api.h"
 #include "control/backend.h"
+#include "control/leadership.h"
 #include "control/metrics.h"
 #include "control/reconciler.h"
 #include "control/store.h"
@@ -25,6 +28,7 @@ struct DaemonOptions {
   ApiOptions api;
   ReconcilerOptions reconciler;
   telemetry::TelemetryConfig telemetry;
+  int64_t lease_ms = 5000;  // the leader's lease (control/leadership.h)
 };
 
 class Daemon {
@@ -46,6 +50,7 @@ class Daemon {
   Metrics metrics_;
   std::unique_ptr<TelemetrySampler> sampler_;
   std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<Leadership> leadership_;  // stopped (Stop) before reconciler_ goes
   std::unique_ptr<ApiServer> api_;
   std::thread http_;
   std::mutex mu_;

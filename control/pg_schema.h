@@ -117,6 +117,18 @@ CREATE TABLE utilization (
   PRIMARY KEY (job_id, at)
 );
 )sql"},
+    // The leader's lease (docs/control-plane.md, "Replicas"): one row, its
+    // expiry in Unix milliseconds by the database's clock, its epoch grown by
+    // one at every change of holder (epoch 0: never held).
+    {2, R"sql(
+CREATE TABLE leader_lease (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  holder TEXT NOT NULL,
+  epoch BIGINT NOT NULL,
+  expires_at_ms BIGINT NOT NULL
+);
+INSERT INTO leader_lease(id, holder, epoch, expires_at_ms) VALUES (1, '', 0, 0);
+)sql"},
 };
 
 }  // namespace meridian::control

@@ -1,10 +1,13 @@
 // PostgreSQL implementation of Store: one write connection owned by a
 // group-commit writer thread (as SqliteStore's), a pool of read connections,
-// the schema applied as numbered migrations at open (pg_schema.h).
+// the schema applied as numbered migrations at open (pg_schema.h). A fenced
+// store checks the lease's epoch once per group-committed transaction.
+#include <atomic>
 #include <limits>
 
 #include "control/group_commit.h"
 #include "control/pg.h"
+#include "control/pg_lease.h"
 #include "control/pg_statements.h"
 #include "control/store.h"
 #include "control/token.h"
@@ -206,6 +209,25 @@ class PgStore final : public Store {
     return ReadPgUtilization(*lease, job_id, limit);
   }
 
+  Result<std::vector<ActiveMark>> ActiveMarks() override {
+    auto lease = Lease();
+    return SelectPgActiveMarks(*lease);
+  }
+
+  // On a read connection, outside the writer's transactions: a renewal waits
+  // only for a fenced transaction that holds the lease row to commit.
+  Result<int64_t> TakeLease(const std::string& holder, int64_t lease_ms) override {
+    auto lease = Lease();
+    return TakePgLease(*lease, holder, lease_ms);
+  }
+
+  Result<bool> RenewLease(const std::string& holder, int64_t epoch, int64_t lease_ms) override {
+    auto lease = Lease();
+    return RenewPgLease(*lease, holder, epoch, lease_ms);
+  }
+
+  void FenceWrites(int64_t epoch) override { fence_ = epoch; }
+
   Result<std::vector<JobTotal>> JobTotals(const std::string& tenant) override {
     auto lease = Lease();
     return SelectPgJobTotals(*lease, tenant);
@@ -297,6 +319,12 @@ class PgStore final : public Store {
   // One transaction for the batch, rolled back when a write fails.
   Status RunBatch(const std::vector<WriteFn*>& batch) {
     MERIDIAN_RETURN_IF_ERROR(write_->Exec("BEGIN"));
+    if (const int64_t epoch = fence_; epoch != 0) {
+      if (Status st = CheckPgFence(*write_, epoch); !st.ok()) {
+        (void)write_->Exec("ROLLBACK");
+        return st;
+      }
+    }
     for (WriteFn* fn : batch) {
       Status st = (*fn)(*write_);
       if (!st.ok()) {
@@ -313,6 +341,7 @@ class PgStore final : public Store {
   std::unique_ptr<PgConn> write_;
   std::unique_ptr<GroupCommit<PgConn>> writes_;  // after write_: stopped before it closes
   ReaderPool<PgConn> readers_;
+  std::atomic<int64_t> fence_{0};  // FenceWrites: the epoch every write checks (0: none)
 };
 
 Result<std::vector<NodeRow>> PgStore::Nodes() {

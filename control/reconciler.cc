@@ -102,9 +102,32 @@ std::string Reconciler::CheckpointDir(const std::string& id) const {
 }
 
 Status Reconciler::Start() {
+  Forget();
   MERIDIAN_RETURN_IF_ERROR(Recover());
   thread_ = std::thread([this] { Loop(); });
   return Status::Ok();
+}
+
+void Reconciler::Forget() {
+  std::lock_guard<std::mutex> l(mu_);
+  active_.clear();
+  by_seq_.clear();
+  changed_.clear();
+  done_.clear();
+  queue_generation_ = 0;
+  fleet_.reset();
+  tenant_ids_.clear();
+  resync_.clear();
+  calls_.clear();
+  {
+    std::lock_guard<std::mutex> e(explain_mu_);
+    waiting_.clear();
+    layouts_.clear();
+  }
+  std::lock_guard<std::mutex> i(inbox_mu_);
+  cancels_.clear();
+  wake_ = false;
+  stop_ = false;
 }
 
 void Reconciler::Stop() {
@@ -152,10 +175,7 @@ Status Reconciler::Recover() {
   auto rows = store_->ActiveJobs();
   if (!rows.ok()) return rows.status();
   std::vector<JobUpdate> out;
-  for (JobRow& row : *rows) {
-    max_seq_ = std::max(max_seq_, row.seq);
-    RecoverRow(std::move(row), "after a daemon restart", now, &out);
-  }
+  for (JobRow& row : *rows) RecoverRow(std::move(row), "after a daemon restart", now, &out);
   Status st = Flush(&out);
   EraseDone();
   Status calls = CallBackend(l);  // the stops the adopted attempts still need
@@ -270,23 +290,31 @@ Status Reconciler::Resync(UnixSeconds now, std::vector<JobUpdate>* out) {
 }
 
 Status Reconciler::LoadNewJobs() {
-  for (;;) {
-    ListFilter f;
-    f.after_seq = max_seq_;
-    f.limit = 5000;
-    auto rows = store_->ListJobs(f);
-    if (!rows.ok()) return rows.status();
-    for (JobRow& row : *rows) {
-      max_seq_ = std::max(max_seq_, row.seq);
-      if (IsTerminal(row.state) || active_.count(row.id)) continue;
-      auto a = std::make_unique<Active>();
-      auto spec = SpecFromJson(row.spec_json, row.id);
-      if (spec.ok()) a->spec = std::make_shared<const JobSpec>(std::move(spec).value());
-      a->row = std::move(row);
-      AddActive(std::move(a));
+  auto marks = store_->ActiveMarks();
+  if (!marks.ok()) return marks.status();
+  for (const Store::ActiveMark& m : *marks) {
+    if (auto known = by_seq_.find(m.seq); known != by_seq_.end()) {
+      // A cancel written through any replica's API (HandleCancels acts on it).
+      if (m.cancel_requested) known->second->row.cancel_requested = true;
+      continue;
     }
-    if (rows->size() < static_cast<size_t>(f.limit)) return Status::Ok();
+    // A job past queued that this view does not hold: read again and adopted
+    // as on taking the lead.
+    if (m.state != JobState::kQueued) {
+      resync_.insert(m.id);
+      continue;
+    }
+    auto row = store_->GetJob(m.id);
+    if (!row.ok() && row.status().code() == StatusCode::kNotFound) continue;
+    if (!row.ok()) return row.status();
+    if (IsTerminal(row->state)) continue;  // ended (cancelled) since the marks were read
+    auto a = std::make_unique<Active>();
+    auto spec = SpecFromJson(row->spec_json, row->id);
+    if (spec.ok()) a->spec = std::make_shared<const JobSpec>(std::move(spec).value());
+    a->row = std::move(row).value();
+    AddActive(std::move(a));
   }
+  return Status::Ok();
 }
 
 void Reconciler::Transition(Active& a, JobState to, const std::string& message,

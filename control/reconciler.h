@@ -1,6 +1,8 @@
 // Reconciler: the daemon's loop that turns stored jobs into running processes.
 // Each cycle it
-//   1. picks up new jobs and cancel requests,
+//   1. picks up new jobs and cancel requests: it finds them in the store by
+//      state (queued, cancel_requested), so those written through any
+//      replica's API count, whatever order their transactions committed in,
 //   2. refreshes the fleet (the backend's own nodes plus nodes registered
 //      through the API; registered nodes without a heartbeat for
 //      node_timeout_s go down) and rebuilds the scheduler when it changed,
@@ -26,7 +28,11 @@
 // with backoff until the backend takes it; one the backend refuses for good
 // (it does not know the attempt) ends the attempt as lost.
 //
-// After a restart, Start() re-adopts the attempts that were running
+// Only the leader among the daemons serving one database runs the loop
+// (control/leadership.h); it may be started and stopped many times, each
+// Start forgetting what the last run held and recovering from the store.
+//
+// After a restart, or on taking the lead, Start() re-adopts the attempts that were running
 // (Backend::Adopt with the stored handle), rebuilds the ledger from their
 // stored allocations, adopts attempts that were launched but whose handle was
 // not committed (Backend::FindLaunched, by the attempt's name) and requeues
@@ -104,6 +110,9 @@ struct ReconcilerOptions {
   // against.
   bool keep_waits = true;
   RetentionOptions retention;              // what is deleted, and when (control/retention.h)
+  // Whether this daemon's lease surely still holds (Leadership::LeaseHeld),
+  // asked before each backend call; null: always (alone on its database).
+  std::function<bool()> lease_held;
 };
 
 // Why a queued job is still queued: the last cycle's decision for it, kept so
@@ -139,8 +148,10 @@ class Reconciler {
   Reconciler(Store* store, Backend* backend, Metrics* metrics, ReconcilerOptions options);
   ~Reconciler();
 
-  // Recovers from the store (see the class comment), then starts the loop.
+  // Forgets what an earlier run held, recovers from the store (see the class
+  // comment), then starts the loop.
   Status Start();
+  // Stops the loop (and its writes); Start may follow.
   void Stop();
   // Wakes the loop now (a submission, a cancel, a node change).
   void Notify();
@@ -168,6 +179,8 @@ class Reconciler {
 
  private:
   void Loop();
+  // Drops the state below, as a new Reconciler has it.
+  void Forget();
   UnixSeconds Now() const;
   Status LoadNewJobs();
   // `offered`: the backend's Nodes(), asked before the cycle took mu_.
@@ -252,7 +265,6 @@ class Reconciler {
   std::unique_ptr<FleetState> fleet_;
   uint64_t fleet_generations_ = 0;
   std::map<std::string, uint32_t> tenant_ids_;
-  int64_t max_seq_ = 0;
   std::set<std::string> resync_;  // jobs to read again from the store (Flush)
   std::vector<BackendCall> calls_;  // decided, not yet made (CallBackend)
 

@@ -135,8 +135,20 @@ Status Reconciler::CallBackend(std::unique_lock<std::mutex>& l) {
       c.skipped = c.kind == PendingCall::kLaunch && resync_.count(c.job_id) > 0;
     }
     l.unlock();
-    for (BackendCall& c : calls) Make(backend_, &c);
+    for (BackendCall& c : calls) {
+      // Asked before each call: a leader paused, or cut off from the
+      // database, past its lease makes no launch or stop, as another replica
+      // may lead by now and have made it already.
+      if (!c.skipped && options_.lease_held && !options_.lease_held()) {
+        c.skipped = true;
+        c.stopped = Status::Internal("not sent: this replica's lease may have lapsed");
+      }
+      Make(backend_, &c);
+    }
     l.lock();
+    for (const BackendCall& c : calls) {
+      if (c.skipped && !c.job_id.empty()) resync_.insert(c.job_id);  // read again first
+    }
     const UnixSeconds now = Now();  // a call may have taken long
     std::vector<JobUpdate> out;
     for (const BackendCall& c : calls) ApplyCall(c, now, &out);

@@ -44,7 +44,9 @@ struct Reconciler::BackendCall {
   std::string handle;       // kStop: the attempt to stop
   int64_t grace_s = 0;      // kStop
   std::string on_stopped;   // kStop: the note a first try that succeeds adds
-  bool skipped = false;     // kLaunch: the store did not take "scheduled"; not made
+  // Not made: a launch whose "scheduled" the store did not take, or any
+  // call once the lease may have lapsed (ReconcilerOptions::lease_held).
+  bool skipped = false;
   // The backend's answers.
   Result<std::string> launched = Status::Internal("not made");
   Status stopped;

@@ -403,6 +403,17 @@ class SqliteStore final : public Store {
     return ReadUtilization(*lease, job_id, limit);
   }
 
+  Result<std::vector<ActiveMark>> ActiveMarks() override {
+    auto lease = Lease();
+    return SelectActiveMarks(*lease);
+  }
+
+  // A SQLite file is served by one daemon: it always holds the lease, at
+  // epoch 1, and has no other writer to fence off.
+  Result<int64_t> TakeLease(const std::string&, int64_t) override { return 1; }
+  Result<bool> RenewLease(const std::string&, int64_t epoch, int64_t) override { return epoch == 1; }
+  void FenceWrites(int64_t) override {}
+
   Result<std::vector<JobTotal>> JobTotals(const std::string& tenant) override {
     auto lease = Lease();
     return SelectJobTotals(*lease, tenant);

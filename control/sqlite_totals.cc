@@ -37,4 +37,20 @@ Result<int64_t> CountPreemptions(Db& db, const std::string& tenant) {
   return n;
 }
 
+Result<std::vector<Store::ActiveMark>> SelectActiveMarks(Db& db) {
+  auto s = db.Prepare(
+      "SELECT seq, id, state, cancel_requested FROM jobs "
+      "WHERE state NOT IN ('succeeded','failed','cancelled') ORDER BY seq");
+  if (!s.ok()) return s.status();
+  std::vector<Store::ActiveMark> out;
+  for (;;) {
+    auto r = (*s)->Step();
+    if (!r.ok()) return r.status();
+    if (!*r) return out;
+    auto state = ParseStoredJobState((*s)->Text(2), (*s)->Text(1));
+    if (!state.ok()) return state.status();
+    out.push_back({(*s)->Int(0), (*s)->Text(1), *state, (*s)->Int(3) != 0});
+  }
+}
+
 }  // namespace meridian::control

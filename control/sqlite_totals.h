@@ -1,6 +1,7 @@
 // The dashboard's totals as SQL aggregates, for SqliteStore (store.h,
 // JobTotals and Preemptions): the Overview counts and sums every visible job
-// without loading one. Internal to control/.
+// without loading one; and the reconcile loop's marks of the active jobs
+// (ActiveMarks), read without their specs. Internal to control/.
 #pragma once
 
 #include <string>
@@ -13,5 +14,6 @@ namespace meridian::control {
 
 Result<std::vector<Store::JobTotal>> SelectJobTotals(Db& db, const std::string& tenant);
 Result<int64_t> CountPreemptions(Db& db, const std::string& tenant);
+Result<std::vector<Store::ActiveMark>> SelectActiveMarks(Db& db);
 
 }  // namespace meridian::control

@@ -11,9 +11,11 @@
 // PostgreSQL (OpenPostgresStore) keeps the same tables, with job numbers
 // from a sequence, and applies its schema as numbered migrations at open
 // (docs/control-plane.md, "PostgreSQL"); OpenStore picks by the --db value.
-// Several processes may share one PostgreSQL database (ids never collide),
-// but only one daemon may serve it: there is no leader election yet, so two
-// would each run the reconcile loop.
+// Any number of daemons may serve one PostgreSQL database (replicas,
+// docs/control-plane.md, "Replicas"): ids never collide, every replica
+// answers the API through its own store, and the lease below elects the one
+// that runs the reconcile loop. A SQLite file is served by one daemon, which
+// always leads.
 //
 // Every job state change goes through Apply with a JobUpdate that names the
 // expected current state; the store writes the new state and its event row in
@@ -242,6 +244,33 @@ class Store {
   // Deletes at most `limit` idempotency keys made at or before `expired_at`
   // (Submit already ignores them); returns how many went.
   virtual Result<int64_t> DeleteExpiredKeys(UnixSeconds expired_at, int limit) = 0;
+
+  // What the leader compares with its view each cycle to find the jobs and
+  // cancels any replica wrote: every non-terminal job's seq, id, state and
+  // cancel flag, by seq.
+  struct ActiveMark {
+    int64_t seq = 0;
+    std::string id;
+    JobState state = JobState::kQueued;
+    bool cancel_requested = false;
+  };
+  virtual Result<std::vector<ActiveMark>> ActiveMarks() = 0;
+
+  // Leadership among the daemons serving one database (docs/control-plane.md,
+  // "Replicas"): one lease row, timed by the database's clock, whose epoch
+  // grows by one at every change of holder.
+  //
+  // Takes the lease for `holder` for `lease_ms` when no one holds it or its
+  // holder let it expire: the new epoch, or 0 when another holds it.
+  virtual Result<int64_t> TakeLease(const std::string& holder, int64_t lease_ms) = 0;
+  // Extends the lease `holder` took at `epoch` by `lease_ms` from now; false
+  // when the lease has another epoch (it expired and was taken).
+  virtual Result<bool> RenewLease(const std::string& holder, int64_t epoch, int64_t lease_ms) = 0;
+  // Fencing: from now on every write first checks, in its own transaction and
+  // holding the lease row against a takeover until it commits, that `epoch`
+  // is still the lease's, and fails writing nothing when it is not, so a
+  // deposed leader cannot write. 0 stops the checks (a follower's writes).
+  virtual void FenceWrites(int64_t epoch) = 0;
 
   // Appends utilization rows and keeps the newest `keep_per_job` of each job.
   virtual Status AppendUtilization(const std::vector<UtilizationRow>& rows, int keep_per_job) = 0;

@@ -81,6 +81,9 @@ class DaemonProcess {
   // The database the daemon and `token create` use: by default a SQLite file
   // in `dir`; UseDb gives another (a PostgreSQL URI), before Start.
   void UseDb(std::string db) { db_ = std::move(db); }
+  // The state directory (--state-dir), shared by replicas on one database;
+  // by default one in `dir`.
+  void UseStateDir(std::string dir) { state_dir_ = std::move(dir); }
   std::string db() const { return db_.empty() ? dir_ + "/meridian.db" : db_; }
   int port() const { return port_; }
 
@@ -105,7 +108,7 @@ class DaemonProcess {
       std::string cfg = dir_ + "/serve.yaml";
       std::string dbp = db();
       // PostgreSQL names no place for the state: the directory's, as SQLite's default.
-      std::string state = dir_ + "/meridian.db.state";
+      std::string state = state_dir_.empty() ? dir_ + "/meridian.db.state" : state_dir_;
       if (dbp.rfind("postgresql://", 0) == 0) {
         execl(MERIDIAN_BINARY, MERIDIAN_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
               dbp.c_str(), "--config", cfg.c_str(), "--state-dir", state.c_str(),
@@ -136,6 +139,12 @@ class DaemonProcess {
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
     FAIL() << "meridian serve did not answer /healthz; log:\n" << Log();
+  }
+
+  bool running() const { return pid_ > 0; }
+  // Sends `sig` without waiting for the daemon to end (SIGSTOP, SIGCONT).
+  void Signal(int sig) {
+    if (pid_ > 0) kill(pid_, sig);
   }
 
   void Kill(int sig) {
@@ -175,7 +184,7 @@ class DaemonProcess {
   }
 
  private:
-  std::string dir_, db_;
+  std::string dir_, db_, state_dir_;
   int port_ = 0;
   pid_t pid_ = -1;
 };

@@ -1,0 +1,487 @@
+// Failover: three replicas of the real daemon (`meridian serve`, local
+// backend) on loopback serve one real PostgreSQL (control/test_postgres.h)
+// and share one state directory. kJobs CPU jobs are submitted round-robin
+// with idempotency keys, a client whose replica does not answer trying the
+// next with the same key, while the leader is killed with SIGKILL twice and
+// restarted (as a follower). Each time another replica leads within 10 s;
+// afterwards there are kJobs distinct jobs, one per key, each run to success
+// exactly once (its attempt adopted by the new leader, never started again).
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "control/job_state.h"
+#include "control/test_daemon.h"
+#include "control/test_postgres.h"
+
+namespace meridian::control {
+namespace {
+
+using nlohmann::json;
+using testing::Auth;
+using testing::DaemonProcess;
+
+constexpr int kReplicas = 3;
+constexpr int kJobs = 300;
+constexpr int kKills = 2;
+constexpr int kClients = 3;
+constexpr int kPaceMs = 100;  // between one client's submissions: 300 jobs take about 10 s
+constexpr double kTakeoverLimitS = 10.0;
+
+// Job `i`: every tenth sleeps 12 s, longer than a takeover, so it runs
+// across a kill and the new leader re-adopts it; the rest 0.1 s.
+// Each run appends "start" and then "done" to runs/<job id>.
+std::string Body(const std::string& runs, int i) {
+  const std::string sleep = i % 10 == 0 ? "12" : "0.1";
+  const std::string script = "echo start >> " + runs + "/$MERIDIAN_JOB_ID; sleep " + sleep +
+                             "; echo done >> " + runs + "/$MERIDIAN_JOB_ID";
+  return json{{"name", "f" + std::to_string(i)},
+              {"kind", "data-science"},
+              {"resources", {{"gpus", 0}, {"vcpus", 1}, {"ram_gib", 0.25}}},
+              {"command", {"/bin/sh", "-c", script}}}
+      .dump();
+}
+
+// The role a replica's /healthz gives ("" when it does not answer).
+std::string Role(int port) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_connection_timeout(0, 300000);
+  c.set_read_timeout(1, 0);
+  auto r = c.Get("/healthz");
+  if (!r || r->status != 200) return "";
+  return json::parse(r->body).value("role", "");
+}
+
+class Replicas {
+ public:
+  Replicas(const std::string& db, const std::string& state, const std::string& root) {
+    for (int i = 0; i < kReplicas; ++i) {
+      const std::string dir = root + "/replica" + std::to_string(i);
+      std::filesystem::create_directories(dir);
+      // The default lease (5 s): the 10 s takeover is the default's.
+      daemons_.push_back(std::make_unique<DaemonProcess>(
+          dir, "region: gcp:us-central1\nreconcile_interval_ms: 50\n"
+               "node: {name: failover, vcpus: 64, ram_gib: 64}\n"));
+      daemons_.back()->UseDb(db);
+      daemons_.back()->UseStateDir(state);
+    }
+  }
+  DaemonProcess& operator[](int i) { return *daemons_[i]; }
+
+  void StartAll() {
+    for (auto& d : daemons_) d->Start();
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto& d : daemons_) ports_.push_back(d->port());
+  }
+  int Port(int i) {
+    std::lock_guard<std::mutex> l(mu_);
+    return ports_[i];
+  }
+  void Restart(int i) {
+    daemons_[i]->Start();
+    std::lock_guard<std::mutex> l(mu_);
+    ports_[i] = daemons_[i]->port();
+  }
+  // The replicas whose /healthz says leader.
+  std::vector<int> Leaders() {
+    std::vector<int> out;
+    for (int i = 0; i < kReplicas; ++i) {
+      if (daemons_[i]->running() && Role(Port(i)) == "leader") out.push_back(i);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::unique_ptr<DaemonProcess>> daemons_;
+  std::mutex mu_;
+  std::vector<int> ports_;
+};
+
+struct Acked {
+  std::mutex mu;
+  std::map<std::string, std::string> ids;  // key -> job id
+  int retried = 0;                          // tries that went to another replica
+};
+
+// Submits job `i` to replica i % kReplicas first; while a replica does not
+// answer (or answers 5xx, killed mid-request), the next one, same key.
+void SubmitOne(Replicas& replicas, const std::string& token, const std::string& runs, int i,
+               Acked* acked) {
+  const std::string key = "f" + std::to_string(i);
+  for (int attempt = 0; attempt < 300; ++attempt) {
+    httplib::Client c("127.0.0.1", replicas.Port((i + attempt) % kReplicas));
+    c.set_connection_timeout(1, 0);
+    c.set_read_timeout(10, 0);
+    httplib::Headers h = Auth(token);
+    h.emplace("Idempotency-Key", key);
+    auto r = c.Post("/v1/jobs", h, Body(runs, i), "application/json");
+    if (r && (r->status == 201 || r->status == 200)) {
+      const std::string id = json::parse(r->body)["id"];
+      std::lock_guard<std::mutex> l(acked->mu);
+      auto [it, fresh] = acked->ids.emplace(key, id);
+      EXPECT_EQ(it->second, id) << key << ": acknowledged under two ids";
+      acked->retried += attempt > 0;
+      return;
+    }
+    if (r && r->status < 500) {
+      ADD_FAILURE() << key << ": " << r->status << " " << r->body;
+      return;
+    }
+    if (attempt % kReplicas == kReplicas - 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ADD_FAILURE() << key << ": no replica took it";
+}
+
+// Every job's row, through one replica's API pages.
+std::vector<json> AllJobs(int port, const std::string& token) {
+  httplib::Client http("127.0.0.1", port);
+  http.set_read_timeout(10, 0);
+  std::vector<json> out;
+  std::string page;
+  for (int guard = 0; guard < 100; ++guard) {
+    auto r = http.Get(("/v1/jobs?limit=1000" + (page.empty() ? "" : "&page_token=" + page)).c_str(),
+                      Auth(token));
+    if (!r || r->status != 200) return {};
+    json j = json::parse(r->body);
+    for (auto& job : j["jobs"]) out.push_back(job);
+    if (j["next_page_token"].is_null()) break;
+    page = j["next_page_token"];
+  }
+  return out;
+}
+
+// True when a live replica lists a running job.
+bool SomeJobRuns(Replicas& replicas, const std::string& token) {
+  for (int i = 0; i < kReplicas; ++i) {
+    if (!replicas[i].running()) continue;
+    httplib::Client c("127.0.0.1", replicas.Port(i));
+    c.set_read_timeout(5, 0);
+    auto r = c.Get("/v1/jobs?state=running&limit=1", Auth(token));
+    if (r && r->status == 200) return !json::parse(r->body)["jobs"].empty();
+  }
+  return false;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Kills the leader with SIGKILL and waits for another replica to lead:
+// the seconds that took (a failure past kTakeoverLimitS), and restarts the
+// killed one.
+void KillTheLeader(Replicas& replicas, int round) {
+  std::vector<int> leaders;
+  for (int i = 0; i < 100 && leaders.size() != 1; ++i) {
+    leaders = replicas.Leaders();
+    if (leaders.size() != 1) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(leaders.size(), 1u) << "round " << round << ": exactly one leader";
+  const int old = leaders[0];
+  replicas[old].Kill(SIGKILL);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    leaders = replicas.Leaders();
+    if (!leaders.empty() || SecondsSince(t0) > 3 * kTakeoverLimitS) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const double took = SecondsSince(t0);
+  std::cerr << "round " << round << ": replica " << old << " killed; replica "
+            << (leaders.empty() ? -1 : leaders[0]) << " led after " << took << " s\n";
+  ASSERT_EQ(leaders.size(), 1u) << "round " << round << ": no new leader";
+  EXPECT_NE(leaders[0], old);
+  EXPECT_LT(took, kTakeoverLimitS) << "round " << round;
+  replicas.Restart(old);
+  EXPECT_EQ(Role(replicas.Port(old)), "follower") << "a restarted replica follows the leader";
+}
+
+TEST(ServeFailover, LeaderKilledTwiceEveryJobRunsOnceAndANewLeaderWithinTenSeconds) {
+  const auto t_start = std::chrono::steady_clock::now();
+  auto db = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const std::string root = testing::MakeTempDir("failover");
+  const std::string state = root + "/state";
+  ASSERT_TRUE(std::filesystem::create_directories(state));
+  chmod(state.c_str(), 0711);
+  // The jobs' own record, writable by the tenant's uid when the daemon runs
+  // as root (jobs then run as a uid of their tenant).
+  const std::string runs = root + "/runs";
+  ASSERT_TRUE(std::filesystem::create_directories(runs));
+  ASSERT_EQ(chmod(runs.c_str(), 01777), 0);
+
+  Replicas replicas(*db, state, root);
+  replicas.StartAll();
+  EXPECT_EQ(replicas.Leaders().size(), 1u) << "one leader among " << kReplicas;
+  const std::string token = replicas[0].Token("alice");
+
+  // Clients take job numbers in order, each a submission every kPaceMs, so
+  // submissions flow through both kills; a kill comes once a third (then two
+  // thirds) of the jobs were handed out and some job runs, so the new leader
+  // has attempts to adopt.
+  Acked acked;
+  std::atomic<int> next{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < kClients; ++t) {
+    clients.emplace_back([&] {
+      for (int i = next++; i < kJobs; i = next++) {
+        SubmitOne(replicas, token, runs, i, &acked);
+        std::this_thread::sleep_for(std::chrono::milliseconds(kPaceMs));
+      }
+    });
+  }
+  for (int round = 1; round <= kKills; ++round) {
+    while (next < kJobs * round / (kKills + 1) || !SomeJobRuns(replicas, token)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    KillTheLeader(replicas, round);
+  }
+  for (auto& c : clients) c.join();
+  ASSERT_EQ(acked.ids.size(), static_cast<size_t>(kJobs));
+  std::cerr << "submitted " << kJobs << " (" << acked.retried << " retried on another replica) in "
+            << SecondsSince(t_start) << " s\n";
+
+  // Every job ends, as any replica shows.
+  std::vector<json> jobs;
+  for (int waited = 0; waited < 1200; ++waited) {
+    jobs = AllJobs(replicas.Port(waited % kReplicas), token);
+    const bool ended = std::all_of(jobs.begin(), jobs.end(), [](const json& j) {
+      return IsTerminal(ParseJobState(j["state"].get<std::string>()).value());
+    });
+    if (ended && jobs.size() >= static_cast<size_t>(kJobs)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  std::cerr << "all ended " << SecondsSince(t_start) << " s after the start\n";
+  // kJobs distinct jobs, one per key, each succeeded after exactly one run.
+  std::map<std::string, int> names;
+  std::map<std::string, std::string> state_of;
+  for (const json& j : jobs) {
+    names[j["name"]]++;
+    state_of[j["id"]] = j["state"];
+  }
+  EXPECT_EQ(jobs.size(), static_cast<size_t>(kJobs));
+  EXPECT_EQ(state_of.size(), static_cast<size_t>(kJobs)) << "distinct ids";
+  std::set<std::string> ids;
+  for (const auto& [key, id] : acked.ids) {
+    ids.insert(id);
+    EXPECT_EQ(names[key], 1) << key;
+    EXPECT_EQ(state_of[id], "succeeded") << key << " " << id;
+    std::ifstream f(runs + "/" + id);
+    std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(all, "start\ndone\n") << key << " " << id << ": ran once";
+  }
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kJobs)) << "one job per key";
+  // The kills came while long jobs ran: a new leader re-adopted some.
+  int adopted = 0;
+  httplib::Client http("127.0.0.1", replicas.Port(0));
+  for (int i = 0; i < kJobs; i += 10) {
+    auto r = http.Get(("/v1/jobs/" + acked.ids["f" + std::to_string(i)] + "/events").c_str(),
+                      Auth(token));
+    adopted += r && r->body.find("re-adopted") != std::string::npos;
+  }
+  std::cerr << adopted << " of the long jobs adopted by a new leader\n";
+  EXPECT_GT(adopted, 0);
+  EXPECT_EQ(replicas.Leaders().size(), 1u) << "one leader at the end";
+  for (int i = 0; i < kReplicas; ++i) replicas[i].Kill(SIGTERM);
+  if (HasFailure()) {
+    std::cerr << "kept for a look: " << root << "\n";
+    return;
+  }
+  std::filesystem::remove_all(root);
+}
+
+// Waits until every job in `ids` ended; false after `limit_s`.
+bool AllEnded(int port, const std::string& token, size_t count, double limit_s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (SecondsSince(t0) < limit_s) {
+    std::vector<json> jobs = AllJobs(port, token);
+    const bool ended = std::all_of(jobs.begin(), jobs.end(), [](const json& j) {
+      return IsTerminal(ParseJobState(j["state"].get<std::string>()).value());
+    });
+    if (ended && jobs.size() >= count) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return false;
+}
+
+// A leader paused (SIGSTOP) past its lease, between launches, is deposed:
+// another replica leads, and when the old one resumes, still believing it
+// leads, its fenced writes fail and its next renewal finds the lease taken,
+// so it follows. Every job, submitted before, during and after, runs once.
+TEST(ServeFailover, ALeaderPausedPastItsLeaseResumesAsAFollower) {
+  auto db = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const std::string root = testing::MakeTempDir("paused");
+  const std::string state = root + "/state", runs = root + "/runs";
+  ASSERT_TRUE(std::filesystem::create_directories(state));
+  ASSERT_TRUE(std::filesystem::create_directories(runs));
+  chmod(state.c_str(), 0711);
+  ASSERT_EQ(chmod(runs.c_str(), 01777), 0);
+  Replicas replicas(*db, state, root);
+  replicas.StartAll();
+  const std::string token = replicas[0].Token("alice");
+  const std::vector<int> leaders = replicas.Leaders();
+  ASSERT_EQ(leaders.size(), 1u);
+  const int old = leaders[0];
+  Acked acked;
+  // Job numbers not a multiple of ten: the 0.1 s ones.
+  auto submit = [&](int from, int to) {
+    for (int i = from; i < to; ++i) {
+      if (i % 10 != 0) SubmitOne(replicas, token, runs, i, &acked);
+    }
+  };
+  submit(1, 10);
+  // Paused between launches: a leader paused inside a local launch can still
+  // start its attempt on resuming (docs/control-plane.md, "Replicas").
+  ASSERT_TRUE(AllEnded(replicas.Port(old), token, 9, 60));
+  replicas[old].Signal(SIGSTOP);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<int> now;
+  while (SecondsSince(t0) < 3 * kTakeoverLimitS) {
+    now.clear();
+    for (int i = 0; i < kReplicas; ++i) {
+      if (i != old && Role(replicas.Port(i)) == "leader") now.push_back(i);
+    }
+    if (!now.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(now.size(), 1u) << "no replica took over from the paused leader";
+  EXPECT_LT(SecondsSince(t0), kTakeoverLimitS);
+  submit(11, 20);  // the paused replica's turns go to the next one
+  replicas[old].Signal(SIGCONT);
+  // Its next renewal, within a third of the lease (1.7 s), finds the lease taken.
+  std::string role;
+  const auto t1 = std::chrono::steady_clock::now();
+  while (SecondsSince(t1) < 5) {
+    role = Role(replicas.Port(old));
+    if (role == "follower") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(role, "follower");
+  EXPECT_LT(SecondsSince(t1), 3.0);
+  EXPECT_NE(replicas[old].Log().find("no longer leading"), std::string::npos);
+  EXPECT_EQ(replicas.Leaders(), now);
+  submit(21, 30);
+  ASSERT_EQ(acked.ids.size(), 27u);  // 1-9, 11-19, 21-29
+  ASSERT_TRUE(AllEnded(replicas.Port(now[0]), token, 27, 120));
+  for (const auto& [key, id] : acked.ids) {
+    std::ifstream f(runs + "/" + id);
+    std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(all, "start\ndone\n") << key << " " << id << ": ran once";
+  }
+  for (int i = 0; i < kReplicas; ++i) replicas[i].Kill(SIGTERM);
+  if (HasFailure()) {
+    std::cerr << "kept for a look: " << root << "\n";
+    return;
+  }
+  std::filesystem::remove_all(root);
+}
+
+// The state of job `id` as replica `port` shows it ("" when it does not answer).
+std::string StateOf(int port, const std::string& token, const std::string& id) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(5, 0);
+  auto r = c.Get(("/v1/jobs/" + id).c_str(), Auth(token));
+  return r && r->status == 200 ? json::parse(r->body).value("state", "") : "";
+}
+
+// Waits up to `limit_s` for job `id` to reach `state`; the seconds it took,
+// or a negative number when it did not.
+double WaitForState(int port, const std::string& token, const std::string& id,
+                    const std::string& state, double limit_s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (SecondsSince(t0) < limit_s) {
+    if (StateOf(port, token, id) == state) return SecondsSince(t0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return -1;
+}
+
+// A cancel and a drain written through a follower reach the leader through
+// the store: the running job is stopped well before its 12 s end, and a job
+// submitted after the drain is not placed on the drained node.
+TEST(ServeFailover, ACancelAndADrainThroughAFollowerReachTheLeader) {
+  auto db = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const std::string root = testing::MakeTempDir("follower");
+  const std::string state = root + "/state", runs = root + "/runs";
+  ASSERT_TRUE(std::filesystem::create_directories(state));
+  ASSERT_TRUE(std::filesystem::create_directories(runs));
+  chmod(state.c_str(), 0711);
+  ASSERT_EQ(chmod(runs.c_str(), 01777), 0);
+  Replicas replicas(*db, state, root);
+  replicas.StartAll();
+  const std::string token = replicas[0].Token("alice");
+  const std::string admin = replicas[0].Token("ops", /*admin=*/true);
+  const std::vector<int> leaders = replicas.Leaders();
+  ASSERT_EQ(leaders.size(), 1u);
+  const int port = replicas.Port((leaders[0] + 1) % kReplicas);  // a follower's
+  ASSERT_EQ(Role(port), "follower");
+  httplib::Client follower("127.0.0.1", port);
+  follower.set_read_timeout(10, 0);
+
+  // Job 0 sleeps 12 s (Body).
+  auto r = follower.Post("/v1/jobs", Auth(token), Body(runs, 0), "application/json");
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+  const std::string id = json::parse(r->body)["id"];
+  ASSERT_GE(WaitForState(port, token, id, "running", 30), 0) << "the leader ran it";
+  auto c = follower.Post(("/v1/jobs/" + id + "/cancel").c_str(), Auth(token), "", "application/json");
+  ASSERT_TRUE(c && c->status == 200) << (c ? c->body : "no answer");
+  const double took = WaitForState(port, token, id, "cancelled", 10);
+  EXPECT_GE(took, 0) << "the leader never acted on the follower's cancel";
+  EXPECT_LT(took, 5.0) << "stopped with SIGTERM, well before its 12 s end";
+
+  auto d = follower.Post("/v1/nodes/failover/drain", Auth(admin), "", "application/json");
+  ASSERT_TRUE(d && d->status == 200) << (d ? d->body : "no answer");
+  r = follower.Post("/v1/jobs", Auth(token), Body(runs, 1), "application/json");
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+  const std::string after = json::parse(r->body)["id"];
+  // Twenty of the leader's 50 ms cycles and more: a job the leader could
+  // place would be running by then (job 0 took well under this).
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(StateOf(port, token, after), "queued") << "placed on the drained node";
+  for (int i = 0; i < kReplicas; ++i) replicas[i].Kill(SIGTERM);
+  if (!HasFailure()) std::filesystem::remove_all(root);
+}
+
+// A leader stopped cleanly (SIGTERM) hands its lease back on the way out:
+// a follower leads at its next try, a third of the 5 s lease later, not
+// after the lease would have run out.
+TEST(ServeFailover, ALeaderStoppedCleanlyHandsTheLeaseOver) {
+  auto db = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const std::string root = testing::MakeTempDir("handover");
+  const std::string state = root + "/state";
+  ASSERT_TRUE(std::filesystem::create_directories(state));
+  chmod(state.c_str(), 0711);
+  Replicas replicas(*db, state, root);
+  replicas.StartAll();
+  const std::vector<int> leaders = replicas.Leaders();
+  ASSERT_EQ(leaders.size(), 1u);
+  replicas[leaders[0]].Kill(SIGTERM);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<int> now;
+  while (now.empty() && SecondsSince(t0) < 10) {
+    now = replicas.Leaders();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const double took = SecondsSince(t0);
+  ASSERT_EQ(now.size(), 1u);
+  // At most one follower period (5000 / 3 ms = 1.67 s) and the new leader's
+  // recovery; a lease left to run out would take up to 5 s more.
+  EXPECT_LT(took, 3.0);
+  for (int i = 0; i < kReplicas; ++i) replicas[i].Kill(SIGTERM);
+  if (!HasFailure()) std::filesystem::remove_all(root);
+}
+
+}  // namespace
+}  // namespace meridian::control

@@ -1,0 +1,163 @@
+// The leader's lease and fence (store.h, TakeLease, RenewLease, FenceWrites)
+// on a real PostgreSQL: of two stores on one database only one holds the
+// lease until it lapses; a deposed leader's fenced writes change nothing; a
+// follower's unfenced writes go through. The marks the reconcile loop reads
+// (ActiveMarks) on both stores. On SQLite the one daemon always leads.
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "control/store.h"
+#include "control/store_test_kinds.h"
+#include "control/test_postgres.h"
+
+namespace meridian::control {
+namespace {
+
+std::unique_ptr<Store> OpenOn(const std::string& db) {
+  SqliteOptions o;
+  o.path = db;
+  auto s = OpenStore(o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+NewJob Job(const std::string& name) {
+  NewJob j;
+  j.tenant = "t";
+  j.name = name;
+  j.kind = "training";
+  j.priority = "normal";
+  j.spec_json = "{}";
+  j.submitted_at = 1796000000;
+  return j;
+}
+
+void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+class LeaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = testing::TestPostgres::NewDatabase();
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    a_ = OpenOn(*db);
+    b_ = OpenOn(*db);
+    ASSERT_TRUE(a_ && b_);
+  }
+  std::unique_ptr<Store> a_, b_;
+};
+
+TEST_F(LeaseTest, OneHolderAtATimeAndTheEpochGrowsAtEachTakeover) {
+  // A fresh database's lease was never held (epoch 0): the first taker gets 1.
+  auto first = a_->TakeLease("a", 400);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(*first, 1);
+  EXPECT_EQ(*b_->TakeLease("b", 400), 0) << "held by a for 400 ms";
+  EXPECT_TRUE(*a_->RenewLease("a", 1, 400));
+  EXPECT_FALSE(*b_->RenewLease("b", 1, 400)) << "b does not hold it";
+  SleepMs(600);  // a renewed nothing since: lapsed 200 ms ago
+  EXPECT_EQ(*b_->TakeLease("b", 400), 2);
+  EXPECT_FALSE(*a_->RenewLease("a", 1, 400)) << "a's epoch 1 is over";
+  EXPECT_EQ(*a_->TakeLease("a", 400), 0) << "b holds epoch 2";
+}
+
+TEST_F(LeaseTest, RenewingForNoTimeHandsTheLeaseOver) {
+  ASSERT_EQ(*a_->TakeLease("a", 60000), 1);
+  EXPECT_TRUE(*a_->RenewLease("a", 1, 0));  // what a daemon does on a clean stop
+  SleepMs(5);  // expiry is "before now" in whole milliseconds
+  EXPECT_EQ(*b_->TakeLease("b", 60000), 2);
+}
+
+TEST_F(LeaseTest, ADeposedLeadersFencedWritesChangeNothing) {
+  ASSERT_EQ(*a_->TakeLease("a", 300), 1);
+  a_->FenceWrites(1);
+  auto job = a_->Submit(Job("fenced"));
+  ASSERT_TRUE(job.ok()) << "epoch 1 holds the lease: " << job.status().message();
+  SleepMs(500);
+  ASSERT_EQ(*b_->TakeLease("b", 60000), 2);
+  b_->FenceWrites(2);
+
+  // a still believes it leads: its state change and a new submission fail.
+  JobUpdate run;
+  run.job_id = job->job_id;
+  run.expect_state = JobState::kQueued;
+  run.state = JobState::kScheduled;
+  run.message = "scheduled by a deposed leader";
+  run.at = 1796000001;
+  auto applied = a_->Apply({run});
+  ASSERT_FALSE(applied.ok());
+  EXPECT_NE(applied.status().message().find("epoch 2"), std::string::npos)
+      << applied.status().message();
+  EXPECT_FALSE(a_->Submit(Job("late")).ok());
+  EXPECT_FALSE(a_->SetNodeState("n", NodeState::kDown).ok());
+
+  // Nothing of it landed: still queued, one event ("submitted"), one job.
+  auto row = b_->GetJob(job->job_id);
+  ASSERT_TRUE(row.ok());
+  EXPECT_EQ(row->state, JobState::kQueued);
+  EXPECT_EQ(b_->Events(job->job_id)->size(), 1u);
+  EXPECT_EQ(b_->ActiveMarks()->size(), 1u);
+
+  // The current leader writes; so does a, once it follows (unfenced).
+  run.message = "scheduled by the leader";
+  EXPECT_EQ(*b_->Apply({run}), std::vector<bool>{true});
+  a_->FenceWrites(0);
+  EXPECT_TRUE(a_->Submit(Job("as a follower")).ok());
+}
+
+TEST(SqliteLeaseTest, TheOneDaemonOnAFileAlwaysLeads) {
+  std::string dir = (std::filesystem::temp_directory_path() / "meridian-lease-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  auto s = OpenOn(dir + "/meridian.db");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s->TakeLease("a", 1000), 1);
+  EXPECT_EQ(*s->TakeLease("a", 1000), 1);
+  EXPECT_TRUE(*s->RenewLease("a", 1, 1000));
+  s->FenceWrites(1);
+  EXPECT_TRUE(s->Submit(Job("j")).ok());
+  s.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// ActiveMarks, on both stores: every unfinished job, by seq, with the cancel
+// flag another writer set, and none that finished.
+template <typename Kind>
+class MarksTest : public ::testing::Test {};
+TYPED_TEST_SUITE(MarksTest, testing::StoreKinds, testing::StoreKindName);
+
+TYPED_TEST(MarksTest, EveryUnfinishedJobWithItsCancelFlag) {
+  std::string dir = (std::filesystem::temp_directory_path() / "meridian-marks-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  auto db = TypeParam::MakeDb(dir);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  auto s = OpenOn(*db);
+  ASSERT_TRUE(s);
+  std::vector<std::string> ids;
+  for (const char* name : {"a", "b", "c"}) ids.push_back(s->Submit(Job(name))->job_id);
+  JobUpdate cancel;
+  cancel.job_id = ids[1];
+  cancel.cancel_requested = true;
+  JobUpdate end;
+  end.job_id = ids[2];
+  end.state = JobState::kCancelled;
+  ASSERT_EQ(*s->Apply({cancel, end}), (std::vector<bool>{true, true}));
+  auto marks = s->ActiveMarks();
+  ASSERT_TRUE(marks.ok()) << marks.status().message();
+  // a (queued), b (queued, cancel asked); c ended, so left out.
+  ASSERT_EQ(marks->size(), 2u);
+  EXPECT_EQ((*marks)[0].id, ids[0]);
+  EXPECT_EQ((*marks)[0].seq, 1);
+  EXPECT_FALSE((*marks)[0].cancel_requested);
+  EXPECT_EQ((*marks)[1].id, ids[1]);
+  EXPECT_EQ((*marks)[1].state, JobState::kQueued);
+  EXPECT_TRUE((*marks)[1].cancel_requested);
+  s.reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace meridian::control

@@ -1,0 +1,55 @@
+#include "control/pg_lease.h"
+
+namespace meridian::control {
+
+namespace {
+
+// The database's clock in Unix milliseconds. clock_timestamp(), not now():
+// now() is the transaction's start.
+constexpr const char* kNowMs = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
+}  // namespace
+
+Result<int64_t> TakePgLease(PgConn& db, const std::string& holder, int64_t lease_ms) {
+  // A taker that waited for another's row lock re-reads the row it updated
+  // (PostgreSQL's READ COMMITTED), so of two at once only one takes it.
+  auto r = db.Query(std::string("UPDATE leader_lease SET holder=$1, epoch=epoch+1, expires_at_ms=") +
+                        kNowMs + "+$2 WHERE id=1 AND expires_at_ms < " + kNowMs + " RETURNING epoch",
+                    {Param(holder), Param(lease_ms)});
+  if (!r.ok()) return r.status();
+  return r->size() == 0 ? int64_t{0} : r->Int(0, 0);
+}
+
+Result<bool> RenewPgLease(PgConn& db, const std::string& holder, int64_t epoch, int64_t lease_ms) {
+  auto r = db.Query(std::string("UPDATE leader_lease SET expires_at_ms=") + kNowMs +
+                        "+$3 WHERE id=1 AND holder=$1 AND epoch=$2",
+                    {Param(holder), Param(epoch), Param(lease_ms)});
+  if (!r.ok()) return r.status();
+  return r->Changed() == 1;
+}
+
+Status CheckPgFence(PgConn& db, int64_t epoch) {
+  auto r = db.Query("SELECT epoch FROM leader_lease WHERE id=1 FOR SHARE");
+  if (!r.ok()) return r.status();
+  const int64_t now = r->size() == 0 ? 0 : r->Int(0, 0);
+  if (now == epoch) return Status::Ok();
+  return Status::Internal("the leader's lease is at epoch " + std::to_string(now) +
+                               ", not this replica's " + std::to_string(epoch) +
+                               ": another replica took over, so this one writes nothing as leader");
+}
+
+Result<std::vector<Store::ActiveMark>> SelectPgActiveMarks(PgConn& db) {
+  auto r = db.Query(
+      "SELECT seq, id, state, cancel_requested FROM jobs "
+      "WHERE state NOT IN ('succeeded','failed','cancelled') ORDER BY seq");
+  if (!r.ok()) return r.status();
+  std::vector<Store::ActiveMark> out;
+  for (int i = 0; i < r->size(); ++i) {
+    auto state = ParseStoredJobState(r->Text(i, 2), r->Text(i, 1));
+    if (!state.ok()) return state.status();
+    out.push_back({r->Int(i, 0), r->Text(i, 1), *state, r->Bool(i, 3)});
+  }
+  return out;
+}
+
+}  // namespace meridian::control

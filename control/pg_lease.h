@@ -1,0 +1,26 @@
+// The statements of PgStore's leader lease and fence (store.h, TakeLease,
+// RenewLease, FenceWrites) and of the reconcile loop's marks (ActiveMarks).
+// The lease is timed by the database's clock, so replicas whose clocks
+// disagree still agree on when it expires. Internal to control/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "control/pg.h"
+#include "control/store.h"
+
+namespace meridian::control {
+
+// The new epoch when the lease was free or expired, else 0.
+Result<int64_t> TakePgLease(PgConn& db, const std::string& holder, int64_t lease_ms);
+// False when the lease has another epoch or holder.
+Result<bool> RenewPgLease(PgConn& db, const std::string& holder, int64_t epoch, int64_t lease_ms);
+// Inside a write transaction: OK when `epoch` is still the lease's, with the
+// lease row locked (FOR SHARE) so no takeover commits before this
+// transaction does; else an error saying this replica no longer leads.
+Status CheckPgFence(PgConn& db, int64_t epoch);
+
+Result<std::vector<Store::ActiveMark>> SelectPgActiveMarks(PgConn& db);
+
+}  // namespace meridian::control
