@@ -178,6 +178,7 @@ void Engine::StartReplicas(uint32_t j, UnixSeconds t, UnixSeconds end) {
 void Engine::StopReplica(uint32_t j, Replica& r, UnixSeconds t) {
   if (t > r.launched) {
     Account(r, Out(j), r.launched, t);
+    Out(j).replica_pays |= static_cast<uint8_t>(1u << static_cast<int>(r.pay));
   } else {
     cloud_milli_ -= r.gpu_milli;
   }

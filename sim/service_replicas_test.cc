@@ -135,6 +135,8 @@ TEST(ServiceReplicasTest, AReclaimedSpotReplicaIsReplacedOnSpotElsewhere) {
   EXPECT_EQ(run.replica_reclaims, 1);
   EXPECT_EQ(run.replaced_on_spot, 1);
   EXPECT_EQ(run.replaced_on_demand, 0);
+  // Billed on both: jobs.csv's pricing names them, in PayKind order.
+  EXPECT_EQ(PricingOf(run.jobs[0]), "on-demand+spot");
   EXPECT_NEAR(static_cast<double>(run.jobs[0].cost_micros) / 1e6, 4.01124, 2e-5);
   ASSERT_EQ(run.services.size(), 1u);
   EXPECT_EQ(run.services[0].minutes, 240);
