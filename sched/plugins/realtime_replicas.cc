@@ -47,22 +47,31 @@ int RealtimeReplicas::ReplicasFor(double target, double zone, int load, int max)
   return std::max(k, max);
 }
 
+int RealtimeReplicas::SetSize(const Options& o, int load) {
+  if (load <= 1) return ReplicasFor(o.availability_target, o.zone_availability, o.max_replicas);
+  const int cap = std::min(kMaxLoadReplicas, load + o.max_replicas - 1);
+  return std::min(cap, ReplicasFor(o.availability_target, o.zone_availability, load, cap));
+}
+
 int RealtimeReplicas::ReplicasOf(const QueuedJob& job, const ModelDemand& d) const {
   const int load = HasLoad(job) ? estimate::ReplicasForLoad(job.spec->latency.PeakRps(), d.replica_rps) : 0;
-  if (load <= 1) return replicas_;
-  const int cap = std::min(kMaxLoadReplicas, load + options_.max_replicas - 1);
-  return std::min(cap, ReplicasFor(options_.availability_target, options_.zone_availability, load, cap));
+  return load <= 1 ? replicas_ : SetSize(options_, load);
 }
 
 int RealtimeReplicas::ZonesOf(int replicas) const { return std::min(replicas, replicas_); }
 
-Result<std::unique_ptr<Plugin>> RealtimeReplicas::Create(PluginArgs& args) {
+RealtimeReplicas::Options RealtimeReplicas::OptionsOf(PluginArgs& args) {
   Options o;
   o.availability_target = args.Number("availability_target", o.availability_target, 0.5, 0.999999);
   o.zone_availability = args.Number("zone_availability", o.zone_availability, 0.5, 0.99999);
   o.max_replicas = static_cast<int>(args.Integer("max_replicas", o.max_replicas, 1, kMaxReplicas));
   o.zones_per_region = static_cast<int>(args.Integer("zones_per_region", o.zones_per_region, 1, 6));
   o.max_sets = static_cast<int>(args.Integer("max_sets", o.max_sets, 1, 64));
+  return o;
+}
+
+Result<std::unique_ptr<Plugin>> RealtimeReplicas::Create(PluginArgs& args) {
+  const Options o = OptionsOf(args);
   return FinishPlugin<RealtimeReplicas>(args, o);
 }
 

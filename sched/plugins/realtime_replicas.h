@@ -77,6 +77,9 @@ class RealtimeReplicas final : public Plugin,
   };
   static constexpr std::string_view kName = "realtime_replicas";
   static Result<std::unique_ptr<Plugin>> Create(PluginArgs& args);
+  // The options `args` give (their defaults where unstated; FinishPlugin
+  // reports what is out of range or unknown).
+  static Options OptionsOf(PluginArgs& args);
   explicit RealtimeReplicas(Options o);
 
   std::string_view name() const override { return kName; }
@@ -100,6 +103,13 @@ class RealtimeReplicas final : public Plugin,
   int replicas() const { return replicas_; }
   // Replicas of `job` on the model of `d`: its peak load and the target.
   int ReplicasOf(const QueuedJob& job, const ModelDemand& d) const;
+  // The replicas a set needs under `o` for `load` replicas up
+  // (estimate::ReplicasForLoad of an hour's rps; 0 or 1: no load beyond one
+  // replica): the availability count, else the fewest n with P(at least
+  // load of n up) >= target, at most load + max_replicas - 1 and
+  // kMaxLoadReplicas. ReplicasOf is this for the peak hour; `simulate`
+  // sizes a replica set with it hour by hour.
+  static int SetSize(const Options& o, int load);
   // Distinct zones a set of `replicas` must span.
   int ZonesOf(int replicas) const;
   static constexpr int kMaxLoadReplicas = 32;
