@@ -13,6 +13,8 @@
 
 namespace meridian::sched {
 
+static_assert(RealtimeReplicas::kMaxLoadReplicas == estimate::kMaxServiceReplicas);
+
 namespace {
 
 constexpr int kMaxReplicas = 8;
@@ -21,18 +23,6 @@ bool Realtime(const QueuedJob& job) { return job.kind == WorkloadKind::kRealtime
 
 bool HasLoad(const QueuedJob& job) { return job.spec && job.spec->latency.has_load(); }
 
-// P(at least k of n replicas up), each up with probability `up` on its own:
-// the sum over i = k..n of C(n, i) up^i (1 - up)^(n - i).
-double AtLeastUp(int k, int n, double up) {
-  double p = 0;
-  double choose = 1;  // C(n, i), built from C(n, 0)
-  for (int i = 0; i <= n; ++i) {
-    if (i > 0) choose = choose * (n - i + 1) / i;
-    if (i >= k) p += choose * std::pow(up, i) * std::pow(1.0 - up, n - i);
-  }
-  return p;
-}
-
 }  // namespace
 
 int RealtimeReplicas::ReplicasFor(double target, double zone, int max) {
@@ -40,17 +30,11 @@ int RealtimeReplicas::ReplicasFor(double target, double zone, int max) {
 }
 
 int RealtimeReplicas::ReplicasFor(double target, double zone, int load, int max) {
-  const int k = std::max(1, load);
-  for (int n = k; n < max; ++n) {
-    if (AtLeastUp(k, n, zone) >= target - 1e-12) return n;
-  }
-  return std::max(k, max);
+  return estimate::ReplicasForTarget(target, zone, load, max);
 }
 
 int RealtimeReplicas::SetSize(const Options& o, int load) {
-  if (load <= 1) return ReplicasFor(o.availability_target, o.zone_availability, o.max_replicas);
-  const int cap = std::min(kMaxLoadReplicas, load + o.max_replicas - 1);
-  return std::min(cap, ReplicasFor(o.availability_target, o.zone_availability, load, cap));
+  return estimate::ReplicaSetSize({o.availability_target, o.zone_availability, o.max_replicas}, load);
 }
 
 int RealtimeReplicas::ReplicasOf(const QueuedJob& job, const ModelDemand& d) const {

@@ -104,15 +104,12 @@ class RealtimeReplicas final : public Plugin,
   // Replicas of `job` on the model of `d`: its peak load and the target.
   int ReplicasOf(const QueuedJob& job, const ModelDemand& d) const;
   // The replicas a set needs under `o` for `load` replicas up
-  // (estimate::ReplicasForLoad of an hour's rps; 0 or 1: no load beyond one
-  // replica): the availability count, else the fewest n with P(at least
-  // load of n up) >= target, at most load + max_replicas - 1 and
-  // kMaxLoadReplicas. ReplicasOf is this for the peak hour; `simulate`
-  // sizes a replica set with it hour by hour.
+  // (estimate::ReplicaSetSize with o's terms). ReplicasOf is this for the
+  // peak hour; `simulate` and `plan` size a replica set with it hour by hour.
   static int SetSize(const Options& o, int load);
   // Distinct zones a set of `replicas` must span.
   int ZonesOf(int replicas) const;
-  static constexpr int kMaxLoadReplicas = 32;
+  static constexpr int kMaxLoadReplicas = 32;  // estimate::kMaxServiceReplicas
   // Replicas of the job a candidate carries and the distinct zones they are in.
   Spread SpreadOf(const CycleContext& ctx, const Candidate& c) const;
 
