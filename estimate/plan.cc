@@ -137,6 +137,13 @@ Status PlanGpu(const ResolvedJob& job, const catalog::GpuModel& gpu,
     fallback = AtPrecision(job, estimate.throughput.precision);
   }
   estimate.service = ServiceOn(fallback ? *fallback : job, gpu, catalog, estimate, ctx.at);
+  const double slo = job.spec.latency.slo_ms.value_or(kDefaultLatencySloMs);
+  if (estimate.service && estimate.service->request_ms > slo) {
+    plan->rejected.push_back({gpu.name, "latency: one request takes " + Fixed(estimate.service->request_ms, 1) +
+                                            " ms to its first token here, over latency.slo_ms " +
+                                            Fixed(slo, 0) + " before any round trip"});
+    return Status::Ok();
+  }
   OptionSet set = BuildOptions(fallback ? *fallback : job, estimate, catalog, ctx);
   if (set.options.empty()) {
     plan->rejected.push_back({gpu.name, set.refusal});

@@ -321,6 +321,36 @@ TEST(PlanTest, RealtimeServicePricesItsReplicaSetByTheHour) {
   }
 }
 
+// The same service on an L4: one request alone takes 157.077 ms to its
+// first token (estimate/serving_test.cc; a request alone, whatever the
+// batch: 4 here, so the KV cache fits the L4's memory), over a 50 ms SLO
+// before any round trip: the model is rejected, as the scheduler's latency
+// rule would.
+TEST(PlanTest, RealtimeServiceSlowerThanItsSloIsRejected) {
+  JobSpec j;
+  j.kind = WorkloadKind::kRealtimeInference;
+  j.model.params_b = 8;
+  j.model.precision = Precision::kBf16;
+  j.model.layers = 32;
+  j.model.hidden = 4096;
+  j.model.heads = 32;
+  j.model.kv_heads = 8;
+  j.model.seq_len = 8192;
+  j.model.batch = 4;
+  j.model.output_tokens = 256;
+  j.latency.tokens_in = 512;
+  j.latency.tokens_out = 256;
+  j.latency.slo_ms = 50;
+  j.resources.gpus = 1;
+  j.resources.gpu_models = {"L4", "H100-80GB"};
+  Plan p = MustPlan(j);
+  EXPECT_EQ(ReasonFor(p, "L4"),
+            "latency: one request takes 157.1 ms to its first token here, over latency.slo_ms 50 before any "
+            "round trip");
+  EXPECT_EQ(EstimateOf(p, "L4"), nullptr);
+  EXPECT_NE(EstimateOf(p, "H100-80GB"), nullptr);  // 16.3 ms
+}
+
 TEST(PlanTest, VramShortfallPricesTheSmallerMicroBatch) {
   JobSpec j;
   j.kind = WorkloadKind::kTraining;
