@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -77,6 +78,14 @@ TEST(Cli, PlansEveryExampleAsJson) {
     ASSERT_TRUE(j["options"].is_array());
     ASSERT_TRUE(j["rejected"].is_array());
     ASSERT_FALSE(j["options"].empty()) << "no option for " << kind << ": " << j["rejected"].dump();
+    // A service's options are billed for its replica set: its mean replicas
+    // by GPU model, replica-hours over run hours (docs/plan-output.md).
+    std::map<std::string, double> replicas;
+    for (const auto& e : j["estimates"]) {
+      if (!e.contains("service")) continue;
+      replicas[e["gpu"]] = e["service"]["replica_hours"].get<double>() / e["throughput"]["run_hours"].get<double>();
+    }
+    EXPECT_EQ(replicas.empty(), kind != "realtime-inference");
     for (const auto& o : j["options"]) {
       for (const char* key : {"gpu", "gpus", "provider", "region", "zone", "instance_type",
                               "pricing", "hours", "cost_usd", "energy_kwh", "co2_kg",
@@ -86,11 +95,14 @@ TEST(Cli, PlansEveryExampleAsJson) {
       EXPECT_NE(o["region"].get<std::string>().find(':'), std::string::npos);
       EXPECT_GT(o["hours"].get<double>(), 0);
       EXPECT_GE(o["cost_usd"].get<double>(), 0);
-      // A reservation is paid for its whole term; everything else for the hours used.
+      // A reservation is paid for its whole term; everything else for the
+      // hours used; a service's, for each of its replicas.
+      const auto set = replicas.find(o["gpu"].get<std::string>());
+      const double mean = set == replicas.end() ? 1.0 : set->second;
       if (o["pricing"] == "reserved") {
-        EXPECT_GE(o["billed_hours"].get<double>(), 8760.0);
+        EXPECT_GE(o["billed_hours"].get<double>(), 8760.0 * mean - 0.01);
       } else {
-        EXPECT_DOUBLE_EQ(o["billed_hours"].get<double>(), o["hours"].get<double>());
+        EXPECT_NEAR(o["billed_hours"].get<double>(), o["hours"].get<double>() * mean, 0.01);
       }
       std::string pricing = o["pricing"];
       EXPECT_TRUE(pricing == "on-demand" || pricing == "spot" || pricing == "flex-start" ||

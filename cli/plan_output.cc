@@ -1,5 +1,7 @@
 #include "cli/plan_output.h"
 
+#include <algorithm>
+
 #include "cli/table.h"
 #include "core/time.h"
 
@@ -90,6 +92,15 @@ json EstimateToJson(const estimate::GpuEstimate& e) {
         {"mfu", Round(t.mfu, 4)},
         {"arithmetic", t.arithmetic}}},
   };
+  if (e.service) {
+    const auto& s = *e.service;
+    j["service"] = {{"replica_rps", Round(s.replica_rps, 3)},
+                    {"request_ms", Round(s.request_ms, 2)},
+                    {"replicas_peak", s.peak_replicas},
+                    {"replicas_min", s.min_replicas},
+                    {"replica_hours", Round(s.replica_hours, 2)},
+                    {"arithmetic", s.arithmetic}};
+  }
   if (e.shortfall) {
     const auto& s = *e.shortfall;
     j["vram_shortfall"] = {{"needed_gib", Round(s.needed_gib, 2)},
@@ -152,6 +163,31 @@ void PrintAssumptions(const estimate::Plan& plan, std::ostream& out) {
   t.Print(out, "  ");
 }
 
+// A real-time service: one replica per GPU model and its set by the hour.
+void PrintServices(const estimate::Plan& plan, std::ostream& out) {
+  const bool any = std::any_of(plan.estimates.begin(), plan.estimates.end(),
+                               [](const estimate::GpuEstimate& e) { return e.service.has_value(); });
+  if (!any) return;
+  out << "\n  Serving (one replica; the set by the hour, options priced for it)\n";
+  Table t({{"GPU"},
+           {"REQ/S", Table::Align::kRight},
+           {"REQUEST ms", Table::Align::kRight},
+           {"REPLICAS", Table::Align::kRight},
+           {"BY HOUR", Table::Align::kRight},
+           {"REPLICA-h", Table::Align::kRight}});
+  for (const auto& e : plan.estimates) {
+    if (!e.service) continue;
+    const auto& s = *e.service;
+    t.AddRow({e.gpu, Fixed(s.replica_rps, 2), Fixed(s.request_ms, 1), std::to_string(s.peak_replicas),
+              std::to_string(s.min_replicas) + "-" + std::to_string(s.peak_replicas),
+              Fixed(s.replica_hours, 1)});
+  }
+  t.Print(out, "  ");
+  for (const auto& e : plan.estimates) {
+    if (e.service) out << "  " << e.gpu << ": " << e.service->arithmetic << "\n";
+  }
+}
+
 void PrintEstimates(const estimate::Plan& plan, std::ostream& out) {
   if (plan.estimates.empty()) return;
   out << "\nFit and speed per GPU model\n";
@@ -184,6 +220,7 @@ void PrintEstimates(const estimate::Plan& plan, std::ostream& out) {
     }
     if (e.shortfall) out << "    vram:   " << e.shortfall->explanation << "\n";
   }
+  PrintServices(plan, out);
 }
 
 void PrintOptions(const estimate::Plan& plan, size_t top, std::ostream& out) {

@@ -233,6 +233,22 @@ Span SpanOn(const OptionInput& in, const CountPlan& count, const catalog::Offeri
   return s;
 }
 
+// A real-time service's option is its replica set: one replica's price and
+// GPUs, billed, powered and emitting for the set's replica-hours
+// (ServiceEstimate) rather than the run's hours.
+void PriceReplicaSet(const GpuEstimate& e, Option* o) {
+  const ServiceEstimate& s = *e.service;
+  if (e.throughput.run_hours <= 0) return;
+  const double replicas = s.replica_hours / e.throughput.run_hours;  // on average
+  o->billed_hours *= replicas;
+  o->cost = o->price_per_hour.Times(o->billed_hours) + o->egress_cost;
+  o->energy_kwh *= replicas;
+  o->co2 = Co2Grams::FromGrams(std::llround(o->energy_kwh * o->carbon_gco2_per_kwh));
+  o->notes.push_back("replica set: " + std::to_string(s.min_replicas) + "-" + std::to_string(s.peak_replicas) +
+                     " replicas by the hour, " + Fixed(s.replica_hours, 1) +
+                     " replica-hours; $/h and GPUs are one replica's");
+}
+
 Option MakeOption(const OptionInput& in, const CountPlan& count, const catalog::Offering& off,
                   const PricingTerms& terms, double span) {
   Option o;
@@ -259,6 +275,7 @@ Option MakeOption(const OptionInput& in, const CountPlan& count, const catalog::
   AddFitNotes(in, &o);
   AddTimes(in, &o);
   AddEnergy(in, &o);
+  if (in.estimate->service) PriceReplicaSet(*in.estimate, &o);
   o.within_budget = !in.job->spec.budget || o.cost <= *in.job->spec.budget;
   return o;
 }

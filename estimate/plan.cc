@@ -1,11 +1,13 @@
 #include "estimate/plan.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "estimate/defaults.h"
 #include "estimate/memory.h"
 #include "estimate/options.h"
 #include "estimate/run_time.h"
+#include "estimate/serving.h"
 #include "estimate/throughput.h"
 
 namespace meridian::estimate {
@@ -73,6 +75,47 @@ void AddPrecisionAssumption(const ResolvedJob& job, const GpuEstimate& e, Plan* 
            "; the job runs at the nearest precision it has, at that precision's speed and size"});
 }
 
+// The replica set of a real-time service on `gpu` (ServiceEstimate): sized
+// hour by hour from `at` over the run; nullopt without a model shape.
+std::optional<ServiceEstimate> ServiceOn(const ResolvedJob& job, const catalog::GpuModel& gpu,
+                                         const catalog::Catalog& catalog, const GpuEstimate& e,
+                                         UnixSeconds at) {
+  if (job.spec.kind != WorkloadKind::kRealtimeInference || !job.dims) return std::nullopt;
+  const ThroughputQuery q = QueryFor(e, e.memory.gpus, ReferenceInterconnect(gpu, catalog));
+  Result<ReplicaServing> s = EstimateReplicaServing(job, gpu, catalog, q);
+  if (!s.ok()) return std::nullopt;
+  ServiceEstimate out;
+  out.replica_rps = s->requests_per_s;
+  out.request_ms = s->request_s * 1000;
+  const Latency& lat = job.spec.latency;
+  const auto load_at = [&](int hour) { return ReplicasForLoad(lat.RpsAt(hour), out.replica_rps); };
+  out.min_replicas = kMaxServiceReplicas;
+  for (int h = 0; h < 24; ++h) {
+    const int n = ReplicaSetSize({}, load_at(h));
+    out.peak_replicas = std::max(out.peak_replicas, n);
+    out.min_replicas = std::min(out.min_replicas, n);
+  }
+  const double end = static_cast<double>(at) + e.throughput.run_hours * 3600;
+  for (double u = static_cast<double>(at); u < end;) {
+    const double b = std::min(end, (std::floor(u / 3600) + 1) * 3600);
+    const int hour = static_cast<int>(static_cast<int64_t>(u / 3600) % 24);
+    out.replica_hours += ReplicaSetSize({}, load_at(hour)) * (b - u) / 3600;
+    u = b;
+  }
+  const int peak_load = ReplicasForLoad(lat.PeakRps(), out.replica_rps);
+  out.arithmetic = s->arithmetic + "; ";
+  out.arithmetic += lat.has_load() ? "peak " + Fixed(lat.PeakRps(), 1) + " req/s needs " +
+                                         std::to_string(std::max(1, peak_load)) + " up"
+                                   : "no load: 1 up";
+  const AvailabilityTerms terms;
+  out.arithmetic += ", a set of " + std::to_string(out.peak_replicas) + " for " + Fixed(terms.target, 3) +
+                    " at " + Fixed(terms.zone, 3) + " each (" +
+                    std::to_string(out.min_replicas) + "-" + std::to_string(out.peak_replicas) +
+                    " by the hour): " + Fixed(out.replica_hours, 1) + " replica-hours over " +
+                    Fixed(e.throughput.run_hours, 1) + " h";
+  return out;
+}
+
 // Fits, times and prices one GPU model (EstimateOnGpu: the run-time model the
 // scheduler's queue shares); a non-OK InvalidArgument status means the whole
 // job cannot be counted.
@@ -92,6 +135,14 @@ Status PlanGpu(const ResolvedJob& job, const catalog::GpuModel& gpu,
   std::optional<ResolvedJob> fallback;
   if (estimate.throughput.precision != job.precision) {
     fallback = AtPrecision(job, estimate.throughput.precision);
+  }
+  estimate.service = ServiceOn(fallback ? *fallback : job, gpu, catalog, estimate, ctx.at);
+  const double slo = job.spec.latency.slo_ms.value_or(kDefaultLatencySloMs);
+  if (estimate.service && estimate.service->request_ms > slo) {
+    plan->rejected.push_back({gpu.name, "latency: one request takes " + Fixed(estimate.service->request_ms, 1) +
+                                            " ms to its first token here, over latency.slo_ms " +
+                                            Fixed(slo, 0) + " before any round trip"});
+    return Status::Ok();
   }
   OptionSet set = BuildOptions(fallback ? *fallback : job, estimate, catalog, ctx);
   if (set.options.empty()) {

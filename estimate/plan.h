@@ -81,6 +81,19 @@ struct VramShortfall {
   std::string explanation;
 };
 
+// A real-time service on one GPU model (estimate/serving.h): one replica's
+// capacity and request time, and the replica set realtime_replicas' default
+// terms size for each hour's load (ReplicaSetSize), over the run from the
+// submission, hour by hour.
+struct ServiceEstimate {
+  double replica_rps = 0;     // one replica's requests per second
+  double request_ms = 0;      // one request alone, to its first token
+  int peak_replicas = 0;      // the set for the busiest UTC hour
+  int min_replicas = 0;       // for the quietest
+  double replica_hours = 0;   // the set's replicas x hours over the run
+  std::string arithmetic;     // "batch 16 x ... = 5.1 req/s; peak 15 req/s: 3 up, set of 4; ..."
+};
+
 // The fit and speed of one GPU model for the job.
 struct GpuEstimate {
   std::string gpu;
@@ -88,6 +101,7 @@ struct GpuEstimate {
   ThroughputEstimate throughput;
   std::optional<VramShortfall> shortfall;
   std::optional<std::string> mig_profile;  // smallest MIG slice that holds the job
+  std::optional<ServiceEstimate> service;  // a real-time service with a model shape
 };
 
 // One way to run the job: a GPU model, a number of GPUs on one or more

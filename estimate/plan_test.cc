@@ -283,6 +283,80 @@ TEST(PlanTest, RealtimeServiceNearItsUsers) {
                           [](const Assumption& a) { return a.field == "work.duration"; }));
 }
 
+// Llama-3.1-8B serving chat (estimate/serving_test.cc: 16.298 ms to the
+// first token, 9.0379 req/s per H100 replica) with the example's daily
+// load, for one day from 00:00 UTC. k = ceil(rps / 9.0379): 1 in the 14
+// hours of 1-8 req/s, 2 in the 10 hours of 10-15 req/s (08:00-17:59); the
+// set (0.999 at 0.995 each): 2 for k = 1, 3 for k = 2 (0.995^3 + 3 x
+// 0.995^2 x 0.005 = 0.99993). 14 x 2 + 10 x 3 = 58 replica-hours, each
+// option billed for them at one replica's price.
+TEST(PlanTest, RealtimeServicePricesItsReplicaSetByTheHour) {
+  JobSpec j;
+  j.kind = WorkloadKind::kRealtimeInference;
+  j.model.params_b = 8;
+  j.model.precision = Precision::kBf16;
+  j.model.layers = 32;
+  j.model.hidden = 4096;
+  j.model.heads = 32;
+  j.model.kv_heads = 8;
+  j.model.seq_len = 8192;
+  j.model.batch = 16;
+  j.model.output_tokens = 256;
+  j.latency.tokens_in = 512;
+  j.latency.tokens_out = 256;
+  j.latency.rps_by_hour = {2, 1, 1, 1, 1, 2, 4, 8, 12, 14, 15, 15, 15, 15, 15, 14, 12, 10, 8, 6, 5, 4, 3, 2};
+  j.resources.gpus = 1;
+  j.resources.gpu_models = {"H100-80GB"};
+  j.work.duration_s = 24 * 3600;
+  Result<Plan> p = MakePlan(j, *TestCatalog(), {kAt, 0});  // kAt: 00:00 UTC
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const GpuEstimate* e = EstimateOf(*p, "H100-80GB");
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->service.has_value());
+  EXPECT_NEAR(e->service->replica_rps, 9.0379, 1e-4);
+  EXPECT_NEAR(e->service->request_ms, 16.298, 1e-3);
+  EXPECT_EQ(e->service->peak_replicas, 3);
+  EXPECT_EQ(e->service->min_replicas, 2);
+  EXPECT_NEAR(e->service->replica_hours, 58, 1e-9);
+  ASSERT_FALSE(p->options.empty());
+  for (const Option& o : p->options) {
+    if (o.pricing != PricingModel::kOnDemand && o.pricing != PricingModel::kSpot) continue;
+    SCOPED_TRACE(o.offering.instance_type + " " + std::string(ToString(o.pricing)));
+    EXPECT_NEAR(o.billed_hours, 58 * o.hours / 24, 1e-6);
+    EXPECT_EQ(o.cost, o.price_per_hour.Times(o.billed_hours) + o.egress_cost);
+  }
+}
+
+// The same service on an L4: one request alone takes 157.077 ms to its
+// first token (estimate/serving_test.cc; a request alone, whatever the
+// batch: 4 here, so the KV cache fits the L4's memory), over a 50 ms SLO
+// before any round trip: the model is rejected, as the scheduler's latency
+// rule would.
+TEST(PlanTest, RealtimeServiceSlowerThanItsSloIsRejected) {
+  JobSpec j;
+  j.kind = WorkloadKind::kRealtimeInference;
+  j.model.params_b = 8;
+  j.model.precision = Precision::kBf16;
+  j.model.layers = 32;
+  j.model.hidden = 4096;
+  j.model.heads = 32;
+  j.model.kv_heads = 8;
+  j.model.seq_len = 8192;
+  j.model.batch = 4;
+  j.model.output_tokens = 256;
+  j.latency.tokens_in = 512;
+  j.latency.tokens_out = 256;
+  j.latency.slo_ms = 50;
+  j.resources.gpus = 1;
+  j.resources.gpu_models = {"L4", "H100-80GB"};
+  Plan p = MustPlan(j);
+  EXPECT_EQ(ReasonFor(p, "L4"),
+            "latency: one request takes 157.1 ms to its first token here, over latency.slo_ms 50 before any "
+            "round trip");
+  EXPECT_EQ(EstimateOf(p, "L4"), nullptr);
+  EXPECT_NE(EstimateOf(p, "H100-80GB"), nullptr);  // 16.3 ms
+}
+
 TEST(PlanTest, VramShortfallPricesTheSmallerMicroBatch) {
   JobSpec j;
   j.kind = WorkloadKind::kTraining;

@@ -58,6 +58,30 @@ Result<ReplicaServing> EstimateReplicaServing(const ResolvedJob& job, const cata
   return s;
 }
 
+double AtLeastUp(int k, int n, double up) {
+  double p = 0;
+  double choose = 1;  // C(n, i), built from C(n, 0)
+  for (int i = 0; i <= n; ++i) {
+    if (i > 0) choose = choose * (n - i + 1) / i;
+    if (i >= k) p += choose * std::pow(up, i) * std::pow(1.0 - up, n - i);
+  }
+  return p;
+}
+
+int ReplicasForTarget(double target, double zone, int load, int max) {
+  const int k = std::max(1, load);
+  for (int n = k; n < max; ++n) {
+    if (AtLeastUp(k, n, zone) >= target - 1e-12) return n;
+  }
+  return std::max(k, max);
+}
+
+int ReplicaSetSize(const AvailabilityTerms& t, int load) {
+  if (load <= 1) return ReplicasForTarget(t.target, t.zone, 1, t.max_replicas);
+  const int cap = std::min(kMaxServiceReplicas, load + t.max_replicas - 1);
+  return std::min(cap, ReplicasForTarget(t.target, t.zone, load, cap));
+}
+
 int ReplicasForLoad(double rps, double replica_rps) {
   if (rps <= 0 || replica_rps <= 0) return 0;
   // A spec's rps has no upper bound: a count past int's range is int's

@@ -50,4 +50,28 @@ Result<ReplicaServing> EstimateReplicaServing(const ResolvedJob& job, const cata
 // (replica_rps <= 0).
 int ReplicasForLoad(double rps, double replica_rps);
 
+// A replica set's availability terms (the realtime_replicas plugin's
+// arguments; docs/scheduler.md): each replica up with `zone`, the set
+// meeting `target`, at most max_replicas - 1 spares.
+struct AvailabilityTerms {
+  double target = 0.999;
+  double zone = 0.995;
+  int max_replicas = 3;
+};
+inline constexpr int kMaxServiceReplicas = 32;
+
+// P(at least k of n replicas up), each up with `up` on its own: the sum over
+// i = k..n of C(n, i) up^i (1 - up)^(n - i).
+double AtLeastUp(int k, int n, double up);
+// The fewest n (load..max) with P(at least `load` of n up) >= target;
+// max(load, max) when none.
+int ReplicasForTarget(double target, double zone, int load, int max);
+// The replicas a set needs for `load` replicas up (ReplicasForLoad of an
+// hour's rps; 0 or 1: no load beyond one replica): without a load, the
+// fewest n <= max_replicas with 1 - (1 - zone)^n >= target; else the fewest
+// n with P(at least load of n up) >= target, at most load + max_replicas - 1
+// and kMaxServiceReplicas. The scheduler places it for the peak hour;
+// `simulate` and `plan` take it hour by hour.
+int ReplicaSetSize(const AvailabilityTerms& terms, int load);
+
 }  // namespace meridian::estimate

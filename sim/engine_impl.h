@@ -22,8 +22,9 @@ namespace meridian::sim::engine_internal {
 // kRetry: a waiting job's Decision::retry_at (spot back, a plugin's time
 // rule): a cycle then, though nothing arrived or ended. kReplicaReclaim: one
 // spot replica of a service's replica set (Event::lease); kReplicaCheck: a
-// set's look for spot to replace on-demand replicas; kReplicaRetire: the
-// on-demand replicas it replaced stop.
+// set sized for the next hour's load (and a look for spot to replace
+// on-demand replicas); kReplicaRetire: the replicas that hour no longer
+// needs stop.
 enum class EventKind : uint8_t {
   kEnd, kReclaim, kReplicaReclaim, kNodeFailure, kFlexLimit, kFlexCancel, kStart, kRetry,
   kReplicaCheck, kReplicaRetire
@@ -86,13 +87,14 @@ struct LiveJob : Meter {
   // demands) and its replicas (sim/service_slo.h).
   uint8_t demand = 0;
   uint16_t replicas = 1;
-  // A preemptible service run as single replicas (sim/service_replicas.h):
-  // the mix, the on-demand offering and one replica's instances on it, the
-  // run's planned end, and the replicas now held. The run itself then holds
+  // A service run as single replicas (sim/service_replicas.h): the mix,
+  // the on-demand offering and one replica's instances on it, the run's
+  // planned end, and the replicas now held. The run itself then holds
   // nothing and costs nothing; its replicas do.
   bool replica_set = false;
   ReplicaMix mix;
-  int load = 1;                         // replicas the peak hour's load needs
+  int load = 1;                         // replicas up the hour being served (or prepared) needs
+  int size = 1;                         // the set for that load and the target (RealtimeReplicas::SetSize)
   OfferingId on_demand;
   int od_instances = 1;
   UnixSeconds set_end = 0;
@@ -167,7 +169,15 @@ class Engine {
   void GpuLevels(UnixSeconds t);
   void Note(const std::string& key);
   // Replica sets (engine_replicas.cc).
+  bool TakesSpot(const LiveJob& l) const;
   bool RunsAsReplicas(const LiveJob& l, const Allocation& a) const;
+  int LoadAt(const LiveJob& l, UnixSeconds t) const;
+  int64_t Lead(const LiveJob& l) const;
+  UnixSeconds NextCheck(const LiveJob& l, UnixSeconds t) const;
+  void SizeFor(LiveJob& l, int load);
+  bool Meets(const LiveJob& l, const ReplicaMix& held) const;
+  void Grow(uint32_t j, UnixSeconds t, UnixSeconds hour, const ReplicaMix& want, ReplicaMix& held);
+  void Shrink(uint32_t j, UnixSeconds hour, const ReplicaMix& held);
   void PlanReplicas(LiveJob& l, const Allocation& a, UnixSeconds t);
   void StartReplicas(uint32_t j, UnixSeconds t, UnixSeconds end);
   ReplicaMix MixFor(const LiveJob& l, UnixSeconds t) const;

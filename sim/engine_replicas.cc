@@ -1,8 +1,10 @@
-// A preemptible service's replica set (sim/service_replicas.h): its
-// replicas placed one by one on spot with on-demand fallback, each with its
-// own lease, bill and stretch of serving; a reclaimed replica replaced at
-// once; on-demand replicas moved back to spot as it comes back.
+// A service's replica set (sim/service_replicas.h): its replicas placed one
+// by one, each with its own bill and stretch of serving, the set sized hour
+// by hour for its load; a preemptible service's on spot with on-demand
+// fallback, a reclaimed replica replaced at once, on-demand replicas moved
+// back to spot as it comes back.
 #include <algorithm>
+#include <numeric>
 
 #include "estimate/defaults.h"
 #include "estimate/serving.h"
@@ -14,34 +16,72 @@ namespace meridian::sim::engine_internal {
 
 namespace {
 
-constexpr int64_t kRebalanceS = 3600;  // how often a set looks for spot to replace on-demand replicas
-
 bool SameZone(const catalog::Catalog& cat, OfferingId a, OfferingId b) {
   const catalog::Offering& x = cat.offerings()[a.index()];
   const catalog::Offering& y = cat.offerings()[b.index()];
   return x.region == y.region && x.zone == y.zone;
 }
 
-int SpotHeld(const LiveJob& l) {
-  return static_cast<int>(std::count_if(l.set.begin(), l.set.end(), [](const Replica& r) { return r.lease != 0; }));
+// The replicas held and not retiring, on-demand and spot.
+ReplicaMix Held(const LiveJob& l) {
+  ReplicaMix h;
+  for (const Replica& r : l.set) {
+    if (r.retire_at == 0) ++(r.lease ? h.spot : h.on_demand);
+  }
+  return h;
 }
 
 }  // namespace
 
+bool Engine::TakesSpot(const LiveJob& l) const { return replica_terms_.spot && l.q.spec->preemptible; }
+
+// An on-demand replica set of a service that may take spot, or whose load
+// changes by the hour: one by one.
 bool Engine::RunsAsReplicas(const LiveJob& l, const Allocation& a) const {
-  return replica_terms_.enabled && l.q.kind == WorkloadKind::kRealtimeInference && l.q.spec &&
-         l.q.spec->preemptible && a.elastic && a.elastic->pricing == PricingModel::kOnDemand &&
-         l.demand < l.shape->demands.size();
+  return replica_terms_.sized && l.q.kind == WorkloadKind::kRealtimeInference && l.q.spec && a.elastic &&
+         a.elastic->pricing == PricingModel::kOnDemand && l.demand < l.shape->demands.size() &&
+         (TakesSpot(l) || !l.q.spec->latency.rps_by_hour.empty());
 }
 
+// Replicas up the load of t's UTC hour needs on the set's GPU model
+// (estimate::ReplicasForLoad, as realtime_replicas and the SLO count it);
+// 1 without a load.
+int Engine::LoadAt(const LiveJob& l, UnixSeconds t) const {
+  const Latency& lat = l.q.spec->latency;
+  if (!lat.has_load()) return 1;
+  const int hour = static_cast<int>((t / 3600) % 24);
+  return std::max(1, estimate::ReplicasForLoad(lat.RpsAt(hour), l.shape->demands[l.demand].replica_rps));
+}
+
+// How long before an hour the set is sized for it: a replica's start (the
+// restart overhead), so that the replicas it adds serve from the hour.
+int64_t Engine::Lead(const LiveJob& l) const { return std::clamp<int64_t>(l.restart_s, 0, 3599); }
+
+// The first check after t: Lead before an hour boundary.
+UnixSeconds Engine::NextCheck(const LiveJob& l, UnixSeconds t) const {
+  UnixSeconds hour = (t / 3600 + 1) * 3600;
+  if (hour - Lead(l) <= t) hour += 3600;
+  return hour - Lead(l);
+}
+
+void Engine::SizeFor(LiveJob& l, int load) {
+  l.load = load;
+  l.size = sched::RealtimeReplicas::SetSize(replica_terms_.options, load);
+}
+
+bool Engine::Meets(const LiveJob& l, const ReplicaMix& held) const {
+  return AtLeastUp(l.load, held.on_demand, replica_terms_.zone(), held.spot, SpotUp(l)) >=
+         replica_terms_.target() - 1e-12;
+}
+
+// Sized for the most any hour until the first check prepares needs.
 void Engine::PlanReplicas(LiveJob& l, const Allocation& a, UnixSeconds t) {
-  const sched::ModelDemand& d = l.shape->demands[l.demand];
-  const JobSpec& spec = *l.q.spec;
   l.on_demand = a.elastic->offering;
   l.od_instances = std::max(1, a.elastic->instances / std::max<int>(1, l.replicas));
-  l.load = spec.latency.has_load()
-               ? std::max(1, estimate::ReplicasForLoad(spec.latency.PeakRps(), d.replica_rps))
-               : 1;
+  const UnixSeconds until = NextCheck(l, t) + Lead(l);
+  int load = 1;
+  for (UnixSeconds u = t; u < until; u = (u / 3600 + 1) * 3600) load = std::max(load, LoadAt(l, u));
+  SizeFor(l, load);
   l.mix = MixFor(l, t);
   l.replica_set = true;
   l.rate = Money();
@@ -49,25 +89,26 @@ void Engine::PlanReplicas(LiveJob& l, const Allocation& a, UnixSeconds t) {
   l.watts = 0;
 }
 
-// The cheapest mix (sim/service_replicas.h) with the spot replicas it
-// holds (at their prices) and those it could start now; without spot, the
-// on-demand set.
+// The cheapest mix (sim/service_replicas.h) for the set's load with the
+// spot replicas it holds (at their prices) and those it could start now;
+// without spot, the on-demand set of its size.
 ReplicaMix Engine::MixFor(const LiveJob& l, UnixSeconds t) const {
+  if (!TakesSpot(l)) return {l.size, 0};
   std::vector<int64_t> prices = SpotPrices(l, t);
   for (const Replica& r : l.set) {
-    if (r.lease) prices.push_back(r.rate.micros());
+    if (r.lease && r.retire_at == 0) prices.push_back(r.rate.micros());
   }
   std::sort(prices.begin(), prices.end());
   if (prices.size() > static_cast<size_t>(sched::RealtimeReplicas::kMaxLoadReplicas)) {
     prices.resize(sched::RealtimeReplicas::kMaxLoadReplicas);
   }
-  if (prices.empty()) return {l.replicas, 0};
-  return CheapestMix(l.load, replica_terms_.target, replica_terms_.zone, SpotUp(l),
-                     OnDemandReplicaRate(l, t).micros(), prices, l.replicas);
+  if (prices.empty()) return {l.size, 0};
+  return CheapestMix(l.load, replica_terms_.target(), replica_terms_.zone(), SpotUp(l),
+                     OnDemandReplicaRate(l, t).micros(), prices, l.size);
 }
 
 double Engine::SpotUp(const LiveJob& l) const {
-  return SpotReplicaUp(replica_terms_.zone, estimate::kSpotReclaimsPerHour, l.restart_s);
+  return SpotReplicaUp(replica_terms_.zone(), estimate::kSpotReclaimsPerHour, l.restart_s);
 }
 
 // One replica's price per hour on the set's on-demand offering.
@@ -170,7 +211,7 @@ void Engine::StartReplicas(uint32_t j, UnixSeconds t, UnixSeconds end) {
   for (size_t i = 0; i < l.set.size(); ++i) {
     Launch(j, l.set[i], t, t + l.overhead_s, i < static_cast<size_t>(l.mix.spot), true, OfferingId());
   }
-  if (t + kRebalanceS < end) Push(t + kRebalanceS, EventKind::kReplicaCheck, j);
+  if (NextCheck(l, t) < end) Push(NextCheck(l, t), EventKind::kReplicaCheck, j);
 }
 
 // Billed from its launch; served from up_from (sim/service_slo.h counts the
@@ -178,6 +219,7 @@ void Engine::StartReplicas(uint32_t j, UnixSeconds t, UnixSeconds end) {
 void Engine::StopReplica(uint32_t j, Replica& r, UnixSeconds t) {
   if (t > r.launched) {
     Account(r, Out(j), r.launched, t);
+    Out(j).replica_pays |= static_cast<uint8_t>(1u << static_cast<int>(r.pay));
   } else {
     cloud_milli_ -= r.gpu_milli;
   }
@@ -200,7 +242,7 @@ void Engine::StopReplicas(uint32_t j, UnixSeconds t) {
 
 // A reclaimed replica is replaced at once: on spot in another offering
 // where one is left, else on-demand; the new one serves after the restart
-// overhead.
+// overhead. One the set is retiring just stops early.
 void Engine::ReclaimReplica(uint32_t j, uint32_t lease, UnixSeconds t) {
   LiveJob& l = Live(j);
   auto it = std::find_if(l.set.begin(), l.set.end(), [&](const Replica& r) { return r.lease == lease; });
@@ -208,41 +250,74 @@ void Engine::ReclaimReplica(uint32_t j, uint32_t lease, UnixSeconds t) {
   last_activity_ = std::max(last_activity_, t);
   const OfferingId lost = it->offering;
   StopReplica(j, *it, t);
+  if (it->retire_at != 0) {
+    l.set.erase(it);
+    return;
+  }
   ++out_.replica_reclaims;
   Launch(j, *it, t, t + l.restart_s, true, true, lost);
   ++(it->lease ? out_.replaced_on_spot : out_.replaced_on_demand);
 }
 
-// Every kRebalanceS: when spot is left for a cheaper mix than the set holds,
-// new spot replicas start, and the on-demand replicas the mix no longer
-// needs stop once those serve (kReplicaRetire), never below the target.
+// Lead before each UTC hour: the set sized for that hour's load. Short of
+// the target, it starts replicas that serve from the hour: the spot ones of
+// the cheapest mix, then on-demand ones until the target is met. With spot
+// left for a cheaper mix than the set holds, it starts those spot replicas
+// too. Either way, the replicas the target no longer needs stop at the hour
+// (kReplicaRetire).
 void Engine::Rebalance(uint32_t j, UnixSeconds t) {
   LiveJob& l = Live(j);
-  if (t + kRebalanceS < l.set_end) Push(t + kRebalanceS, EventKind::kReplicaCheck, j);
-  int spot = SpotHeld(l);
-  int on_demand = 0;
-  for (const Replica& r : l.set) on_demand += r.lease == 0 && r.retire_at == 0;
+  if (NextCheck(l, t) < l.set_end) Push(NextCheck(l, t), EventKind::kReplicaCheck, j);
+  const UnixSeconds hour = t + Lead(l);
+  if (hour >= l.set_end) return;
+  SizeFor(l, LoadAt(l, hour));
+  ReplicaMix held = Held(l);
   const ReplicaMix want = MixFor(l, t);
-  if (want.on_demand >= on_demand) return;
-  for (int i = spot; i < want.spot; ++i) {
+  if (!Meets(l, held) || want.on_demand < held.on_demand) Grow(j, t, hour, want, held);
+  Shrink(j, hour, held);
+}
+
+// Starts `want`'s spot replicas beyond those held, then on-demand ones until
+// the set meets the target; `held` counts them.
+void Engine::Grow(uint32_t j, UnixSeconds t, UnixSeconds hour, const ReplicaMix& want, ReplicaMix& held) {
+  for (; held.spot < want.spot; ++held.spot) {
     Replica r;
-    if (!Launch(j, r, t, t + l.restart_s, true, false, OfferingId())) break;
-    l.set.push_back(r);
-    ++spot;
+    if (!Launch(j, r, t, hour, true, false, OfferingId())) break;
+    Live(j).set.push_back(r);
   }
-  int retire = 0;
-  while (on_demand - retire > want.on_demand &&
-         AtLeastUp(l.load, on_demand - retire - 1, replica_terms_.zone, spot, SpotUp(l)) >=
-             replica_terms_.target - 1e-12) {
-    ++retire;
+  for (; !Meets(Live(j), held) && held.on_demand < sched::RealtimeReplicas::kMaxLoadReplicas; ++held.on_demand) {
+    Replica r;
+    Launch(j, r, t, hour, false, true, OfferingId());
+    Live(j).set.push_back(r);
   }
-  for (Replica& r : l.set) {
-    if (retire == 0) break;
-    if (r.lease != 0 || r.retire_at != 0) continue;
-    r.retire_at = t + l.restart_s;
-    --retire;
+}
+
+// Marks the replicas the target does not need to stop at `hour`: on-demand
+// ones first (the newest first), then the dearest spot ones.
+void Engine::Shrink(uint32_t j, UnixSeconds hour, const ReplicaMix& held) {
+  LiveJob& l = Live(j);
+  ReplicaMix keep = held;
+  while (keep.on_demand > 0 && Meets(l, {keep.on_demand - 1, keep.spot})) --keep.on_demand;
+  while (keep.spot > 0 && Meets(l, {keep.on_demand, keep.spot - 1})) --keep.spot;
+  if (keep == held) return;
+  std::vector<size_t> order(l.set.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return l.set[a].lease == 0 && l.set[b].lease != 0 ? true
+           : l.set[a].lease != 0 && l.set[b].lease == 0 ? false
+           : l.set[a].lease == 0 ? a > b
+                                 : l.set[b].rate < l.set[a].rate;
+  });
+  int od = held.on_demand - keep.on_demand, spot = held.spot - keep.spot;
+  for (size_t i : order) {
+    Replica& r = l.set[i];
+    if (r.retire_at != 0) continue;
+    int& left = r.lease ? spot : od;
+    if (left == 0) continue;
+    r.retire_at = hour;
+    --left;
   }
-  Push(t + l.restart_s, EventKind::kReplicaRetire, j);
+  Push(hour, EventKind::kReplicaRetire, j);
 }
 
 void Engine::Retire(uint32_t j, UnixSeconds t) {

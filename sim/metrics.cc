@@ -16,6 +16,17 @@ std::string_view ToString(PayKind k) {
   return "?";
 }
 
+std::string PricingOf(const JobOutcome& o) {
+  if (o.replica_pays == 0) return std::string(ToString(o.pay));
+  std::string out;
+  for (int k = 0; k < kPayKinds; ++k) {
+    if ((o.replica_pays >> k & 1) == 0) continue;
+    if (!out.empty()) out += '+';
+    out += ToString(static_cast<PayKind>(k));
+  }
+  return out;
+}
+
 std::string_view ToString(JobState s) {
   switch (s) {
     case JobState::kPending: return "pending";

@@ -56,10 +56,18 @@ struct JobOutcome {
   // duration scaled to the model, or the estimator's time; without restarts).
   int64_t run_s = -1;
   PayKind pay = PayKind::kOnDemand;
+  // A service run as a replica set (sim/service_replicas.h): one bit per
+  // PayKind its replicas were billed at (1 << kind); 0: not a replica set.
+  uint8_t replica_pays = 0;
   JobState state = JobState::kPending;
 
   int64_t JctS(int64_t submit_s) const { return end_s >= 0 ? end_s - submit_s : -1; }
 };
+
+// What a job ran on, as jobs.csv's `pricing` says it: the pricing model of
+// its last run; a replica set's: every model its replicas were billed at, in
+// PayKind order, joined by '+' ("on-demand+spot").
+std::string PricingOf(const JobOutcome& o);
 
 // Series over time in buckets of equal width: levels (a step function,
 // averaged over each bucket) and amounts spread evenly over an interval.
@@ -151,6 +159,10 @@ struct Summary {
   // Real-time services: service-minutes meeting the SLO over those due
   // (sim/service_slo.h).
   std::optional<double> slo_met_frac;
+  // Services run as replica sets (sim/service_replicas.h): spot replicas
+  // reclaimed, and their replacements on spot and on-demand.
+  int64_t replica_reclaims = 0;
+  int64_t replaced_on_spot = 0, replaced_on_demand = 0;
   int64_t events = 0;
   int64_t decisions = 0;
   // MIG (fleets with MIG GPUs; docs/mig.md): drains applied by

@@ -48,6 +48,9 @@ nlohmann::ordered_json ToJson(const Summary& s) {
   j["lost_gpu_hours"] = s.lost_gpu_hours;
   j["utilization"] = Optional(s.utilization);
   j["slo_met_frac"] = Optional(s.slo_met_frac);
+  j["replica_reclaims"] = s.replica_reclaims;
+  j["replicas_replaced_on_spot"] = s.replaced_on_spot;
+  j["replicas_replaced_on_demand"] = s.replaced_on_demand;
   j["events"] = s.events;
   j["decisions"] = s.decisions;
   j["mig_drains"] = s.mig_drains;
@@ -203,7 +206,7 @@ void WriteJobsCsv(const Simulation& sim, std::ostream& out) {
           << (placed && o.gpu_model.valid() ? cat.gpus()[o.gpu_model.index()].name : "") << ','
           << (placed ? std::to_string(o.gpus) : "") << ',' << mig << ','
           << (placed ? (o.cpu ? "true" : "false") : "") << ','
-          << (placed ? std::string(ToString(o.pay)) : "") << ',' << Fixed6(o.cost_micros) << ','
+          << (placed ? PricingOf(o) : "") << ',' << Fixed6(o.cost_micros) << ','
           << o.co2_g << ',' << o.preemptions << ','
           << static_cast<double>(o.lost_gpu_ms) / 3.6e6 << ','
           << (deadline ? std::to_string(*deadline) : "") << ','

@@ -90,12 +90,14 @@ TEST(Report, SummaryJsonHasTheIssuesFieldsPerPolicyInOrder) {
   EXPECT_EQ(j[1]["policy"], "default");
   for (const char* k : {"jobs_done", "avg_jct_s", "p50_jct_s", "p99_jct_s", "avg_wait_s", "makespan_s",
                         "cost_usd", "cost_by_pricing", "gpu_hours", "co2_kg", "deadline_met_frac",
-                        "preemptions", "lost_gpu_hours", "utilization", "slo_met_frac"}) {
+                        "preemptions", "lost_gpu_hours", "utilization", "slo_met_frac", "replica_reclaims",
+                        "replicas_replaced_on_spot", "replicas_replaced_on_demand"}) {
     EXPECT_TRUE(j[0].contains(k)) << k;
   }
   EXPECT_EQ(j[0]["jobs_done"], 3);
   EXPECT_EQ(j[0]["deadline_met_frac"], 1.0);
   EXPECT_TRUE(j[0]["slo_met_frac"].is_null());  // no real-time services
+  EXPECT_EQ(j[0]["replica_reclaims"], 0);         // nor replica sets
   for (const char* p : {"owned", "reserved", "on-demand", "spot", "flex-start"}) {
     EXPECT_TRUE(j[0]["cost_by_pricing"].contains(p)) << p;
   }

@@ -30,9 +30,9 @@ ReplicaTerms ReplicaTermsOf(const sched::Profile& profile) {
   for (const sched::PluginConfig& p : profile.plugins) {
     if (p.name != sched::RealtimeReplicas::kName) continue;
     sched::PluginArgs args = p.args;  // reading marks keys; the profile's copy stays as it is
-    t.enabled = spot;
-    t.target = args.Number("availability_target", t.target, 0.5, 0.999999);
-    t.zone = args.Number("zone_availability", t.zone, 0.5, 0.99999);
+    t.sized = true;
+    t.spot = spot;
+    t.options = sched::RealtimeReplicas::OptionsOf(args);
   }
   return t;
 }

@@ -1,5 +1,10 @@
-// A preemptible real-time service's replicas in `simulate` (docs/simulate.md,
+// A real-time service's replicas in `simulate` (docs/simulate.md,
 // "Real-time services"): the profile's terms and the replica mix.
+//
+// A set is sized hour by hour: n = RealtimeReplicas::SetSize for the
+// replicas that hour's load needs up, the scheduler's own count. A service
+// whose load changes by the hour runs as such a set even when not
+// preemptible (then every replica on-demand; sim/engine_replicas.cc).
 //
 // Under a profile that sizes replica sets (realtime_replicas) and may buy
 // spot, a service marked `preemptible: true` that the scheduler places as an
@@ -7,7 +12,7 @@
 // `spot` of them on spot offerings of the same GPU model in the regions its
 // latency SLO allows, spread over distinct zones, and `on_demand` of them on
 // the set's own offering. The mix is the cheapest whose expected
-// availability meets the target: with k replicas needed for the peak hour's
+// availability meets the target: with k replicas needed for the hour's
 // load, P(at least k of the on_demand + spot replicas up) >= target, an
 // on-demand replica up with the zone availability a and a spot replica with
 //   a x (1 - reclaims per hour x the hours a replacement takes to start)
@@ -23,14 +28,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "sched/plugins/realtime_replicas.h"
 #include "sched/profile.h"
 
 namespace meridian::sim {
 
 struct ReplicaTerms {
-  bool enabled = false;        // realtime_replicas in the profile, spot among its pricing models
-  double target = 0.999;       // realtime_replicas' availability_target
-  double zone = 0.995;         // realtime_replicas' zone_availability: one on-demand replica up
+  bool sized = false;  // realtime_replicas in the profile: sets sized hour by hour
+  bool spot = false;   // and spot among its pricing models: preemptible sets may take spot
+  sched::RealtimeReplicas::Options options;  // realtime_replicas' arguments
+  double target() const { return options.availability_target; }
+  double zone() const { return options.zone_availability; }  // one on-demand replica up
 };
 
 // The terms of `profile` (realtime_replicas' arguments, or their defaults).

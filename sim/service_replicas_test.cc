@@ -53,18 +53,22 @@ TEST(ServiceReplicasTest, CheapestMixForALoadOfTwo) {
   EXPECT_EQ(CheapestMix(2, 0.999, 0.995, 0.956, 70, {30, 30, 30}, 3), (ReplicaMix{1, 3}));
 }
 
-// `default` sizes replica sets and buys spot: on, with realtime_replicas'
-// defaults. Without spot among its pricing models: off. Its arguments are read.
+// `default` sizes replica sets and buys spot, with realtime_replicas'
+// defaults. Without spot among its pricing models: sized, no spot. Its
+// arguments are read.
 TEST(ServiceReplicasTest, TermsFromTheProfile) {
   auto profile = sched::EmbeddedProfile("default");
   ASSERT_TRUE(profile.ok());
   ReplicaTerms t = ReplicaTermsOf(*profile);
-  EXPECT_TRUE(t.enabled);
-  EXPECT_DOUBLE_EQ(t.target, 0.999);
-  EXPECT_DOUBLE_EQ(t.zone, 0.995);
+  EXPECT_TRUE(t.sized);
+  EXPECT_TRUE(t.spot);
+  EXPECT_DOUBLE_EQ(t.target(), 0.999);
+  EXPECT_DOUBLE_EQ(t.zone(), 0.995);
+  EXPECT_EQ(t.options.max_replicas, 3);
   sched::Profile on_demand = *profile;
   on_demand.options.pricing_models = {PricingModel::kOnDemand};
-  EXPECT_FALSE(ReplicaTermsOf(on_demand).enabled);
+  EXPECT_TRUE(ReplicaTermsOf(on_demand).sized);
+  EXPECT_FALSE(ReplicaTermsOf(on_demand).spot);
   sched::Profile tighter = *profile;
   for (sched::PluginConfig& p : tighter.plugins) {
     if (p.name != "realtime_replicas") continue;
@@ -72,7 +76,7 @@ TEST(ServiceReplicasTest, TermsFromTheProfile) {
     ASSERT_TRUE(args.ok());
     p.args = *args;
   }
-  EXPECT_DOUBLE_EQ(ReplicaTermsOf(tighter).target, 0.9999);
+  EXPECT_DOUBLE_EQ(ReplicaTermsOf(tighter).target(), 0.9999);
 }
 
 std::shared_ptr<const catalog::Catalog> Embedded() {
@@ -135,6 +139,8 @@ TEST(ServiceReplicasTest, AReclaimedSpotReplicaIsReplacedOnSpotElsewhere) {
   EXPECT_EQ(run.replica_reclaims, 1);
   EXPECT_EQ(run.replaced_on_spot, 1);
   EXPECT_EQ(run.replaced_on_demand, 0);
+  // Billed on both: jobs.csv's pricing names them, in PayKind order.
+  EXPECT_EQ(PricingOf(run.jobs[0]), "on-demand+spot");
   EXPECT_NEAR(static_cast<double>(run.jobs[0].cost_micros) / 1e6, 4.01124, 2e-5);
   ASSERT_EQ(run.services.size(), 1u);
   EXPECT_EQ(run.services[0].minutes, 240);
@@ -144,6 +150,73 @@ TEST(ServiceReplicasTest, AReclaimedSpotReplicaIsReplacedOnSpotElsewhere) {
   std::sort(spans.begin(), spans.end());
   const std::vector<std::pair<int64_t, int64_t>> want = {{0, 3600}, {0, 14400}, {3900, 14400}};
   EXPECT_EQ(spans, want);
+}
+
+// A service on Llama-3.2-1B on one L4 whose load needs two replicas up in
+// UTC hour 1 and one otherwise, not preemptible, from 00:00 for 4 h in
+// gcp:us-central1 on g2-standard-4 on-demand ($0.70683/h). The set's size
+// for a load k (realtime_replicas' defaults: 0.995 per replica, target
+// 0.999): k = 1: 2 replicas (1 - 0.005^2 = 0.999975); k = 2: 2 give
+// 0.995^2 = 0.990025, 3 give 0.995^3 + 3 x 0.995^2 x 0.005 = 0.99992525: 3.
+// The set starts with 2 at 0; at 3300 (300 s, a replica's start, before
+// hour 1) it adds a third that serves from 3600; at 6900 it sizes hour 2
+// back to 2, and the newest stops at 7200. Billed: 4 + 4 + (7200 - 3300) /
+// 3600 = 9.08333 replica-hours = $6.42037, against 12 ($8.48196) for a set
+// sized for the peak all along. Every minute has its hour's load up: 240.
+TEST(ServiceReplicasTest, ASetFollowsItsHourlyLoad) {
+  auto cat = Embedded();
+  World w;
+  w.catalog = cat;
+  FleetSpec elastic_only;
+  elastic_only.elastic = true;
+  w.fleet = *sched::Fleet::Build(elastic_only, cat);
+  ReplayMarketOptions mo;
+  mo.start = testing::kStart;
+  mo.other_spot = OtherSpot::kNone;
+  w.market = std::make_shared<ReplayMarket>(cat, EmbeddedSpotTraces(), mo);
+  w.elastic = std::make_shared<sched::ElasticIndex>(*cat);
+  JobSpec s;
+  s.kind = WorkloadKind::kRealtimeInference;
+  s.resources.gpus = 1;
+  s.resources.gpu_models = {"L4"};
+  s.residency = {"gcp:us-central1"};
+  s.model.params_b = 1.2;  // Llama-3.2-1B
+  s.model.layers = 16;
+  s.model.hidden = 2048;
+  s.model.heads = 32;
+  s.model.kv_heads = 8;
+  s.model.precision = Precision::kBf16;
+  s.model.seq_len = 4096;
+  s.model.batch = 16;
+  s.model.output_tokens = 128;
+  s.latency.tokens_in = 128;
+  s.latency.tokens_out = 128;
+  // One replica's capacity from the estimator (estimate/serving_test.cc
+  // checks it); the load is set against it.
+  Trace probe;
+  testing::AddJob(probe, s, "svc", 0, 4 * 3600);
+  const JobShapes shapes = JobShapes::Make(probe, *cat);
+  ASSERT_NE(shapes.Of(0), nullptr);
+  ASSERT_EQ(shapes.Of(0)->demands.size(), 1u);
+  const double cap = shapes.Of(0)->demands[0].replica_rps;
+  ASSERT_GT(cap, 0);
+  s.latency.rps_by_hour.assign(24, 0.5 * cap);
+  s.latency.rps_by_hour[1] = 1.5 * cap;
+  Trace t;
+  testing::AddJob(t, s, "svc", 0, 4 * 3600);
+  PolicyRun run = testing::RunPolicy(t, w, "default");
+
+  EXPECT_EQ(run.jobs[0].state, JobState::kDone);
+  EXPECT_EQ(PricingOf(run.jobs[0]), "on-demand");
+  EXPECT_NEAR(static_cast<double>(run.jobs[0].cost_micros) / 1e6, 6.42037, 2e-5);
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const ServiceSpan& sp : run.service_spans) spans.emplace_back(sp.from_s, sp.to_s);
+  std::sort(spans.begin(), spans.end());
+  const std::vector<std::pair<int64_t, int64_t>> want = {{0, 14400}, {0, 14400}, {3600, 7200}};
+  EXPECT_EQ(spans, want);
+  ASSERT_EQ(run.services.size(), 1u);
+  EXPECT_EQ(run.services[0].minutes, 240);
+  EXPECT_EQ(run.services[0].met, 240);
 }
 
 }  // namespace

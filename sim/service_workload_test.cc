@@ -7,11 +7,13 @@
 //   build/sim/sim_service_test --gtest_filter='ServiceWorkload.*'
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
 
+#include "estimate/serving.h"
 #include "sched/rng.h"
 #include "sim/test_world.h"
 
@@ -149,6 +151,32 @@ void Print(const std::vector<Row>& rows) {
   }
 }
 
+// How many services on each GPU model need more than one replica up at
+// their peak hour and at their quietest (estimate::ReplicasForLoad of the
+// hour's rps at one replica's capacity): only those change size by the hour.
+void PrintLoads() {
+  const Trace t = Services(40, false, 25);
+  const JobShapes shapes = JobShapes::Make(t, *Embedded());
+  std::map<std::string, std::array<int, 3>> by_gpu;  // services, peak k > 1, quietest k > 1
+  for (const TraceJob& tj : t.jobs) {
+    const JobSpec& s = *t.specs[tj.spec];
+    const sched::QueuedJob* q = shapes.Of(tj.spec);
+    if (!q || q->demands.empty()) continue;
+    const double cap = q->demands.front().replica_rps;
+    double low = s.latency.PeakRps();
+    for (double v : s.latency.rps_by_hour) low = std::min(low, v);
+    std::array<int, 3>& n = by_gpu[s.resources.gpu_models.front()];
+    ++n[0];
+    n[1] += estimate::ReplicasForLoad(s.latency.PeakRps(), cap) > 1;
+    n[2] += estimate::ReplicasForLoad(low, cap) > 1;
+  }
+  std::cout << "\n| GPU model | services | k > 1 at the peak | k > 1 at the quietest hour |\n"
+            << "|---|---:|---:|---:|\n";
+  for (const auto& [gpu, n] : by_gpu) {
+    std::cout << "| " << gpu << " | " << n[0] << " | " << n[1] << " | " << n[2] << " |\n";
+  }
+}
+
 // The rules the table must follow, derived without running it:
 // - services not marked preemptible keep on-demand replicas: no spot spend,
 //   no replica reclaims, under `default`;
@@ -167,6 +195,7 @@ TEST(ServiceWorkload, CostAndSloByPolicy) {
     for (bool preemptible : {false, true}) rows.push_back(RunServices(policy, preemptible));
   }
   Print(rows);
+  PrintLoads();
   const Row& on_demand = rows[0];
   const Row& preemptible = rows[1];
   std::cout << "\ndefault, preemptible / on-demand cost: " << preemptible.cost / on_demand.cost << "\n";

@@ -62,6 +62,9 @@ Summary Summarize(const Trace& trace, const World& world, const PolicyRun& run) 
   s.policy = run.policy;
   s.jobs = static_cast<int64_t>(trace.jobs.size());
   s.events = run.events;
+  s.replica_reclaims = run.replica_reclaims;
+  s.replaced_on_spot = run.replaced_on_spot;
+  s.replaced_on_demand = run.replaced_on_demand;
   s.decisions = run.decisions;
   const UnixSeconds start = world.market->options().start;
   std::vector<int64_t> jct;

@@ -13,6 +13,8 @@
 
 namespace meridian::sched {
 
+static_assert(RealtimeReplicas::kMaxLoadReplicas == estimate::kMaxServiceReplicas);
+
 namespace {
 
 constexpr int kMaxReplicas = 8;
@@ -21,18 +23,6 @@ bool Realtime(const QueuedJob& job) { return job.kind == WorkloadKind::kRealtime
 
 bool HasLoad(const QueuedJob& job) { return job.spec && job.spec->latency.has_load(); }
 
-// P(at least k of n replicas up), each up with probability `up` on its own:
-// the sum over i = k..n of C(n, i) up^i (1 - up)^(n - i).
-double AtLeastUp(int k, int n, double up) {
-  double p = 0;
-  double choose = 1;  // C(n, i), built from C(n, 0)
-  for (int i = 0; i <= n; ++i) {
-    if (i > 0) choose = choose * (n - i + 1) / i;
-    if (i >= k) p += choose * std::pow(up, i) * std::pow(1.0 - up, n - i);
-  }
-  return p;
-}
-
 }  // namespace
 
 int RealtimeReplicas::ReplicasFor(double target, double zone, int max) {
@@ -40,29 +30,32 @@ int RealtimeReplicas::ReplicasFor(double target, double zone, int max) {
 }
 
 int RealtimeReplicas::ReplicasFor(double target, double zone, int load, int max) {
-  const int k = std::max(1, load);
-  for (int n = k; n < max; ++n) {
-    if (AtLeastUp(k, n, zone) >= target - 1e-12) return n;
-  }
-  return std::max(k, max);
+  return estimate::ReplicasForTarget(target, zone, load, max);
+}
+
+int RealtimeReplicas::SetSize(const Options& o, int load) {
+  return estimate::ReplicaSetSize({o.availability_target, o.zone_availability, o.max_replicas}, load);
 }
 
 int RealtimeReplicas::ReplicasOf(const QueuedJob& job, const ModelDemand& d) const {
   const int load = HasLoad(job) ? estimate::ReplicasForLoad(job.spec->latency.PeakRps(), d.replica_rps) : 0;
-  if (load <= 1) return replicas_;
-  const int cap = std::min(kMaxLoadReplicas, load + options_.max_replicas - 1);
-  return std::min(cap, ReplicasFor(options_.availability_target, options_.zone_availability, load, cap));
+  return load <= 1 ? replicas_ : SetSize(options_, load);
 }
 
 int RealtimeReplicas::ZonesOf(int replicas) const { return std::min(replicas, replicas_); }
 
-Result<std::unique_ptr<Plugin>> RealtimeReplicas::Create(PluginArgs& args) {
+RealtimeReplicas::Options RealtimeReplicas::OptionsOf(PluginArgs& args) {
   Options o;
   o.availability_target = args.Number("availability_target", o.availability_target, 0.5, 0.999999);
   o.zone_availability = args.Number("zone_availability", o.zone_availability, 0.5, 0.99999);
   o.max_replicas = static_cast<int>(args.Integer("max_replicas", o.max_replicas, 1, kMaxReplicas));
   o.zones_per_region = static_cast<int>(args.Integer("zones_per_region", o.zones_per_region, 1, 6));
   o.max_sets = static_cast<int>(args.Integer("max_sets", o.max_sets, 1, 64));
+  return o;
+}
+
+Result<std::unique_ptr<Plugin>> RealtimeReplicas::Create(PluginArgs& args) {
+  const Options o = OptionsOf(args);
   return FinishPlugin<RealtimeReplicas>(args, o);
 }
 

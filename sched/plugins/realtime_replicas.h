@@ -77,6 +77,9 @@ class RealtimeReplicas final : public Plugin,
   };
   static constexpr std::string_view kName = "realtime_replicas";
   static Result<std::unique_ptr<Plugin>> Create(PluginArgs& args);
+  // The options `args` give (their defaults where unstated; FinishPlugin
+  // reports what is out of range or unknown).
+  static Options OptionsOf(PluginArgs& args);
   explicit RealtimeReplicas(Options o);
 
   std::string_view name() const override { return kName; }
@@ -100,9 +103,13 @@ class RealtimeReplicas final : public Plugin,
   int replicas() const { return replicas_; }
   // Replicas of `job` on the model of `d`: its peak load and the target.
   int ReplicasOf(const QueuedJob& job, const ModelDemand& d) const;
+  // The replicas a set needs under `o` for `load` replicas up
+  // (estimate::ReplicaSetSize with o's terms). ReplicasOf is this for the
+  // peak hour; `simulate` and `plan` size a replica set with it hour by hour.
+  static int SetSize(const Options& o, int load);
   // Distinct zones a set of `replicas` must span.
   int ZonesOf(int replicas) const;
-  static constexpr int kMaxLoadReplicas = 32;
+  static constexpr int kMaxLoadReplicas = 32;  // estimate::kMaxServiceReplicas
   // Replicas of the job a candidate carries and the distinct zones they are in.
   Spread SpreadOf(const CycleContext& ctx, const Candidate& c) const;
 

@@ -85,6 +85,24 @@ TEST(RealtimeReplicasTest, ReplicasForTheLoadAndTheTarget) {
   }
 }
 
+// A set's size for one hour's load under the default options (0.999,
+// 0.995, max_replicas 3), the count ReplicasOf gives the peak and
+// `simulate` gives each hour: no load or k 1: the availability count, 2
+// (above); k 2: n 2 gives 0.995^2 = 0.990025, n 3 gives 0.995^3 + 3 x
+// 0.995^2 x 0.005 = 0.985075 + 0.014850 = 0.999925: 3; k 3: 4 (above).
+// max_replicas 1 caps k 3 at 3 + 1 - 1 = 3, and k 40 is capped at
+// kMaxLoadReplicas, 32.
+TEST(RealtimeReplicasTest, SetSizeForAnHoursLoad) {
+  RealtimeReplicas::Options o;
+  EXPECT_EQ(RealtimeReplicas::SetSize(o, 0), 2);
+  EXPECT_EQ(RealtimeReplicas::SetSize(o, 1), 2);
+  EXPECT_EQ(RealtimeReplicas::SetSize(o, 2), 3);
+  EXPECT_EQ(RealtimeReplicas::SetSize(o, 3), 4);
+  EXPECT_EQ(RealtimeReplicas::SetSize(o, 40), RealtimeReplicas::kMaxLoadReplicas);
+  o.max_replicas = 1;
+  EXPECT_EQ(RealtimeReplicas::SetSize(o, 3), 3);
+}
+
 // An 8B chat service at 20 requests/s (estimate/serving_test.cc works one
 // replica out: 9.0238 req/s on an H100; on an A100-80GB, 312 TFLOPS x 0.869
 // and 2,039 GB/s x 0.80: prefill 1.33271e14 (attention included) /
