@@ -14,6 +14,20 @@
 // reads each new job and records why it waits). Clients and daemon share the
 // machine's cores.
 //
+// BM_SubmitPostgres/<replicas>/<group>/<clients>: the same load on the
+// PostgreSQL store. <replicas> daemons (each its own store, connections,
+// HTTP server and lease: one leads, the rest follow) run in this process on
+// one database of a PostgreSQL server from Debian's package started in a
+// temporary directory with its durability settings as shipped (fsync on,
+// synchronous_commit on: a 201 means the job's WAL reached the disk). Client
+// c talks to replica c mod <replicas>. wal_syncs_per_submission is the
+// server's WAL flushes (pg_stat_wal) over the run per submission: under 1,
+// commits were batched. jobs_stored counts the jobs the database holds.
+// pg_cpu_s is the CPU time of the server's processes that served the run.
+//
+// BM_PgCommit: the floor under both: one INSERT per transaction on one
+// connection to that server, fsync on; per_s and p50/p99 per commit.
+//
 // BM_Healthz/<clients>: the same clients on GET /healthz, the HTTP layer's
 // ceiling with no parsing, validation or storage: the baseline of the run.
 //
@@ -28,8 +42,13 @@
 // decisions. The first cycle, which also sizes every job with the
 // estimator, is reported as first_cycle_ms.
 //
+// cpu_s is this process's CPU time (clients and daemons, user + system)
+// over the run; PostgreSQL's server processes are not in it.
+//
 //   build/bench/control_bench --benchmark_min_time=0.01
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <httplib.h>
 
 #include <algorithm>
@@ -38,12 +57,17 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "catalog/catalog.h"
 #include "control/daemon.h"
+#include "control/pg.h"
+#include "control/test_postgres.h"
 #include "control/token.h"
 #include "sched/profile.h"
 
@@ -117,12 +141,22 @@ DaemonOptions Options(const std::string& dir, bool full_sync, bool group) {
 
 struct Load {
   double seconds = 0;
+  double cpu_seconds = 0;
   std::vector<double> latency_us;
   int errors = 0;
 };
 
-// `clients` threads send `total` requests in all; each request is timed.
-Load Drive(int port, int clients, int total,
+// User + system CPU seconds this process has used.
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+// `clients` threads send `total` requests in all, client c to ports[c mod
+// ports.size()]; each request is timed.
+Load Drive(const std::vector<int>& ports, int clients, int total,
            const std::function<httplib::Result(httplib::Client&)>& call) {
   std::atomic<int> next{0}, ready{0};
   std::atomic<bool> go{false};
@@ -133,7 +167,7 @@ Load Drive(int port, int clients, int total,
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
-      httplib::Client http("127.0.0.1", port);
+      httplib::Client http("127.0.0.1", ports[static_cast<size_t>(c) % ports.size()]);
       http.set_keep_alive(true);
       http.set_tcp_nodelay(true);
       // Connect before the clock starts (the listen backlog is small).
@@ -156,11 +190,13 @@ Load Drive(int port, int clients, int total,
     });
   }
   while (ready < clients) std::this_thread::yield();
+  const double cpu0 = CpuSeconds();
   const auto t0 = std::chrono::steady_clock::now();
   go = true;
   for (auto& t : threads) t.join();
   Load l;
   l.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  l.cpu_seconds = CpuSeconds() - cpu0;
   for (auto& v : lat) l.latency_us.insert(l.latency_us.end(), v.begin(), v.end());
   std::sort(l.latency_us.begin(), l.latency_us.end());
   l.errors = errors;
@@ -180,6 +216,17 @@ void Report(benchmark::State& state, const Load& l, int n) {
   state.counters["p99_ms"] = Pct(l.latency_us, 0.99) / 1000;
   state.counters["max_ms"] = l.latency_us.empty() ? 0 : l.latency_us.back() / 1000;
   state.counters["errors"] = l.errors;
+  state.counters["cpu_s"] = l.cpu_seconds;
+}
+
+// A token for tenant "bench" in `store`; the Authorization header carrying it.
+httplib::Headers BenchToken(Store* store) {
+  const std::string token = GenerateToken().value();
+  NewToken nt;
+  nt.hash = Sha256Hex(token);
+  nt.tenant = "bench";
+  (void)store->CreateToken(nt);
+  return {{"Authorization", "Bearer " + token}};
 }
 
 void BM_Submit(benchmark::State& state) {
@@ -192,13 +239,8 @@ void BM_Submit(benchmark::State& state) {
       state.SkipWithError(d.status().message().c_str());
       return;
     }
-    const std::string token = GenerateToken().value();
-    NewToken nt;
-    nt.hash = Sha256Hex(token);
-    nt.tenant = "bench";
-    (void)(*d)->store()->CreateToken(nt);
-    const httplib::Headers h = {{"Authorization", "Bearer " + token}};
-    Load l = Drive((*d)->port(), clients, kSubmissions, [&](httplib::Client& c) {
+    const httplib::Headers h = BenchToken((*d)->store());
+    Load l = Drive({(*d)->port()}, clients, kSubmissions, [&](httplib::Client& c) {
       return c.Post("/v1/jobs", h, kBody, "application/json");
     });
     Report(state, l, kSubmissions);
@@ -218,6 +260,134 @@ BENCHMARK(BM_Submit)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
+// The value a query on `uri` returns (its first row and column).
+Result<std::string> PgValue(const std::string& uri, const std::string& sql) {
+  auto c = PgConn::Open(uri);
+  if (!c.ok()) return c.status();
+  auto rows = (*c)->Query(sql);
+  if (!rows.ok()) return rows.status();
+  if (rows->size() != 1) return Status::Internal(sql + ": expected one row");
+  return rows->Text(0, 0);
+}
+
+Result<int64_t> PgNumber(const std::string& uri, const std::string& sql) {
+  auto v = PgValue(uri, sql);
+  if (!v.ok()) return v.status();
+  return std::stoll(*v);
+}
+
+// CPU seconds (user + system) of the PostgreSQL server behind `uri`: its
+// postmaster's own and its server processes' that have exited (the
+// postmaster's reaped children, /proc/PID/stat fields 14 to 17).
+Result<double> PgServerCpuSeconds(const std::string& uri) {
+  auto data = PgValue(uri, "SELECT current_setting('data_directory')");
+  if (!data.ok()) return data.status();
+  std::ifstream pidfile(*data + "/postmaster.pid");
+  int pid = 0;
+  if (!(pidfile >> pid)) return Status::Internal(*data + "/postmaster.pid: no pid");
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return Status::Internal("/proc/" + std::to_string(pid) + "/stat: unreadable");
+  std::istringstream fields(text.substr(close + 2));  // from field 3, the state
+  std::string f;
+  double ticks = 0;
+  for (int field = 3; field <= 17 && fields >> f; ++field) {
+    if (field >= 14) ticks += std::stod(f);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+constexpr const char* kWalSyncs = "SELECT wal_sync FROM pg_stat_wal";
+
+void BM_SubmitPostgres(benchmark::State& state) {
+  const int replicas = static_cast<int>(state.range(0));
+  const bool group = state.range(1) == 1;
+  const int clients = static_cast<int>(state.range(2));
+  for (auto _ : state) {
+    auto uri = testing::TestPostgres::NewDurableDatabase();
+    if (!uri.ok()) {
+      state.SkipWithError(uri.status().message().c_str());
+      return;
+    }
+    const std::string dir = TempDir();
+    std::vector<std::unique_ptr<Daemon>> daemons;
+    std::vector<int> ports;
+    for (int r = 0; r < replicas; ++r) {
+      DaemonOptions o = Options(dir, true, group);
+      o.store.path = *uri;
+      auto d = Daemon::Start(std::move(o), std::make_unique<IdleBackend>(std::vector<BackendNode>{}));
+      if (!d.ok()) {
+        state.SkipWithError(d.status().message().c_str());
+        return;
+      }
+      ports.push_back((*d)->port());
+      daemons.push_back(std::move(d).value());
+    }
+    const httplib::Headers h = BenchToken(daemons.front()->store());
+    auto syncs_before = PgNumber(*uri, kWalSyncs);
+    auto server_cpu_before = PgServerCpuSeconds(*uri);
+    Load l = Drive(ports, clients, kSubmissions, [&](httplib::Client& c) {
+      return c.Post("/v1/jobs", h, kBody, "application/json");
+    });
+    Report(state, l, kSubmissions);
+    for (auto& d : daemons) d->Stop();
+    daemons.clear();  // their server processes exit, and report their WAL flushes
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    auto syncs_after = PgNumber(*uri, kWalSyncs);
+    auto stored = PgNumber(*uri, "SELECT count(*) FROM jobs");
+    auto server_cpu_after = PgServerCpuSeconds(*uri);
+    if (!syncs_before.ok() || !syncs_after.ok() || !stored.ok() || !server_cpu_before.ok() ||
+        !server_cpu_after.ok()) {
+      state.SkipWithError("cannot read pg_stat_wal, the server's CPU time or the job count");
+      return;
+    }
+    state.counters["pg_cpu_s"] = *server_cpu_after - *server_cpu_before;
+    state.counters["wal_syncs_per_submission"] =
+        static_cast<double>(*syncs_after - *syncs_before) / kSubmissions;
+    state.counters["jobs_stored"] = static_cast<double>(*stored);
+    std::filesystem::remove_all(dir);
+  }
+}
+BENCHMARK(BM_SubmitPostgres)
+    ->ArgNames({"replicas", "group", "clients"})
+    ->Args({3, 1, 16})
+    ->Args({1, 1, 16})
+    ->Args({3, 0, 16})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_PgCommit(benchmark::State& state) {
+  constexpr int kCommits = 1000;
+  for (auto _ : state) {
+    auto uri = testing::TestPostgres::NewDurableDatabase();
+    if (!uri.ok()) {
+      state.SkipWithError(uri.status().message().c_str());
+      return;
+    }
+    auto c = PgConn::Open(*uri);
+    if (!c.ok() || !(*c)->Exec("CREATE TABLE t (n bigint)").ok()) {
+      state.SkipWithError("cannot create the table");
+      return;
+    }
+    Load l;
+    const double cpu0 = CpuSeconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCommits; ++i) {
+      const auto s = std::chrono::steady_clock::now();
+      if (!(*c)->Query("INSERT INTO t VALUES ($1)", {Param(i)}).ok()) l.errors++;
+      l.latency_us.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s).count());
+    }
+    l.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    l.cpu_seconds = CpuSeconds() - cpu0;
+    std::sort(l.latency_us.begin(), l.latency_us.end());
+    Report(state, l, kCommits);
+  }
+}
+BENCHMARK(BM_PgCommit)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+
 void BM_Healthz(benchmark::State& state) {
   const int clients = static_cast<int>(state.range(0));
   for (auto _ : state) {
@@ -227,7 +397,7 @@ void BM_Healthz(benchmark::State& state) {
       state.SkipWithError(d.status().message().c_str());
       return;
     }
-    Load l = Drive((*d)->port(), clients, kSubmissions, [](httplib::Client& c) { return c.Get("/healthz"); });
+    Load l = Drive({(*d)->port()}, clients, kSubmissions, [](httplib::Client& c) { return c.Get("/healthz"); });
     Report(state, l, kSubmissions);
     (*d)->Stop();
     d->reset();

@@ -6,6 +6,10 @@
 //
 // Never skipped: when the server cannot start, NewDatabase returns an error
 // with the reason and the test fails with it.
+//
+// NewDurableDatabase is the same on a second server with PostgreSQL's
+// durability settings as shipped (fsync on, synchronous_commit on): a commit
+// returns once its WAL is flushed to disk. For benchmarks of durable writes.
 #pragma once
 
 #include <pwd.h>
@@ -28,14 +32,27 @@ namespace meridian::control::testing {
 
 class TestPostgres {
  public:
-  // A new, empty database on the shared server; its URI.
+  // A new, empty database on the shared server (fsync off); its URI.
   static Result<std::string> NewDatabase() {
     static std::once_flag once;
     static std::unique_ptr<TestPostgres> server;
     static Status started;
     std::call_once(once, [] {
       server.reset(new TestPostgres());
-      started = server->Start();
+      started = server->Start(/*durable=*/false);
+    });
+    if (!started.ok()) return started;
+    return server->CreateDatabase();
+  }
+
+  // A new, empty database on the shared durable server (fsync on); its URI.
+  static Result<std::string> NewDurableDatabase() {
+    static std::once_flag once;
+    static std::unique_ptr<TestPostgres> server;
+    static Status started;
+    std::call_once(once, [] {
+      server.reset(new TestPostgres());
+      started = server->Start(/*durable=*/true);
     });
     if (!started.ok()) return started;
     return server->CreateDatabase();
@@ -77,7 +94,7 @@ class TestPostgres {
     return Status::Internal("test PostgreSQL: `" + full + "` failed:\n" + text.str());
   }
 
-  Status Start() {
+  Status Start(bool durable) {
     bin_ = BinDir();
     if (!std::filesystem::exists(Bin("initdb"))) {
       return Status::Internal("test PostgreSQL: no initdb in " + bin_ +
@@ -96,12 +113,13 @@ class TestPostgres {
         return Status::Internal("test PostgreSQL: cannot chown " + dir_ + " to postgres");
       }
     }
-    // trust: only this directory's socket reaches the server. fsync off: a
-    // test's database need not survive a power cut.
+    // trust: only this directory's socket reaches the server. Unless durable,
+    // fsync off (-F): a test's database need not survive a power cut.
     MERIDIAN_RETURN_IF_ERROR(Run(Bin("initdb") + " -D " + dir_ +
                                  "/data -U postgres -A trust -E UTF8 --no-sync"));
+    const std::string fsync = durable ? "" : " -F";
     return Run(Bin("pg_ctl") + " -D " + dir_ + "/data -l " + dir_ + "/server.log -w -t 60 -o \"-k " +
-               dir_ + " -c listen_addresses='' -p 5432 -F\" start");
+               dir_ + " -c listen_addresses='' -p 5432" + fsync + "\" start");
   }
 
   std::string Uri(const std::string& db) const {
