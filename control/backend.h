@@ -57,6 +57,11 @@ struct LaunchRequest {
   int vcpus = 0;
   int64_t ram_mib = 0;
   std::optional<UnixSeconds> deadline;
+  // The lease epoch of the leader asking (docs/control-plane.md, "Replicas"):
+  // a backend whose state replicas share refuses a launch whose epoch is
+  // older than one it has seen (Deposed). 0: not fenced (a SQLite daemon,
+  // alone on its database).
+  int64_t epoch = 0;
 };
 
 enum class RunPhase { kStarting, kRunning, kExited, kKilled, kLost };
@@ -125,6 +130,14 @@ class Backend {
   // has none. For a launch whose handle the daemon did not commit (it
   // stopped between Launch and the commit): found, it is adopted. The
   // default: an engine without such names finds nothing.
+  // A new leader's first call, before it adopts or finds anything: launches
+  // carrying an epoch below `epoch` are refused (Deposed) from now on, and a
+  // launch already under way is waited for, so that its record is found.
+  // The default: an engine whose state no replica shares fences nothing.
+  virtual Status Fence(int64_t epoch) {
+    (void)epoch;
+    return Status::Ok();
+  }
   virtual Result<std::optional<std::string>> FindLaunched(const std::string& job_id, int attempt) {
     (void)job_id;
     (void)attempt;
@@ -134,6 +147,17 @@ class Backend {
 
 // Whether a failed backend call may succeed if made again (see above).
 bool IsTransient(const Status& st);
+
+// A launch refused because a newer leader has fenced the backend: the caller
+// has been deposed, so it neither retries nor fails the job, and steps down.
+// (Header-only, as backends link the core alone.)
+inline constexpr std::string_view kDeposedPrefix = "deposed: ";
+inline Status Deposed(const std::string& why) {
+  return Status::Internal(std::string(kDeposedPrefix) + why);
+}
+inline bool IsDeposed(const Status& st) {
+  return st.code() == StatusCode::kInternal && st.message().starts_with(kDeposedPrefix);
+}
 
 // How the reconciler retries backend calls that failed transiently: a launch
 // up to `launch_attempts` tries in all, then the job fails with the last

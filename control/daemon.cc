@@ -41,6 +41,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
   // need no check (and a stalled daemon's launches stay as they were).
   if (IsPostgresUri(options.store.path)) {
     options.reconciler.lease_held = [leadership] { return leadership->LeaseHeld(); };
+    options.reconciler.epoch = [leadership] { return leadership->epoch(); };
+    options.reconciler.deposed = [leadership] { leadership->Deposed(); };
   }
   d->reconciler_ = std::make_unique<Reconciler>(d->store_.get(), d->backend_.get(), &d->metrics_,
                                                 std::move(options.reconciler));

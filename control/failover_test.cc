@@ -340,8 +340,9 @@ TEST(ServeFailover, ALeaderPausedPastItsLeaseResumesAsAFollower) {
     }
   };
   submit(1, 10);
-  // Paused between launches: a leader paused inside a local launch can still
-  // start its attempt on resuming (docs/control-plane.md, "Replicas").
+  // Paused between launches. A pause inside a local launch, which a signal
+  // cannot aim at, is met by the backend's launch fence and tested there
+  // (backends/local/launch_fence_test.cc, control/deposed_launch_test.cc).
   ASSERT_TRUE(AllEnded(replicas.Port(old), token, 9, 60));
   replicas[old].Signal(SIGSTOP);
   const auto t0 = std::chrono::steady_clock::now();

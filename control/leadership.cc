@@ -19,7 +19,15 @@ int64_t Leadership::SteadyMs() const {
 }
 
 bool Leadership::LeaseHeld() const {
-  return leading_ && SteadyMs() - renewed_sent_ms_ < options_.lease_ms;
+  return leading_ && !deposed_ && SteadyMs() - renewed_sent_ms_ < options_.lease_ms;
+}
+
+void Leadership::Deposed() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    deposed_ = true;
+  }
+  cv_.notify_all();
 }
 
 Status Leadership::Start() {
@@ -48,9 +56,12 @@ void Leadership::Loop() {
   for (;;) {
     {
       std::unique_lock<std::mutex> l(mu_);
-      if (cv_.wait_for(l, period, [&] { return stop_; })) return;
+      cv_.wait_for(l, period, [&] { return stop_ || deposed_; });
+      if (stop_) return;
     }
-    if (leading_) {
+    if (leading_ && deposed_) {
+      StepDown("the backend refused a launch: a newer leader has fenced it");
+    } else if (leading_) {
       Renew();
     } else if (Status st = TryLead(); !st.ok()) {
       std::cerr << "meridian serve: took the lead but could not start leading: " << st.message()
@@ -68,6 +79,7 @@ Status Leadership::TryLead() {
   }
   if (*epoch == 0) return Status::Ok();  // another replica leads
   epoch_ = *epoch;
+  deposed_ = false;
   renewed_sent_ms_ = sent;
   store_->FenceWrites(epoch_);
   leading_ = true;  // before the loop starts: its recovery's backend calls ask LeaseHeld
@@ -100,6 +112,7 @@ void Leadership::StepDown(const std::string& why) {
             << "; following\n";
   options_.follow();  // its writes still fenced with the old epoch
   leading_ = false;
+  deposed_ = false;
   store_->FenceWrites(0);
 }
 

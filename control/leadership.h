@@ -57,6 +57,12 @@ class Leadership {
   // asks before each backend call (ReconcilerOptions::lease_held), so a
   // leader paused past its lease launches nothing when it resumes.
   bool LeaseHeld() const;
+  // The lease's epoch while leading (launches carry it: Backend::Fence).
+  int64_t epoch() const { return epoch_; }
+  // The backend refused a launch at this epoch (Deposed, control/backend.h):
+  // a newer leader exists. No further backend call is made, and the loop
+  // steps down at once instead of at its next renewal.
+  void Deposed();
 
  private:
   void Loop();
@@ -69,7 +75,8 @@ class Leadership {
   Store* store_;
   LeadershipOptions options_;
   std::atomic<bool> leading_{false};
-  int64_t epoch_ = 0;             // the lease's epoch while leading
+  std::atomic<int64_t> epoch_{0};  // the lease's epoch while leading
+  std::atomic<bool> deposed_{false};  // Deposed() since the lease was taken
   // When the last successful renewal (or the taking) was sent, steady clock.
   std::atomic<int64_t> renewed_sent_ms_{0};
   std::mutex mu_;

@@ -103,6 +103,9 @@ std::string Reconciler::CheckpointDir(const std::string& id) const {
 
 Status Reconciler::Start() {
   Forget();
+  // Before anything is adopted or found: a deposed leader's launch under way
+  // finishes (and is found), and none starts after.
+  if (options_.epoch) MERIDIAN_RETURN_IF_ERROR(backend_->Fence(options_.epoch()));
   MERIDIAN_RETURN_IF_ERROR(Recover());
   thread_ = std::thread([this] { Loop(); });
   return Status::Ok();

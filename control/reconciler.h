@@ -113,6 +113,13 @@ struct ReconcilerOptions {
   // Whether this daemon's lease surely still holds (Leadership::LeaseHeld),
   // asked before each backend call; null: always (alone on its database).
   std::function<bool()> lease_held;
+  // The lease epoch this daemon leads at (Leadership::epoch): given to
+  // Backend::Fence before recovery and carried by every launch, so that a
+  // backend shared with other replicas refuses a deposed leader's launch.
+  // Null: 0, unfenced (alone on its database).
+  std::function<int64_t()> epoch;
+  // Told when the backend refused a launch as Deposed: step down.
+  std::function<void()> deposed;
 };
 
 // Why a queued job is still queued: the last cycle's decision for it, kept so

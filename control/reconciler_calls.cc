@@ -135,6 +135,7 @@ Status Reconciler::CallBackend(std::unique_lock<std::mutex>& l) {
       c.skipped = c.kind == PendingCall::kLaunch && resync_.count(c.job_id) > 0;
     }
     l.unlock();
+    bool deposed = false;
     for (BackendCall& c : calls) {
       // Asked before each call: a leader paused, or cut off from the
       // database, past its lease makes no launch or stop, as another replica
@@ -143,8 +144,18 @@ Status Reconciler::CallBackend(std::unique_lock<std::mutex>& l) {
         c.skipped = true;
         c.stopped = Status::Internal("not sent: this replica's lease may have lapsed");
       }
+      if (c.kind == PendingCall::kLaunch && options_.epoch) c.launch.epoch = options_.epoch();
       Make(backend_, &c);
+      if (c.kind == PendingCall::kLaunch && !c.skipped && IsDeposed(c.launched.status())) {
+        // A newer leader fenced the backend: nothing started; the job is
+        // its now, so it is read again rather than retried or failed.
+        std::cerr << "meridian serve: " << c.job_id << ": " << c.launched.status().message()
+                  << "\n";
+        c.skipped = true;
+        deposed = true;
+      }
     }
+    if (deposed && options_.deposed) options_.deposed();
     l.lock();
     for (const BackendCall& c : calls) {
       if (c.skipped && !c.job_id.empty()) resync_.insert(c.job_id);  // read again first

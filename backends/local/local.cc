@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "backends/local/cgroup.h"
+#include "backends/local/launch_fence.h"
 #include "backends/local/proc.h"
 #include "backends/local/shim.h"
 #include "backends/local/status_file.h"
@@ -30,6 +31,8 @@ using control::RunObservation;
 using control::RunPhase;
 
 constexpr char kDefaultPath[] = "/usr/local/bin:/usr/bin:/bin";
+// How long a launch waits for another launch in the shared state directory.
+constexpr int64_t kFenceWaitMs = 5000;
 
 // One attempt this backend watches.
 struct Attempt {
@@ -236,6 +239,10 @@ class LocalBackend final : public control::Backend {
   std::vector<control::BackendNode> Nodes() override;
   Status Retire(const std::string& job_id, int attempts) override;
   // The attempt's record (written before Launch returns) names its process.
+  Status Fence(int64_t epoch) override {
+    MERIDIAN_RETURN_IF_ERROR(MakeDirs(options_.state_dir, "state_dir"));
+    return EnterLaunchFence(FencePath(), epoch, kFenceWaitMs).status();
+  }
   Result<std::optional<std::string>> FindLaunched(const std::string& job_id, int attempt) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto run = ReadRunFile(AttemptFile(job_id, attempt, ".run"));
@@ -252,6 +259,7 @@ class LocalBackend final : public control::Backend {
             (SafeName(job_id) + "." + std::to_string(attempt) + ext))
         .string();
   }
+  std::string FencePath() const { return (fs::path(options_.state_dir) / kLaunchFenceFile).string(); }
   std::string JobDir(const std::string& job_id, const char* sub) const {
     return (fs::path(options_.state_dir) / "jobs" / SafeName(job_id) / sub).string();
   }
@@ -328,6 +336,13 @@ Result<std::string> LocalBackend::Launch(const control::LaunchRequest& request) 
   ReapZombies();
   MERIDIAN_RETURN_IF_ERROR(
       MakeDirs((fs::path(options_.state_dir) / "attempts").string(), "state_dir"));
+  // Held until the attempt's record is written (launch_fence.h); no fence at epoch 0.
+  LaunchFenceHold fence;
+  if (request.epoch > 0) {
+    auto entered = EnterLaunchFence(FencePath(), request.epoch, kFenceWaitMs);
+    if (!entered.ok()) return entered.status();
+    fence = std::move(entered).value();
+  }
   auto identity = IdentityOf(request.tenant);
   if (!identity.ok()) return identity.status();
   std::string work = request.working_dir;
