@@ -6,6 +6,12 @@
 #include "fuzz/scratch_file.h"
 #include "fuzz/trace_input.h"
 
+// The catalog loads before the first input (fuzz/trace_input.h).
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)meridian::fuzz::EmbeddedCatalog();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto node = meridian::control::DecodeNodeRegistration(meridian::fuzz::Bytes(data, size),
                                                         meridian::fuzz::EmbeddedCatalog());

@@ -4,6 +4,12 @@
 #include "fuzz/trace_input.h"
 #include "spec/fleet.h"
 
+// The catalog loads before the first input (fuzz/trace_input.h).
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)meridian::fuzz::EmbeddedCatalog();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto fleet = meridian::spec::ParseFleet(meridian::fuzz::Bytes(data, size), "fleet.yaml");
   if (!fleet.ok()) return 0;

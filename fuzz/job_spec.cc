@@ -5,6 +5,12 @@
 #include "fuzz/trace_input.h"
 #include "spec/spec.h"
 
+// The catalog loads before the first input (fuzz/trace_input.h).
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)meridian::fuzz::EmbeddedCatalog();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto specs = meridian::spec::ParseJobSpecs(meridian::fuzz::Bytes(data, size), "fuzz.yaml");
   if (!specs.ok()) return 0;

@@ -16,6 +16,12 @@ constexpr std::string_view kNodeList =
 
 }  // namespace
 
+// The catalog loads before the first input (fuzz/trace_input.h).
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)meridian::fuzz::EmbeddedCatalog();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using meridian::fuzz::ScratchFile;
   std::string_view in = meridian::fuzz::Bytes(data, size);
@@ -25,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     nodes = in.substr(0, at + 1);
     pods = in.substr(at + 4);
   }
-  static const ScratchFile nodes_file("openb_node_list_all_node.csv");
+  static ScratchFile nodes_file("openb_node_list_all_node.csv");
   meridian::sim::TraceOptions options;
   options.nodes_path = nodes_file.Write(nodes);
   meridian::fuzz::ReadTraceBytes(pods, meridian::sim::TraceFormat::kOpenb, options,
