@@ -7,6 +7,7 @@
 
 #include "estimate/options.h"
 #include "estimate/test_catalog.h"
+#include "estimate/test_specs.h"
 
 namespace meridian::estimate {
 namespace {
@@ -291,19 +292,7 @@ TEST(PlanTest, RealtimeServiceNearItsUsers) {
 // 0.995^2 x 0.005 = 0.99993). 14 x 2 + 10 x 3 = 58 replica-hours, each
 // option billed for them at one replica's price.
 TEST(PlanTest, RealtimeServicePricesItsReplicaSetByTheHour) {
-  JobSpec j;
-  j.kind = WorkloadKind::kRealtimeInference;
-  j.model.params_b = 8;
-  j.model.precision = Precision::kBf16;
-  j.model.layers = 32;
-  j.model.hidden = 4096;
-  j.model.heads = 32;
-  j.model.kv_heads = 8;
-  j.model.seq_len = 8192;
-  j.model.batch = 16;
-  j.model.output_tokens = 256;
-  j.latency.tokens_in = 512;
-  j.latency.tokens_out = 256;
+  JobSpec j = testing::Chat8B();
   j.latency.rps_by_hour = {2, 1, 1, 1, 1, 2, 4, 8, 12, 14, 15, 15, 15, 15, 15, 14, 12, 10, 8, 6, 5, 4, 3, 2};
   j.resources.gpus = 1;
   j.resources.gpu_models = {"H100-80GB"};
@@ -333,19 +322,8 @@ TEST(PlanTest, RealtimeServicePricesItsReplicaSetByTheHour) {
 // before any round trip: the model is rejected, as the scheduler's latency
 // rule would.
 TEST(PlanTest, RealtimeServiceSlowerThanItsSloIsRejected) {
-  JobSpec j;
-  j.kind = WorkloadKind::kRealtimeInference;
-  j.model.params_b = 8;
-  j.model.precision = Precision::kBf16;
-  j.model.layers = 32;
-  j.model.hidden = 4096;
-  j.model.heads = 32;
-  j.model.kv_heads = 8;
-  j.model.seq_len = 8192;
+  JobSpec j = testing::Chat8B();
   j.model.batch = 4;
-  j.model.output_tokens = 256;
-  j.latency.tokens_in = 512;
-  j.latency.tokens_out = 256;
   j.latency.slo_ms = 50;
   j.resources.gpus = 1;
   j.resources.gpu_models = {"L4", "H100-80GB"};

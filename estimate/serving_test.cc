@@ -5,30 +5,13 @@
 #include <limits>
 
 #include "estimate/test_catalog.h"
+#include "estimate/test_specs.h"
 
 namespace meridian::estimate {
 namespace {
 
+using testing::Chat8B;
 using testing::TestCatalog;
-
-// Llama-3.1-8B's shape serving chat: 16 requests at once, 512 prompt tokens
-// and 256 generated tokens each.
-JobSpec Chat8B() {
-  JobSpec j;
-  j.kind = WorkloadKind::kRealtimeInference;
-  j.model.params_b = 8;
-  j.model.precision = Precision::kBf16;
-  j.model.layers = 32;
-  j.model.hidden = 4096;
-  j.model.heads = 32;
-  j.model.kv_heads = 8;
-  j.model.seq_len = 8192;
-  j.model.batch = 16;
-  j.model.output_tokens = 256;
-  j.latency.tokens_in = 512;
-  j.latency.tokens_out = 256;
-  return j;
-}
 
 ThroughputQuery OneGpu(const catalog::Catalog& cat, const std::string& gpu) {
   ThroughputQuery q;
