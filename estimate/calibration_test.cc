@@ -66,6 +66,37 @@ TEST(Calibration, Llama3405BOn8192H100sWithItsSixteenMillionTokenBatchIsAt44Perc
   EXPECT_NEAR(430 / (t.mfu * 989), 0.996, 0.002);
 }
 
+// MPT-7B on one node of 8 H100s (llm-foundry's benchmark table): P = 6.659e9,
+// 32 layers, hidden 4096, seq 2048, micro-batch 6, 48 sequences a step.
+// Memory, ZeRO-3 over 8: 16 x 6.659e9 / 8 B = 12.40 GiB + stored activations
+// 34 x 2048 x 6 x 4096 x 32 B = 51.00 GiB + 1 = 64.40 GiB, under 72, so no
+// recomputation (ZeRO-1 over DP 8 holds 4 x 6.659e9 B = 24.80 GiB of weights
+// and gradients + 12 x 6.659e9 / 8 B = 9.30 GiB: 86.1 GiB, over).
+// A token is 6 x 6.659e9 + 12 x 32 x 2048 x 4096 = 4.31752e10 FLOP and
+// (22 + 88/3) x 32 x 4096 x 2 B = 13,456,725 B of element-wise kernels; a step
+// 48 x 2048 = 98,304 tokens, one micro-batch a replica:
+//   matmuls  4.31752e10 x 98304 / (8 x 989e12 x 0.803) = 0.66804 s
+//   element-wise 13,456,725 x 98304 / (8 x 3350e9 x 0.80) = 0.06170 s
+//   compute 0.72974 s
+//   data (ZeRO-3) 1 x 3 x 7/8 x 6.659e9 x 2 B / 360 GB/s = 0.09711 s,
+//     hidden behind 2/3 x 0.72974 = 0.48649 s
+//   step 0.72974 s: 98,304 / (8 x 0.72974) = 16,839 tokens/s/GPU,
+//   MFU 0.803 x 0.66804 / 0.72974 = 0.7351.
+// (10,643 tokens/s/GPU published, 46.44% MFU on the same count: meridian's
+// time is 10,643 / 16,839 = 0.63x the run's.)
+TEST(Calibration, Mpt7BOnOneNodeOf8H100sRuns16839TokensPerSecondPerGpu) {
+  Result<Plan> p = PlanCalibration("mpt-7b-h100");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->estimates.size(), 1u);
+  const ThroughputEstimate& t = p->estimates[0].throughput;
+  EXPECT_EQ(t.layout, "TP 1 x PP 1 x DP 8 (ZeRO-3)");
+  EXPECT_EQ(p->estimates[0].memory.recompute, Recompute::kNone);
+  EXPECT_NEAR(t.mfu, 0.7351, 0.0005);
+  EXPECT_NEAR(t.communication_share, 0.0, 1e-9);
+  EXPECT_NEAR(1e9 / (8 * t.run_hours * 3600), 16839, 5);
+  EXPECT_NEAR(10643 / (1e9 / (8 * t.run_hours * 3600)), 0.632, 0.001);
+}
+
 // LLaMA 7B, batch 112, 128 + 2048 tokens, fp8 on one H100, 1e9 output tokens:
 //   KV = 2 x 32 x 4096 x 2176 x 112 x 1 B = 6.389e10 B; weights 6.7e9 B
 //   decode: 1e9 / 112 steps x (6.7e9 + 6.389e10 / 2) B / (3350e9 x 0.80)
