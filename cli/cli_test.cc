@@ -162,9 +162,9 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
 // three forward passes of 2P + 4 L s h (attention), four with recomputation;
 // MFU counts three: MFU = (3 / passes) x 0.869 x compute / step, compute the
 // matmuls alone. The step's compute adds the element-wise kernels, E = (22 +
-// 88/3) x L x h x 2 B a token ((2 x 22 + 88/3) recomputed) over (N x 2039
-// GB/s x 0.80 = N x 1.6312e12 B/s), and the bubble and the all-reduce's
-// window scale with that sum.
+// 88/3) x L x h x 2 B a token ((2 x 22 + 88/3) recomputed) over (N x 2000
+// GB/s, the catalog's A100-80GB row, x 0.80 = N x 1.6e12 B/s), and the bubble
+// and the all-reduce's window scale with that sum.
 // (Before the element-wise kernels were charged: LLaMA-65B 0.6316, OPT-175B
 // 0.4898, BLOOM-176B 0.5776 in TP 4 x PP 8 x DP 12, the 1T GPT 0.5550.)
 // LLaMA-65B, 2048 sequences a step: compute 3 x (2 x 65.2e9 + 4 x 80 x 2048 x
@@ -181,9 +181,9 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
 // 3.0766 / 4.2334 = 0.6316. (TP 8 x DP 256 without pipelining would expose
 // 1.3672 s of its 1.6236 s all-reduce: 5.070 s.)
 // With the element-wise kernels, E = 67,283,627 B a token x 2048 x 2048 /
-// (2048 x 1.6312e12) = 0.0845 s: compute 3.1611 s, bubble x 7/64 = 0.3457 s,
-// all-reduce 0.4011 s less 2/3 x 3.1611 / 32 = 0.0659 s: 0.3352 s; step
-// 4.3252 s, MFU 0.869 x 3.0766 / 4.3252 = 0.6181 (TP 8 x PP 8: 4.5123 s).
+// (2048 x 1.6e12) = 0.0861 s: compute 3.1628 s, bubble x 7/64 = 0.3459 s,
+// all-reduce 0.4011 s less 2/3 x 3.1628 / 32 = 0.0659 s: 0.3352 s; step
+// 4.3271 s, MFU 0.869 x 3.0766 / 4.3271 = 0.6179 (TP 8 x PP 8: 4.5142 s).
 // OPT-175B, full recomputation, 1024 sequences rounded up to 34 on each of 31
 // replicas = 1054: compute 4 x (3.5e11 + 4 x 96 x 2048 x 12288 = 9.664e9) x
 // 1054 x 2048 / (992 x 271.13e12) = 11.5463 s; TP 8 x PP 4: bubble x 3/34 =
@@ -191,9 +191,9 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
 // 2 x 34 x 50.33 MB / 20 GB/s = 0.1711 s; all-reduce 2 x 30/31 x 1.75e11 x 2 /
 // 32 B / 20 GB/s = 1.0585 s less 2/3 x 11.5463 / 34 = 0.2264 s: 0.8321 s; step
 // 15.3651 s. With E = 173,015,040 B a token x 1054 x 2048 / (992 x
-// 1.6312e12) = 0.2308 s: compute 11.7771 s, bubble x 3/34 = 1.0392 s,
-// all-reduce exposed 1.0585 - 2/3 x 11.7771 / 34 = 0.8276 s; step 15.6117 s,
-// MFU 3/4 x 0.869 x 11.5463 / 15.6117 = 0.4820.
+// 1.6e12) = 0.2353 s: compute 11.7816 s, bubble x 3/34 = 1.0395 s,
+// all-reduce exposed 1.0585 - 2/3 x 11.7816 / 34 = 0.8275 s; step 15.6165 s,
+// MFU 3/4 x 0.869 x 11.5463 / 15.6165 = 0.4819.
 // BLOOM-176B, full recomputation, 2048 sequences rounded up to 171 on each of
 // 12 replicas = 2052: compute 4 x (3.52e11 + 4 x 70 x 2048 x 14336 = 8.221e9)
 // x 2052 x 2048 / (384 x 271.13e12) = 58.1608 s; TP 4 x PP 8: bubble x 7/171 =
@@ -201,15 +201,15 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
 // sends 2 x 171 x 58.72 MB / 20 GB/s = 1.0041 s; all-reduce (4 x 12 = 48 GPUs
 // span nodes) 2 x 11/12 x 1.76e11 x 2 / 32 B / 20 GB/s = 1.0083 s less 2/3 x
 // 58.1608 / 171 = 0.2267 s: 0.7816 s; step 65.6221 s. With E = 147,182,933
-// B a token x 2052 x 2048 / (384 x 1.6312e12) = 0.9875 s: compute 59.1483 s,
-// bubble 2.4213 s, all-reduce exposed 0.7777 s; step 66.6462 s, 0.0324786 s a
+// B a token x 2052 x 2048 / (384 x 1.6e12) = 1.0067 s: compute 59.1676 s,
+// bubble 2.4221 s, all-reduce exposed 0.7777 s; step 66.6662 s, 0.0324884 s a
 // sequence. TP 4 x PP 4 x DP 24 (ZeRO-1), 86 micro-batches, 2064 sequences:
-// compute 58.1608 x 2064 / 2052 = 58.5009 s + E 0.9933 s = 59.4942 s; bubble
-// x 3/86 = 2.0754 s; tensor 86 x 70/4 x 6 x 3/2 x 58.72 MB / 240 GB/s =
+// compute 58.1608 x 2064 / 2052 = 58.5009 s + E 1.0126 s = 59.5136 s; bubble
+// x 3/86 = 2.0761 s; tensor 86 x 70/4 x 6 x 3/2 x 58.72 MB / 240 GB/s =
 // 3.3140 s; sends 2 x 86 x 58.72 MB / 20 GB/s = 0.5050 s; all-reduce (96 GPUs
 // span nodes) 2 x 23/24 x 1.76e11 x 2 / 16 B / 20 GB/s = 2.1083 s less 2/3 x
-// 59.4942 / 86 = 0.4612 s: 1.6471 s; step 67.0357 s, 0.0324785 s a sequence:
-// faster by a hair. MFU 3/4 x 0.869 x 58.5009 / 67.0357 = 0.5688.
+// 59.5136 / 86 = 0.4613 s: 1.6470 s; step 67.0556 s, 0.0324882 s a sequence:
+// faster by a hair. MFU 3/4 x 0.869 x 58.5009 / 67.0556 = 0.5686.
 // GPT 1T, full recomputation, 3072 sequences: compute 4 x (2.016e12 + 4 x
 // 128 x 2048 x 25600 = 2.6844e10) x 3072 x 2048 / (3072 x 271.13e12) =
 // 61.7235 s. TP 8 x PP 16 x DP 24, 128 micro-batches: bubble x 15/128 =
@@ -222,9 +222,9 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
 // x 4 x 64 x 104.86 MB / 20 GB/s = 2.6844 s; all-reduce 2 x 47/48 x 1.008e12
 // x 2 / 64 B / 20 GB/s = 3.0844 s less 2/3 x 61.7235 / 64 = 0.6430 s: 2.4414
 // s; step 72.4792 s. With E = 480,597,333 B a token x 3072 x 2048 / (3072 x
-// 1.6312e12) = 0.6034 s: compute 62.3269 s, bubble x 15/256 = 3.6520 s,
-// all-reduce exposed 3.0844 - 2/3 x 62.3269 / 64 = 2.4352 s; step 73.1117 s,
-// MFU 3/4 x 0.869 x 61.7235 / 73.1117 = 0.5502.
+// 1.6e12) = 0.6152 s: compute 62.3387 s, bubble x 15/256 = 3.6527 s,
+// all-reduce exposed 3.0844 - 2/3 x 62.3387 / 64 = 2.4350 s; step 73.1240 s,
+// MFU 3/4 x 0.869 x 61.7235 / 73.1240 = 0.5501 (TP 8 x PP 16: 76.8685 s).
 // MPT-7B on one node of 8 A100-80GB (llm-foundry's benchmark table), no
 // recomputation: ZeRO-3 over 8 holds 16 x 6.659e9 / 8 B = 12.40 GiB + 34 x
 // 2048 x 6 x 4096 x 32 B = 51.00 GiB + 1 = 64.40 GiB, under 72. 96 sequences
@@ -242,10 +242,10 @@ TEST(Cli, CalibrationRunsGiveTheFiguresTheDocsQuote) {
     double mfu;
   };
   const Case cases[] = {
-      {"llama-65b", "TP 4 x PP 8 (2 chunks each) x DP 64 (ZeRO-1)", 0.6181},
-      {"opt-175b", "TP 8 x PP 4 x DP 31 (ZeRO-1)", 0.4820},
-      {"bloom-176b", "TP 4 x PP 4 x DP 24 (ZeRO-1)", 0.5688},
-      {"megatron-1t", "TP 4 x PP 16 (4 chunks each) x DP 48 (ZeRO-1)", 0.5502},
+      {"llama-65b", "TP 4 x PP 8 (2 chunks each) x DP 64 (ZeRO-1)", 0.6179},
+      {"opt-175b", "TP 8 x PP 4 x DP 31 (ZeRO-1)", 0.4819},
+      {"bloom-176b", "TP 4 x PP 4 x DP 24 (ZeRO-1)", 0.5686},
+      {"megatron-1t", "TP 4 x PP 16 (4 chunks each) x DP 48 (ZeRO-1)", 0.5501},
       {"mpt-7b-a100", "TP 1 x PP 1 x DP 8 (ZeRO-3)", 0.8254},
   };
   for (const Case& c : cases) {
