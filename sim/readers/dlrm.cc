@@ -3,6 +3,7 @@
 // how each column maps and how instances cut by the trace window are timed.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "catalog/csv.h"
 #include "sim/readers/readers.h"
@@ -31,11 +32,20 @@ std::optional<double> NonNegative(const catalog::CsvRecord& rec, std::string_vie
   return v;
 }
 
+// Times past this (about 31.7 million years) are refused rather than
+// rounded into int64_t and subtracted.
+constexpr double kMaxSeconds = 1e15;
+
 // A time column in whole seconds: -2 when absent, -1 after reporting a bad
 // value.
 int64_t TimeOf(const catalog::CsvRecord& rec, std::string_view column, ErrorList& errors) {
   if (Absent(rec.Text(column))) return -2;
   std::optional<double> v = NonNegative(rec, column, errors);
+  if (v && *v > kMaxSeconds) {
+    errors.Add(rec.line(), column, "\"" + rec.Text(column) + "\"",
+               "must be at most 1e15 seconds");
+    return -1;
+  }
   return v ? std::llround(*v) : -1;
 }
 
@@ -82,6 +92,11 @@ Status ReadDlrm(const std::string& path, const catalog::Catalog& catalog, Trace&
     if (*gpu != std::floor(*gpu) || *gpu > 16) {
       errors.Add(rec.line(), "gpu_request", "\"" + rec.Text("gpu_request") + "\"",
                  "must be a whole number of GPUs, 0-16");
+      continue;
+    }
+    if (std::ceil(*cpu) > std::numeric_limits<int>::max()) {
+      errors.Add(rec.line(), "cpu_request", "\"" + rec.Text("cpu_request") + "\"",
+                 "must be at most 2147483647 vCPUs");
       continue;
     }
     const int64_t created = TimeOf(rec, "creation_time", errors);

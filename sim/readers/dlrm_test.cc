@@ -66,6 +66,27 @@ TEST(Dlrm, BadNumberNamesLineAndColumn) {
       << t.status().message();
 }
 
+// Found by fuzzing: a vCPU request past int's range was converted to int.
+// It, and a time past 1e15 s, are refused naming the line and column (times
+// are read in a first pass over the file, so each case has its own file).
+TEST(Dlrm, ValuesPastTheirRangeAreRefusedNamingLineAndColumn) {
+  const std::string header =
+      "instance_sn,role,app_name,cpu_request,gpu_request,rdma_request,memory_request,"
+      "max_instance_per_node,creation_time,scheduled_time,deletion_time\n";
+  const std::string cpu = ScratchFile(header + "i0,HN,app_0,3e19,1,25,120.0,8,1,2,3\n", ".csv");
+  Result<Trace> t = ReadTrace(cpu, TraceFormat::kDlrm);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find(cpu + ":2: cpu_request: \"3e19\" must be at most 2147483647 vCPUs"),
+            std::string::npos)
+      << t.status().message();
+  const std::string time = ScratchFile(header + "i1,HN,app_0,12,1,25,120.0,8,1,2,2e15\n", ".time.csv");
+  t = ReadTrace(time, TraceFormat::kDlrm);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find(time + ":2: deletion_time: \"2e15\" must be at most 1e15 seconds"),
+            std::string::npos)
+      << t.status().message();
+}
+
 // README: 23,871 instances (16,485 CN, 7,386 HN with one GPU), 156 apps,
 // window about 31 days, all durations >= 0.
 TEST(Dlrm, RealTraceMatchesItsReadme) {
