@@ -51,6 +51,24 @@ std::string Body(const std::string& runs, int i) {
       .dump();
 }
 
+// A test's folders: root, the replicas' state directory (0711) and runs/,
+// the jobs' own record, writable by the tenant's uid when the daemon runs as
+// root (jobs then run as a uid of their tenant).
+struct Dirs {
+  std::string root, state, runs;
+};
+Dirs MakeDirs(const std::string& tag) {
+  Dirs d;
+  d.root = testing::MakeTempDir(tag);
+  d.state = d.root + "/state";
+  d.runs = d.root + "/runs";
+  EXPECT_TRUE(std::filesystem::create_directories(d.state));
+  EXPECT_TRUE(std::filesystem::create_directories(d.runs));
+  chmod(d.state.c_str(), 0711);
+  EXPECT_EQ(chmod(d.runs.c_str(), 01777), 0);
+  return d;
+}
+
 // The role a replica's /healthz gives ("" when it does not answer).
 std::string Role(int port) {
   httplib::Client c("127.0.0.1", port);
@@ -209,15 +227,8 @@ TEST(ServeFailover, LeaderKilledTwiceEveryJobRunsOnceAndANewLeaderWithinTenSecon
   const auto t_start = std::chrono::steady_clock::now();
   auto db = testing::TestPostgres::NewDatabase();
   ASSERT_TRUE(db.ok()) << db.status().message();
-  const std::string root = testing::MakeTempDir("failover");
-  const std::string state = root + "/state";
-  ASSERT_TRUE(std::filesystem::create_directories(state));
-  chmod(state.c_str(), 0711);
-  // The jobs' own record, writable by the tenant's uid when the daemon runs
-  // as root (jobs then run as a uid of their tenant).
-  const std::string runs = root + "/runs";
-  ASSERT_TRUE(std::filesystem::create_directories(runs));
-  ASSERT_EQ(chmod(runs.c_str(), 01777), 0);
+  const Dirs dirs = MakeDirs("failover");
+  const std::string &root = dirs.root, &state = dirs.state, &runs = dirs.runs;
 
   Replicas replicas(*db, state, root);
   replicas.StartAll();
@@ -320,12 +331,8 @@ bool AllEnded(int port, const std::string& token, size_t count, double limit_s) 
 TEST(ServeFailover, ALeaderPausedPastItsLeaseResumesAsAFollower) {
   auto db = testing::TestPostgres::NewDatabase();
   ASSERT_TRUE(db.ok()) << db.status().message();
-  const std::string root = testing::MakeTempDir("paused");
-  const std::string state = root + "/state", runs = root + "/runs";
-  ASSERT_TRUE(std::filesystem::create_directories(state));
-  ASSERT_TRUE(std::filesystem::create_directories(runs));
-  chmod(state.c_str(), 0711);
-  ASSERT_EQ(chmod(runs.c_str(), 01777), 0);
+  const Dirs dirs = MakeDirs("paused");
+  const std::string &root = dirs.root, &state = dirs.state, &runs = dirs.runs;
   Replicas replicas(*db, state, root);
   replicas.StartAll();
   const std::string token = replicas[0].Token("alice");
@@ -413,12 +420,8 @@ double WaitForState(int port, const std::string& token, const std::string& id,
 TEST(ServeFailover, ACancelAndADrainThroughAFollowerReachTheLeader) {
   auto db = testing::TestPostgres::NewDatabase();
   ASSERT_TRUE(db.ok()) << db.status().message();
-  const std::string root = testing::MakeTempDir("follower");
-  const std::string state = root + "/state", runs = root + "/runs";
-  ASSERT_TRUE(std::filesystem::create_directories(state));
-  ASSERT_TRUE(std::filesystem::create_directories(runs));
-  chmod(state.c_str(), 0711);
-  ASSERT_EQ(chmod(runs.c_str(), 01777), 0);
+  const Dirs dirs = MakeDirs("follower");
+  const std::string &root = dirs.root, &state = dirs.state, &runs = dirs.runs;
   Replicas replicas(*db, state, root);
   replicas.StartAll();
   const std::string token = replicas[0].Token("alice");

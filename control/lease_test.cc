@@ -18,14 +18,6 @@
 namespace meridian::control {
 namespace {
 
-std::unique_ptr<Store> OpenOn(const std::string& db) {
-  SqliteOptions o;
-  o.path = db;
-  auto s = OpenStore(o);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  return s.ok() ? std::move(s).value() : nullptr;
-}
-
 NewJob Job(const std::string& name) {
   NewJob j;
   j.tenant = "t";
@@ -44,8 +36,8 @@ class LeaseTest : public ::testing::Test {
   void SetUp() override {
     auto db = testing::TestPostgres::NewDatabase();
     ASSERT_TRUE(db.ok()) << db.status().message();
-    a_ = OpenOn(*db);
-    b_ = OpenOn(*db);
+    a_ = testing::OpenStoreOn(*db);
+    b_ = testing::OpenStoreOn(*db);
     ASSERT_TRUE(a_ && b_);
   }
   std::unique_ptr<Store> a_, b_;
@@ -112,7 +104,7 @@ TEST_F(LeaseTest, ADeposedLeadersFencedWritesChangeNothing) {
 TEST(SqliteLeaseTest, TheOneDaemonOnAFileAlwaysLeads) {
   std::string dir = (std::filesystem::temp_directory_path() / "meridian-lease-XXXXXX").string();
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  auto s = OpenOn(dir + "/meridian.db");
+  auto s = testing::OpenStoreOn(dir + "/meridian.db");
   ASSERT_TRUE(s);
   EXPECT_EQ(*s->TakeLease("a", 1000), 1);
   EXPECT_EQ(*s->TakeLease("a", 1000), 1);
@@ -134,7 +126,7 @@ TYPED_TEST(MarksTest, EveryUnfinishedJobWithItsCancelFlag) {
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
   auto db = TypeParam::MakeDb(dir);
   ASSERT_TRUE(db.ok()) << db.status().message();
-  auto s = OpenOn(*db);
+  auto s = testing::OpenStoreOn(*db);
   ASSERT_TRUE(s);
   std::vector<std::string> ids;
   for (const char* name : {"a", "b", "c"}) ids.push_back(s->Submit(Job(name))->job_id);

@@ -12,18 +12,11 @@
 #include "control/pg.h"
 #include "control/pg_schema.h"
 #include "control/store.h"
+#include "control/store_test_kinds.h"
 #include "control/test_postgres.h"
 
 namespace meridian::control {
 namespace {
-
-std::unique_ptr<Store> OpenOn(const std::string& uri) {
-  SqliteOptions o;
-  o.path = uri;
-  auto s = OpenStore(o);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  return s.ok() ? std::move(s).value() : nullptr;
-}
 
 std::string FirstText(const std::string& uri, const std::string& sql) {
   auto c = PgConn::Open(uri);
@@ -72,13 +65,13 @@ TEST(PgStoreTest, MigrationsAreRecordedAndAppliedOnceWhenReopened) {
   ASSERT_TRUE(uri.ok()) << uri.status().message();
   const std::string want = std::to_string(std::size(kPgMigrations));  // one row per migration
   {
-    auto store = OpenOn(*uri);
+    auto store = testing::OpenStoreOn(*uri);
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->Submit(Job("a")).ok());
   }
   EXPECT_EQ(FirstText(*uri, "SELECT COUNT(*) FROM schema_version"), want);
   EXPECT_EQ(FirstText(*uri, "SELECT MAX(version) FROM schema_version"), want);
-  auto again = OpenOn(*uri);  // a second start: nothing applied twice, the job kept
+  auto again = testing::OpenStoreOn(*uri);  // a second start: nothing applied twice, the job kept
   ASSERT_NE(again, nullptr);
   EXPECT_EQ(FirstText(*uri, "SELECT COUNT(*) FROM schema_version"), want);
   EXPECT_EQ(again->GetJob("j-00000001")->name, "a");
@@ -87,8 +80,8 @@ TEST(PgStoreTest, MigrationsAreRecordedAndAppliedOnceWhenReopened) {
 TEST(PgStoreTest, TwoStoresOnOneDatabaseNeverGiveTheSameId) {
   auto uri = testing::TestPostgres::NewDatabase();
   ASSERT_TRUE(uri.ok()) << uri.status().message();
-  auto a = OpenOn(*uri);
-  auto b = OpenOn(*uri);
+  auto a = testing::OpenStoreOn(*uri);
+  auto b = testing::OpenStoreOn(*uri);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   // 4 threads, 2 per store, 25 submissions each: 100 jobs, 100 ids.

@@ -11,6 +11,7 @@
 
 #include "control/pg.h"
 #include "control/sqlite.h"
+#include "control/store.h"
 #include "control/test_postgres.h"
 
 namespace meridian::control::testing {
@@ -63,5 +64,15 @@ struct StoreKindName {
     return std::is_same_v<T, SqliteKind> ? "Sqlite" : "Postgres";
   }
 };
+
+// A store on `db`: a SQLite path or a PostgreSQL URI, as --db takes it;
+// null (with the test failed) when it does not open.
+inline std::unique_ptr<Store> OpenStoreOn(const std::string& db) {
+  SqliteOptions o;
+  o.path = db;
+  auto s = OpenStore(o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
 
 }  // namespace meridian::control::testing
