@@ -96,9 +96,9 @@ TEST(RecordedRunRatio, ScalesByEffectiveTflopsOrBandwidth) {
        "H100-80GB", Precision::kBf16, 93.75 / 794.167},
       {"training A100 -> V100", WorkloadKind::kTraining, "A100-80GB", Precision::kBf16,
        "V100-32GB", Precision::kFp16, 271.128 / 93.75},
-      // Batch inference is bandwidth-bound: 900 / 2039 GB/s.
+      // Batch inference is bandwidth-bound: 900 / 2000 GB/s.
       {"batch inference V100 -> A100", WorkloadKind::kBatchInference, "V100-32GB",
-       Precision::kFp16, "A100-80GB", Precision::kBf16, 900.0 / 2039.0},
+       Precision::kFp16, "A100-80GB", Precision::kBf16, 900.0 / 2000.0},
       // A service runs as long as it is needed, wherever it runs.
       {"service V100 -> A100", WorkloadKind::kRealtimeInference, "V100-32GB", Precision::kFp16,
        "A100-80GB", Precision::kBf16, 1.0},

@@ -26,7 +26,7 @@ inline std::vector<catalog::GpuModel> TestGpus() {
   // No placement data: the estimator only sizes slices.
   h100.mig_profiles = {{"1g.10gb", 1, 1, 10, 7, 16, {}, 0}, {"1g.20gb", 1, 2, 20, 4, 16, {}, 0},
                        {"3g.40gb", 3, 4, 40, 2, 48, {}, 0}, {"7g.80gb", 7, 8, 80, 1, 112, {}, 0}};
-  catalog::GpuModel a100{"A100-80GB", "nvidia", "ampere", 80, 2039,
+  catalog::GpuModel a100{"A100-80GB", "nvidia", "ampere", 80, 2000,
                          {{P::kFp64, 19.5}, {P::kFp32, 19.5}, {P::kTf32, 156}, {P::kBf16, 312},
                           {P::kFp16, 312}},
                          0.869, 400, {}, "test", "NVLink 3 (NVSwitch)", 600};

@@ -53,8 +53,8 @@ TEST(ThroughputTest, TrainingCountsSixPTPlusAttention) {
       // 17.212 / 2 = 8.606 h.
       {"H100-80GB", 2, 8.606},
       // A100 312 x 0.869 = 271.13 TFLOPS: 4.52212e19 / 2.7113e14 = 166789 s
-      // + 1.345673e16 / (2039 GB/s x 0.80) = 8250 s: 175039 s = 48.622 h.
-      {"A100-80GB", 1, 48.622},
+      // + 1.345673e16 / (2000 GB/s x 0.80) = 8410 s: 175200 s = 48.667 h.
+      {"A100-80GB", 1, 48.667},
       // L40S has no measured efficiency: 362 x 0.75 = 271.5 TFLOPS: 46.267 h
       // + 1.345673e16 / (864 GB/s x 0.80) = 19469 s = 5.408 h: 51.675 h.
       {"L40S", 1, 51.675},
@@ -180,16 +180,16 @@ TEST(ThroughputTest, RenderingGpuHoursConvertByBandwidth) {
   j.work.form = Work::Form::kGpuHours;
   j.work.gpu_hours = 100;
   j.work.on_gpu = "A100-80GB";
-  // 100 h on A100-80GB (2039 GB/s) -> L40S (864 GB/s): 100 x 2039 / 864 = 236.0 h.
+  // 100 h on A100-80GB (2000 GB/s) -> L40S (864 GB/s): 100 x 2000 / 864 = 231.48 h.
   auto t = EstimateThroughput(Resolve(j), *cat->FindGpu("L40S"), *cat, {});
   ASSERT_TRUE(t.ok());
-  EXPECT_NEAR(t->run_hours, 235.995, 0.001);
+  EXPECT_NEAR(t->run_hours, 231.481, 0.001);
   EXPECT_EQ(t->bound, "memory-bandwidth");
-  // -> H100 (3350 GB/s): 100 x 2039 / 3350 = 60.87 h; on 4 GPUs 60.87 / 4 =
-  // 15.22 h: rendering has no model shape to lay out, so no communication.
+  // -> H100 (3350 GB/s): 100 x 2000 / 3350 = 59.70 h; on 4 GPUs 59.70 / 4 =
+  // 14.925 h: rendering has no model shape to lay out, so no communication.
   auto h = EstimateThroughput(Resolve(j), *cat->FindGpu("H100-80GB"), *cat,
                               On(*cat, "H100-80GB", 4));
-  EXPECT_NEAR(h->run_hours, 15.216, 0.001);
+  EXPECT_NEAR(h->run_hours, 14.925, 0.001);
 }
 
 TEST(ThroughputTest, TrainingGpuHoursConvertByComputeAtPrecision) {
