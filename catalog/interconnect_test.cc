@@ -69,6 +69,8 @@ TEST(Interconnect, InstanceNetworksMatchTheProviderDocs) {
       {"gcp", "a3-ultragpu-8g", NetworkKind::kRoce, 3200},
       // Azure ND H100 v5: one 400 Gb/s NDR InfiniBand link per GPU, 8 x 400 = 3,200.
       {"azure", "Standard_ND96isr_H100_v5", NetworkKind::kInfiniBand, 3200},
+      // Azure ND H200 v5: 3.2 Tb/s a VM, one 400 Gb/s CX7 InfiniBand link per GPU.
+      {"azure", "Standard_ND96isr_H200_v5", NetworkKind::kInfiniBand, 3200},
       // Azure ND A100 v4: one 200 Gb/s HDR link per GPU, 8 x 200 = 1,600.
       {"azure", "Standard_ND96asr_v4", NetworkKind::kInfiniBand, 1600},
   };
