@@ -275,6 +275,7 @@ void Engine::Handle(const Event& e) {
       break;
     case EventKind::kReplicaCheck: Rebalance(e.job, e.t); break;
     case EventKind::kReplicaRetire: Retire(e.job, e.t); break;
+    case EventKind::kReplicaSpot: BackToSpot(e.job, e.t); break;
     case EventKind::kNodeFailure: Interrupt(e.job, e.t, Stop::kNodeFailure, false); break;
     case EventKind::kFlexLimit: Interrupt(e.job, e.t, Stop::kFlexLimit, false); break;
     case EventKind::kFlexCancel: Interrupt(e.job, e.t, Stop::kFlexCancel, false); break;

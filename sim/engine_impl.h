@@ -24,10 +24,11 @@ namespace meridian::sim::engine_internal {
 // spot replica of a service's replica set (Event::lease); kReplicaCheck: a
 // set sized for the next hour's load (and a look for spot to replace
 // on-demand replicas); kReplicaRetire: the replicas that hour no longer
-// needs stop.
+// needs stop; kReplicaSpot: a spot offering a set holding on-demand
+// replicas could use changes its count (a look for spot to replace them).
 enum class EventKind : uint8_t {
   kEnd, kReclaim, kReplicaReclaim, kNodeFailure, kFlexLimit, kFlexCancel, kStart, kRetry,
-  kReplicaCheck, kReplicaRetire
+  kReplicaCheck, kReplicaRetire, kReplicaSpot
 };
 
 struct Event {
@@ -98,6 +99,7 @@ struct LiveJob : Meter {
   OfferingId on_demand;
   int od_instances = 1;
   UnixSeconds set_end = 0;
+  UnixSeconds spot_watch = 0;           // the pending kReplicaSpot event's time; 0: none
   std::vector<Replica> set;
 };
 
@@ -193,6 +195,8 @@ class Engine {
   void StopReplicas(uint32_t j, UnixSeconds t);
   void ReclaimReplica(uint32_t j, uint32_t lease, UnixSeconds t);
   void Rebalance(uint32_t j, UnixSeconds t);
+  void WatchSpot(uint32_t j, UnixSeconds t);
+  void BackToSpot(uint32_t j, UnixSeconds t);
   void Retire(uint32_t j, UnixSeconds t);
 
   const Trace& trace_;

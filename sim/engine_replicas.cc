@@ -212,6 +212,8 @@ void Engine::StartReplicas(uint32_t j, UnixSeconds t, UnixSeconds end) {
     Launch(j, l.set[i], t, t + l.overhead_s, i < static_cast<size_t>(l.mix.spot), true, OfferingId());
   }
   if (NextCheck(l, t) < end) Push(NextCheck(l, t), EventKind::kReplicaCheck, j);
+  l.spot_watch = 0;
+  WatchSpot(j, t);
 }
 
 // Billed from its launch; served from up_from (sim/service_slo.h counts the
@@ -220,6 +222,7 @@ void Engine::StopReplica(uint32_t j, Replica& r, UnixSeconds t) {
   if (t > r.launched) {
     Account(r, Out(j), r.launched, t);
     Out(j).replica_pays |= static_cast<uint8_t>(1u << static_cast<int>(r.pay));
+    (r.pay == PayKind::kSpot ? Out(j).replica_spot_s : Out(j).replica_on_demand_s) += t - r.launched;
   } else {
     cloud_milli_ -= r.gpu_milli;
   }
@@ -257,6 +260,7 @@ void Engine::ReclaimReplica(uint32_t j, uint32_t lease, UnixSeconds t) {
   ++out_.replica_reclaims;
   Launch(j, *it, t, t + l.restart_s, true, true, lost);
   ++(it->lease ? out_.replaced_on_spot : out_.replaced_on_demand);
+  WatchSpot(j, t);
 }
 
 // Lead before each UTC hour: the set sized for that hour's load. Short of
@@ -275,6 +279,44 @@ void Engine::Rebalance(uint32_t j, UnixSeconds t) {
   const ReplicaMix want = MixFor(l, t);
   if (!Meets(l, held) || want.on_demand < held.on_demand) Grow(j, t, hour, want, held);
   Shrink(j, hour, held);
+  WatchSpot(j, t);
+}
+
+// A set holding on-demand replicas watches the spot offerings it could use:
+// the next change of one's count is the next chance to move them back to
+// spot (kReplicaSpot). Spot freed by another lease ending is seen at the
+// hourly check.
+void Engine::WatchSpot(uint32_t j, UnixSeconds t) {
+  LiveJob& l = Live(j);
+  if (!TakesSpot(l) || Held(l).on_demand == 0) return;
+  std::optional<UnixSeconds> next;
+  for (const sched::ElasticChoice& e : SpotChoices(l)) {
+    if (!SpotFits(l, e, t)) continue;
+    const std::optional<UnixSeconds> change = spot_.NextSpotChange(e.offering, t);
+    if (change && *change > t && (!next || *change < *next)) next = change;
+  }
+  if (!next || *next + l.restart_s >= l.set_end) return;
+  if (l.spot_watch > t && l.spot_watch <= *next) return;  // an earlier look is due
+  l.spot_watch = *next;
+  Push(*next, EventKind::kReplicaSpot, j);
+}
+
+// On-demand replicas back to spot as soon as spot is to be had: when the
+// cheapest mix now needs fewer on-demand replicas than the set holds, it
+// starts that mix's spot replicas, and the on-demand ones the target no
+// longer needs stop once those serve.
+void Engine::BackToSpot(uint32_t j, UnixSeconds t) {
+  LiveJob& l = Live(j);
+  if (l.spot_watch != t) return;  // superseded by an earlier look
+  l.spot_watch = 0;
+  ReplicaMix held = Held(l);
+  const UnixSeconds up = t + l.restart_s;
+  const ReplicaMix want = MixFor(l, t);
+  if (held.on_demand > 0 && want.on_demand < held.on_demand && up < l.set_end) {
+    Grow(j, t, up, want, held);
+    Shrink(j, up, held);
+  }
+  WatchSpot(j, t);
 }
 
 // Starts `want`'s spot replicas beyond those held, then on-demand ones until

@@ -59,6 +59,8 @@ struct JobOutcome {
   // A service run as a replica set (sim/service_replicas.h): one bit per
   // PayKind its replicas were billed at (1 << kind); 0: not a replica set.
   uint8_t replica_pays = 0;
+  // Its replicas' billed seconds on on-demand and on spot (a replica set only).
+  int64_t replica_on_demand_s = 0, replica_spot_s = 0;
   JobState state = JobState::kPending;
 
   int64_t JctS(int64_t submit_s) const { return end_s >= 0 ? end_s - submit_s : -1; }

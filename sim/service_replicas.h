@@ -22,7 +22,9 @@
 // (the cheapest left first). The on-demand set alone (on_demand = n, spot = 0) meets the target
 // by construction and is the fallback. A reclaimed replica is replaced at
 // once, on spot in another zone where one is left, else on the on-demand
-// offering (sim/engine_replicas.cc).
+// offering; on-demand replicas go back to spot as soon as the mix can have
+// it, looked for whenever a spot offering the set could use changes its
+// count (sim/engine_replicas.cc).
 #pragma once
 
 #include <cstdint>

@@ -92,10 +92,66 @@ OfferingId Find(const catalog::Catalog& cat, const std::string& zone, const std:
   return OfferingId();
 }
 
-SpotTrace Hourly(const std::string& counts) {
-  auto t = ParseSpotTraceJson("{\"metadata\": {\"gap_seconds\": 3600}, \"data\": [" + counts + "]}", "t.json");
+// A spot trace of `counts` (comma-separated), one per `gap_s` seconds.
+SpotTrace Ticks(int gap_s, const std::string& counts) {
+  auto t = ParseSpotTraceJson(
+      "{\"metadata\": {\"gap_seconds\": " + std::to_string(gap_s) + "}, \"data\": [" + counts + "]}", "t.json");
   EXPECT_TRUE(t.ok()) << t.status().ToString();
   return *t;
+}
+
+// The catalog's elastic capacity, with spot only where `mapped` says.
+World SpotOnly(std::shared_ptr<const catalog::Catalog> cat, std::vector<MappedSpotTrace> mapped) {
+  World w;
+  w.catalog = cat;
+  FleetSpec elastic_only;
+  elastic_only.elastic = true;
+  w.fleet = *sched::Fleet::Build(elastic_only, cat);
+  ReplayMarketOptions mo;
+  mo.start = testing::kStart;
+  mo.other_spot = OtherSpot::kNone;
+  mo.mapped = std::move(mapped);
+  w.market = std::make_shared<ReplayMarket>(cat, EmbeddedSpotTraces(), mo);
+  w.elastic = std::make_shared<sched::ElasticIndex>(*cat);
+  return w;
+}
+
+// One preemptible service on one L4 in gcp:us-central1, no load, 4 h from
+// 0, under `default`.
+PolicyRun RunPreemptibleL4(const World& w) {
+  JobSpec s;
+  s.kind = WorkloadKind::kRealtimeInference;
+  s.preemptible = true;
+  s.resources.gpus = 1;
+  s.resources.vram_gib = 10;
+  s.resources.gpu_models = {"L4"};
+  s.residency = {"gcp:us-central1"};
+  Trace t;
+  testing::AddJob(t, s, "svc", 0, 4 * 3600);
+  return testing::RunPolicy(t, w, "default");
+}
+
+// RunPreemptibleL4's service done, its one reclaimed replica replaced on
+// spot or on-demand, billed on both (jobs.csv's pricing names them, in
+// PayKind order) `cost` dollars, every one of its 240 minutes met.
+void ExpectOneReclaimEveryMinuteMet(const PolicyRun& run, bool on_spot, double cost) {
+  EXPECT_EQ(run.jobs[0].state, JobState::kDone);
+  EXPECT_EQ(run.replica_reclaims, 1);
+  EXPECT_EQ(run.replaced_on_spot, on_spot ? 1 : 0);
+  EXPECT_EQ(run.replaced_on_demand, on_spot ? 0 : 1);
+  EXPECT_EQ(PricingOf(run.jobs[0]), "on-demand+spot");
+  EXPECT_NEAR(static_cast<double>(run.jobs[0].cost_micros) / 1e6, cost, 2e-5);
+  ASSERT_EQ(run.services.size(), 1u);
+  EXPECT_EQ(run.services[0].minutes, 240);
+  EXPECT_EQ(run.services[0].met, 240);
+}
+
+// The replicas' stretches of serving, sorted.
+std::vector<std::pair<int64_t, int64_t>> Spans(const PolicyRun& run) {
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const ServiceSpan& sp : run.service_spans) spans.emplace_back(sp.from_s, sp.to_s);
+  std::sort(spans.begin(), spans.end());
+  return spans;
 }
 
 // One preemptible L4 service in gcp:us-central1 for 4 h under `default`, no
@@ -113,43 +169,47 @@ TEST(ServiceReplicasTest, AReclaimedSpotReplicaIsReplacedOnSpotElsewhere) {
   const OfferingId a = Find(*cat, "us-central1-a", "g2-standard-4");
   const OfferingId b = Find(*cat, "us-central1-b", "g2-standard-4");
   ASSERT_TRUE(a.valid() && b.valid());
-  World w;
-  w.catalog = cat;
-  FleetSpec elastic_only;
-  elastic_only.elastic = true;
-  w.fleet = *sched::Fleet::Build(elastic_only, cat);
-  ReplayMarketOptions mo;
-  mo.start = testing::kStart;
-  mo.other_spot = OtherSpot::kNone;
-  mo.mapped = {{a, Hourly("1, 0, 0, 0, 0"), std::nullopt}, {b, Hourly("0, 1, 1, 1, 1"), std::nullopt}};
-  w.market = std::make_shared<ReplayMarket>(cat, EmbeddedSpotTraces(), mo);
-  w.elastic = std::make_shared<sched::ElasticIndex>(*cat);
-  JobSpec s;
-  s.kind = WorkloadKind::kRealtimeInference;
-  s.preemptible = true;
-  s.resources.gpus = 1;
-  s.resources.vram_gib = 10;
-  s.resources.gpu_models = {"L4"};
-  s.residency = {"gcp:us-central1"};
-  Trace t;
-  testing::AddJob(t, s, "svc", 0, 4 * 3600);
-  PolicyRun run = testing::RunPolicy(t, w, "default");
+  const World w =
+      SpotOnly(cat, {{a, Ticks(3600, "1, 0, 0, 0, 0"), std::nullopt}, {b, Ticks(3600, "0, 1, 1, 1, 1"), std::nullopt}});
+  const PolicyRun run = RunPreemptibleL4(w);
 
-  EXPECT_EQ(run.jobs[0].state, JobState::kDone);
-  EXPECT_EQ(run.replica_reclaims, 1);
-  EXPECT_EQ(run.replaced_on_spot, 1);
-  EXPECT_EQ(run.replaced_on_demand, 0);
-  // Billed on both: jobs.csv's pricing names them, in PayKind order.
-  EXPECT_EQ(PricingOf(run.jobs[0]), "on-demand+spot");
-  EXPECT_NEAR(static_cast<double>(run.jobs[0].cost_micros) / 1e6, 4.01124, 2e-5);
-  ASSERT_EQ(run.services.size(), 1u);
-  EXPECT_EQ(run.services[0].minutes, 240);
-  EXPECT_EQ(run.services[0].met, 240);
-  std::vector<std::pair<int64_t, int64_t>> spans;
-  for (const ServiceSpan& sp : run.service_spans) spans.emplace_back(sp.from_s, sp.to_s);
-  std::sort(spans.begin(), spans.end());
+  ExpectOneReclaimEveryMinuteMet(run, /*on_spot=*/true, 4.01124);
   const std::vector<std::pair<int64_t, int64_t>> want = {{0, 3600}, {0, 14400}, {3900, 14400}};
-  EXPECT_EQ(spans, want);
+  EXPECT_EQ(Spans(run), want);
+}
+
+// One preemptible L4 service in gcp:us-central1 for 4 h under `default`, no
+// load (k = 1; g2-standard-4 on-demand $0.70683/h, spot $0.29598/h), with
+// one spot instance in each of zones a, b and c, zone a's missing from 600
+// to 1200 s (10-minute ticks). At 0 the mix is {0 on-demand, 3 spot}:
+// 3 x 0.29598 = 0.88794 $/h meets 1 - 0.04397^3 = 0.99991 (a spot replica
+// up 0.995 x (1 - 0.47 x 300 / 3600) = 0.95603), where {1, 1} costs
+// 1.00281 and {0, 2} gives 0.99807. At 600 zone a's replica is reclaimed;
+// b's and c's instances are held by the set itself, so the replacement is
+// on-demand, serving from 900. At 1200 zone a has spot again: the set
+// starts a spot replica there (serving from 1500) and the on-demand one
+// stops at 1500, rather than at the next hour. Minutes: b and c serve
+// throughout, 240 of 240 met. Cost: spot 4 + 4 + 1/6 + (14400 - 1200) /
+// 3600 = 11.83333 h x 0.29598 = 3.50243, on-demand 900 s = 0.25 h x
+// 0.70683 = 0.17671: $3.67914.
+TEST(ServiceReplicasTest, AnOnDemandFallbackGoesBackToSpotWhenSpotReturns) {
+  auto cat = Embedded();
+  const OfferingId a = Find(*cat, "us-central1-a", "g2-standard-4");
+  const OfferingId b = Find(*cat, "us-central1-b", "g2-standard-4");
+  const OfferingId c = Find(*cat, "us-central1-c", "g2-standard-4");
+  ASSERT_TRUE(a.valid() && b.valid() && c.valid());
+  const World w = SpotOnly(
+      cat, {{a, Ticks(600, "1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1"), std::nullopt},
+            {b, Ticks(600, "1"), std::nullopt},
+            {c, Ticks(600, "1"), std::nullopt}});
+  const PolicyRun run = RunPreemptibleL4(w);
+
+  ExpectOneReclaimEveryMinuteMet(run, /*on_spot=*/false, 3.67914);
+  EXPECT_EQ(run.jobs[0].replica_on_demand_s, 900);
+  EXPECT_EQ(run.jobs[0].replica_spot_s, 4 * 3600 * 2 + 600 + (4 * 3600 - 1200));
+  const std::vector<std::pair<int64_t, int64_t>> want = {
+      {0, 600}, {0, 14400}, {0, 14400}, {900, 1500}, {1500, 14400}};
+  EXPECT_EQ(Spans(run), want);
 }
 
 // A service on Llama-3.2-1B on one L4 whose load needs two replicas up in
@@ -165,16 +225,7 @@ TEST(ServiceReplicasTest, AReclaimedSpotReplicaIsReplacedOnSpotElsewhere) {
 // sized for the peak all along. Every minute has its hour's load up: 240.
 TEST(ServiceReplicasTest, ASetFollowsItsHourlyLoad) {
   auto cat = Embedded();
-  World w;
-  w.catalog = cat;
-  FleetSpec elastic_only;
-  elastic_only.elastic = true;
-  w.fleet = *sched::Fleet::Build(elastic_only, cat);
-  ReplayMarketOptions mo;
-  mo.start = testing::kStart;
-  mo.other_spot = OtherSpot::kNone;
-  w.market = std::make_shared<ReplayMarket>(cat, EmbeddedSpotTraces(), mo);
-  w.elastic = std::make_shared<sched::ElasticIndex>(*cat);
+  const World w = SpotOnly(cat, {});
   JobSpec s;
   s.kind = WorkloadKind::kRealtimeInference;
   s.resources.gpus = 1;
@@ -209,11 +260,8 @@ TEST(ServiceReplicasTest, ASetFollowsItsHourlyLoad) {
   EXPECT_EQ(run.jobs[0].state, JobState::kDone);
   EXPECT_EQ(PricingOf(run.jobs[0]), "on-demand");
   EXPECT_NEAR(static_cast<double>(run.jobs[0].cost_micros) / 1e6, 6.42037, 2e-5);
-  std::vector<std::pair<int64_t, int64_t>> spans;
-  for (const ServiceSpan& sp : run.service_spans) spans.emplace_back(sp.from_s, sp.to_s);
-  std::sort(spans.begin(), spans.end());
   const std::vector<std::pair<int64_t, int64_t>> want = {{0, 14400}, {0, 14400}, {3600, 7200}};
-  EXPECT_EQ(spans, want);
+  EXPECT_EQ(Spans(run), want);
   ASSERT_EQ(run.services.size(), 1u);
   EXPECT_EQ(run.services[0].minutes, 240);
   EXPECT_EQ(run.services[0].met, 240);
