@@ -4,6 +4,7 @@
 
 #include "sched/profile.h"
 #include "sched/scheduler.h"
+#include "sched/test_cpu_fleet.h"
 #include "sched/test_world.h"
 
 namespace meridian::sched {
@@ -206,19 +207,6 @@ TEST(MigrateTest, NearItsDeadlineStaysWhenTheMoveRisksIt) {
   }
 }
 
-// One H100 x8 node (node 0) at `gpu_hour` and a CPU node (1: 64 vCPUs, 256 GiB).
-FleetSpec CpuFleet(double gpu_hour) {
-  FleetSpec f;
-  ClusterSpec a;
-  a.name = "onprem-a";
-  a.region = "gcp:us-central1";
-  a.gpu_hour = Money::FromDollars(gpu_hour);
-  a.nodes.push_back({1, "H100-80GB", 8, 64, 512, {}, "", {}});
-  a.nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
-  f.clusters = {a};
-  return f;
-}
-
 TEST(MigrateTest, ACpuFallbackJobMovesToAGpuThatFreesUpWhenWorthIt) {
   // 2 h of work left on 1 GPU; on CPU x slowdown 4 = 8 h at
   // (16 vCPUs x 0.031611 + 64 GiB x 0.004237) = 0.776944 $/h = 6.215552 $.
@@ -245,7 +233,7 @@ plugins:
       {5.00, MoveVerdict::kStay},
   };
   for (const Case& c : cases) {
-    testing::World w = MakeWorld(CpuFleet(c.gpu_hour), false);
+    testing::World w = MakeWorld(testing::CpuFleet(c.gpu_hour), false);
     JobSpec spec = TwoHourJob("f", 1, 40);
     spec.resources.gpu_models = {"H100-80GB"};
     spec.resources.cpu_fallback = meridian::CpuFallback{4};
@@ -306,11 +294,16 @@ TEST(MigrateTest, ArgumentsAreValidated) {
   ASSERT_TRUE(args.ok());
   auto made = Migrate::Create(*args);
   ASSERT_FALSE(made.ok());
-  const std::string& m = made.status().message();
-  EXPECT_NE(m.find("plugins[9].args.hysteresis: \"-1\" must be >= 0"), std::string::npos) << m;
-  EXPECT_NE(m.find("plugins[9].args.min_relative_saving: \"2\" must be <= 1"), std::string::npos) << m;
-  EXPECT_NE(m.find("plugins[9].args.transfer_gbit_s: \"0\" must be >= 0.001"), std::string::npos) << m;
-  EXPECT_NE(m.find("plugins[9].args.max_wait: \"soon\""), std::string::npos) << m;
+  // Each bad argument is named with its value and the reason.
+  const char* wants[] = {
+      "plugins[9].args.hysteresis: \"-1\" must be >= 0",
+      "plugins[9].args.min_relative_saving: \"2\" must be <= 1",
+      "plugins[9].args.transfer_gbit_s: \"0\" must be >= 0.001",
+      "plugins[9].args.max_wait: \"soon\"",
+  };
+  for (const char* want : wants) {
+    EXPECT_NE(made.status().message().find(want), std::string::npos) << made.status().message();
+  }
 }
 
 }  // namespace
