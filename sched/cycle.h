@@ -13,6 +13,7 @@
 
 #include "sched/elastic.h"
 #include "sched/kept_waits.h"
+#include "sched/move.h"
 #include "sched/plugin.h"
 #include "sched/profile.h"
 #include "sched/queue_state.h"
@@ -36,6 +37,7 @@ struct PluginSlot {
   ReservePlugin* reserve = nullptr;
   BindPlugin* bind = nullptr;
   CyclePlugin* cycle = nullptr;
+  const MovePlugin* move = nullptr;
 };
 
 // Scratch reused by every decision, so the hot path does not allocate once

@@ -30,6 +30,7 @@ Result<PluginSlot> BuildSlot(const PluginConfig& cfg, uint16_t index) {
   s.reserve = dynamic_cast<ReservePlugin*>(p);
   s.bind = dynamic_cast<BindPlugin*>(p);
   s.cycle = dynamic_cast<CyclePlugin*>(p);
+  s.move = dynamic_cast<const MovePlugin*>(p);
   if (cfg.weight_given && !s.score) {
     return Status::Invalid(cfg.weight_where + ": \"" + cfg.name +
                            "\" is not a score plugin; only score plugins take a weight");

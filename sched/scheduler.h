@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "sched/decision.h"
+#include "sched/move.h"
 #include "sched/plugin.h"
 #include "sched/profile.h"
 #include "sched/snapshot.h"
@@ -76,6 +77,13 @@ class Scheduler {
 
   // The decision for `job` against `snap` (see the class comment).
   Decision Decide(const QueuedJob& job, const Snapshot& snap);
+
+  // At a checkpoint of running job `r` (snap.ledger holds its allocation):
+  // stay, or move to the placement Decide gives its work left with its own
+  // capacity counted free, when the profile's move plugin (migrate) finds
+  // the saving worth the move's cost (sched/move.h). Reads the snapshot only;
+  // a caller applying a move releases the job, then commits the placement.
+  MoveDecision Reconsider(const RunningJob& r, const Snapshot& snap);
 
   // Decide for a job of a cycle's queue, deciding again only what an event
   // could change: a job that waited with no feasible candidate keeps that

@@ -20,10 +20,10 @@
 // nodes (in fleet order, up to max_nodes in all); the price and carbon
 // plugins judge between them.
 //
-// The decision is re-taken at every checkpoint: the simulator and the daemon
-// call Decide again for a running job when it checkpoints, and this plugin
-// keeps no state between decisions, so a job on CPU moves to a GPU that has
-// freed up (and back) at its next checkpoint.
+// This plugin keeps no state between decisions, so the re-decision at a
+// running job's checkpoint (Scheduler::Reconsider, sched/move.h) offers CPU
+// and GPUs afresh: a job on CPU moves to a GPU that has freed up (and back)
+// when the migrate plugin finds the move worth its cost.
 //
 // vCPUs: resources.vcpus (at least 1). Candidates: up to `max_nodes` CPU
 // nodes with the vCPUs and RAM free, in fleet order, in allowed regions.

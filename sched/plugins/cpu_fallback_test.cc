@@ -5,28 +5,17 @@
 #include "sched/cost.h"
 #include "sched/profile.h"
 #include "sched/scheduler.h"
+#include "sched/test_cpu_fleet.h"
 #include "sched/test_world.h"
 
 namespace meridian::sched {
 namespace {
 
+using testing::CpuFleet;
 using testing::kNow;
 using testing::MakeWorld;
 using testing::Queue;
 using testing::TwoHourJob;
-
-// One H100 x8 node (node 0) at `gpu_hour` and two CPU nodes (1, 2: 64 vCPUs, 256 GiB).
-FleetSpec CpuFleet(double gpu_hour) {
-  FleetSpec f;
-  ClusterSpec a;
-  a.name = "onprem-a";
-  a.region = "gcp:us-central1";
-  a.gpu_hour = Money::FromDollars(gpu_hour);
-  a.nodes.push_back({1, "H100-80GB", 8, 64, 512, {}, "", {}});
-  a.nodes.push_back({2, "", 0, 64, 256, {}, "", {}});
-  f.clusters = {a};
-  return f;
-}
 
 QueuedJob FallbackJob(const testing::World& w, std::optional<int64_t> deadline_after_s = {}) {
   JobSpec spec = TwoHourJob("f", 1, 40);

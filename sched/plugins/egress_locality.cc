@@ -15,15 +15,24 @@ Result<std::unique_ptr<Plugin>> EgressLocality::Create(PluginArgs& args) {
   return FinishPlugin<EgressLocality>(args, o);
 }
 
+double CatalogEgressUsdPerGb(const catalog::Catalog& catalog, RegionId from, RegionId to) {
+  const auto& regions = catalog.regions();
+  if (!from.valid() || !to.valid() || from == to) return 0;
+  if (from.index() >= regions.size() || to.index() >= regions.size()) {
+    return estimate::kDefaultInternetEgressUsdPerGb;
+  }
+  std::optional<double> r =
+      catalog.EgressUsdPerGb(regions[from.index()].id, regions[to.index()].id);
+  return r.value_or(estimate::kDefaultInternetEgressUsdPerGb);
+}
+
 Status EgressLocality::Prepare(const PrepareContext& p) {
-  const auto& regions = p.catalog.regions();
-  regions_ = regions.size();
+  regions_ = p.catalog.regions().size();
   rate_.assign(regions_ * regions_, 0);
   for (size_t f = 0; f < regions_; ++f) {
     for (size_t t = 0; t < regions_; ++t) {
-      if (f == t) continue;
-      std::optional<double> r = p.catalog.EgressUsdPerGb(regions[f].id, regions[t].id);
-      rate_[f * regions_ + t] = r.value_or(estimate::kDefaultInternetEgressUsdPerGb);
+      rate_[f * regions_ + t] = CatalogEgressUsdPerGb(
+          p.catalog, RegionId(static_cast<uint16_t>(f)), RegionId(static_cast<uint16_t>(t)));
     }
   }
   return Status::Ok();

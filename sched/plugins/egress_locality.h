@@ -26,6 +26,12 @@
 
 namespace meridian::sched {
 
+// $/GB of moving data from region `from` to `to`: 0 within a region, the
+// catalog's figure (Catalog::EgressUsdPerGb), else
+// estimate::kDefaultInternetEgressUsdPerGb. The one rate the locality score
+// and a move's checkpoint transfer (sched/move.h) both charge.
+double CatalogEgressUsdPerGb(const catalog::Catalog& catalog, RegionId from, RegionId to);
+
 class EgressLocality final : public Plugin, public ScorePlugin, public FilterPlugin {
  public:
   struct Options {

@@ -32,6 +32,7 @@
 #include "sched/plugins/backfill.h"
 #include "sched/plugins/cpu_fallback.h"
 #include "sched/plugins/time_shift.h"
+#include "sched/plugins/migrate.h"
 
 namespace meridian::sched {
 
@@ -77,6 +78,8 @@ constexpr PluginEntry kPlugins[] = {
      "AddCandidates: batch work with slack starts later in cheaper or greener hours"},
     {RealtimeReplicas::kName, &RealtimeReplicas::Create,
      "AddCandidates+Filter: real-time services now, replicas across zones for availability"},
+    {Migrate::kName, &Migrate::Create,
+     "Move: a running preemptible job moves at a checkpoint when the saving beats the move's cost"},
 };
 
 }  // namespace
