@@ -472,8 +472,8 @@ void Reconciler::HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out) {
     const int64_t grace = a.spec ? GraceOf(*a.spec) : 30;
     a.stop_kind = StopKind::kCancel;
     a.stop_retry.reset();
-    // A failure is noted and retried (StopAnswered).
-    RequestStop(a, "cancel: SIGTERM sent, SIGKILL after " + std::to_string(grace) + "s");
+    // A failure is noted and retried (StopAnswered, KeepReplicaSets).
+    StopAttempt(a, "cancel: SIGTERM sent, SIGKILL after " + std::to_string(grace) + "s", now, out);
   }
 }
 
@@ -507,9 +507,12 @@ Status Reconciler::RunCycle() {
   MERIDIAN_RETURN_IF_ERROR(LoadNewJobs());
   MERIDIAN_RETURN_IF_ERROR(Resync(now, &out));
   MERIDIAN_RETURN_IF_ERROR(RefreshFleet(now, offered, &out));
-  for (const RunObservation& o : observed) HandleObservation(o, now, &out);
+  for (const RunObservation& o : observed) {
+    if (!HandleReplicaObservation(o, now, &out)) HandleObservation(o, now, &out);
+  }
   HandleCancels(now, &out);
   RetryBackendCalls(now, &out);
+  KeepReplicaSets();
   Status st = Schedule(now, &out);
   Status fl = Flush(&out);  // "scheduled" is durable before the launch
   EraseDone();

@@ -70,6 +70,7 @@
 #include "catalog/catalog.h"
 #include "control/backend.h"
 #include "control/metrics.h"
+#include "control/replica_set.h"
 #include "control/retention.h"
 #include "control/store.h"
 #include "control/telemetry_sampler.h"
@@ -210,6 +211,34 @@ class Reconciler {
   // Records the stop a.stop_kind asks for as a BackendCall; `on_stopped` is
   // noted if its first try succeeds.
   void RequestStop(Active& a, std::string on_stopped = "");
+  // A service's replica set (reconciler_replicas.cc, control/replica_set.h).
+  // Stops the job's attempt: its process (RequestStop), or every replica.
+  void StopAttempt(Active& a, const std::string& on_stopped, UnixSeconds now,
+                   std::vector<JobUpdate>* out);
+  void StopReplicas(Active& a, const std::string& on_stopped, UnixSeconds now,
+                    std::vector<JobUpdate>* out);
+  void LaunchReplica(Active& a, Replica& r);
+  void StopReplica(Active& a, Replica& r);
+  // Writes the set into the job's handle, with `message` as an event ("": none).
+  void NoteReplicas(Active& a, const std::string& message, UnixSeconds now,
+                    std::vector<JobUpdate>* out);
+  void ReplicaCallAnswered(const BackendCall& call, UnixSeconds now, std::vector<JobUpdate>* out);
+  void ReplicaStopAnswered(Active& a, Replica& r, const Status& st, UnixSeconds now,
+                           std::vector<JobUpdate>* out);
+  void ReplicaLaunchFailed(Active& a, Replica& r, const Status& st, UnixSeconds now,
+                           std::vector<JobUpdate>* out);
+  // A replica whose process ended (`why`) is launched again after a backoff.
+  void ScheduleRestart(Active& a, Replica& r, const std::string& why, UnixSeconds now,
+                       std::vector<JobUpdate>* out);
+  // An observation of a replica's process (false: `o` is no replica's).
+  bool HandleReplicaObservation(const RunObservation& o, UnixSeconds now,
+                                std::vector<JobUpdate>* out);
+  // Once every replica of a set told to stop has stopped, the set's attempt
+  // ends (cancelled, or preempted and requeued), as `last` or a SIGTERM.
+  void EndReplicaSetIfStopped(Active& a, std::optional<RunObservation> last, UnixSeconds now,
+                              std::vector<JobUpdate>* out);
+  // Restarts whose backoff has passed, and stops sent again.
+  void KeepReplicaSets();
   // Applies the backend's answer to a stop; on failure see the class comment.
   void StopAnswered(Active& a, const BackendCall& call, UnixSeconds now,
                     std::vector<JobUpdate>* out);
