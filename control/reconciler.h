@@ -75,6 +75,7 @@
 #include "control/store.h"
 #include "control/telemetry_sampler.h"
 #include "core/job.h"
+#include "estimate/serving.h"
 #include "sched/decision.h"
 #include "sched/fleet.h"
 #include "sched/profile.h"
@@ -237,8 +238,25 @@ class Reconciler {
   // ends (cancelled, or preempted and requeued), as `last` or a SIGTERM.
   void EndReplicaSetIfStopped(Active& a, std::optional<RunObservation> last, UnixSeconds now,
                               std::vector<JobUpdate>* out);
-  // Restarts whose backoff has passed, and stops sent again.
-  void KeepReplicaSets();
+  // Takes back a stored replica set as AdoptStored takes an attempt: each
+  // replica's process adopted (Backend::Adopt), one that ended meanwhile
+  // restarted, or stopped when the service was being stopped.
+  void AdoptReplicaSet(Active& a, std::vector<Replica> set, const std::string& when,
+                       UnixSeconds now, std::vector<JobUpdate>* out);
+  // Restarts whose backoff has passed, stops sent again, and the set's size
+  // for the hour (SizeReplicaSet).
+  void KeepReplicaSets(UnixSeconds now, std::vector<JobUpdate>* out);
+  // The replicas `a`'s set runs in the UTC hour of `now`: with a load
+  // (latency.rps, rps_by_hour), estimate::ReplicaSetSize of that hour's
+  // load on the placed node's GPU model under the profile's
+  // realtime_replicas terms, as `simulate` and `plan` size a set; at most
+  // the members placed (the scheduler's peak-hour set). Without a load,
+  // every member.
+  int ReplicasWanted(Active& a, UnixSeconds now);
+  // When the hour's size differs from the size the set is kept at: the
+  // members beyond it are stopped, those within it that were stopped are
+  // started; one event says why.
+  void SizeReplicaSet(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
   // Applies the backend's answer to a stop; on failure see the class comment.
   void StopAnswered(Active& a, const BackendCall& call, UnixSeconds now,
                     std::vector<JobUpdate>* out);
@@ -286,6 +304,8 @@ class Reconciler {
   Metrics* metrics_;
   ReconcilerOptions options_;
   std::unique_ptr<Retention> retention_;  // swept by the loop after each cycle
+  // The profile's realtime_replicas terms (its defaults when it has none).
+  estimate::AvailabilityTerms replica_terms_;
 
   // The state below; held for a cycle's decisions, released for its backend
   // calls (see Threading above).

@@ -53,7 +53,9 @@ LaunchRequest LaunchRequestFor(const Reconciler::Active& a, const std::string& c
 void Reconciler::RequestLaunch(Active& a) {
   if (a.pending != PendingCall::kNone) return;
   if (!a.replicas.empty()) {
-    for (Replica& r : a.replicas) LaunchReplica(a, r);
+    for (Replica& r : a.replicas) {
+      if (r.state != ReplicaState::kStopped) LaunchReplica(a, r);  // beyond the hour's size
+    }
     return;
   }
   BackendCall call;

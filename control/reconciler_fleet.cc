@@ -388,6 +388,8 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
           }
         }
         a.replicas = ReplicasOf(a, al, fs);
+        a.replicas_wanted = -1;
+        if (!a.replicas.empty()) SizeReplicaSet(a, now, out);  // those beyond it stay stopped
         JobUpdate u;
         u.placement = p;
         u.attempts = a.row.attempts + 1;

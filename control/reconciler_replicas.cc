@@ -5,8 +5,10 @@
 // CallBackend like any launch or stop (the Threading paragraph of
 // reconciler.h); each replica's changes are events of the job.
 #include <algorithm>
+#include <sstream>
 
 #include "control/reconciler_state.h"
+#include "sched/queued_job.h"
 
 namespace meridian::control {
 
@@ -209,7 +211,7 @@ bool Reconciler::HandleReplicaObservation(const RunObservation& o, UnixSeconds n
     return true;
   }
   const std::string ended = "replica " + std::to_string(r->index) + " " + ReplicaEnd(o);
-  if (a.stop_kind != StopKind::kNone || a.done) {
+  if (a.stop_kind != StopKind::kNone || a.done || r->state == ReplicaState::kStopping) {
     r->state = ReplicaState::kStopped;
     r->handle.clear();
     NoteReplicas(a, ended, now, out);
@@ -240,7 +242,36 @@ void Reconciler::EndReplicaSetIfStopped(Active& a, std::optional<RunObservation>
   HandleObservation(end, now, out);
 }
 
-void Reconciler::KeepReplicaSets() {
+void Reconciler::AdoptReplicaSet(Active& a, std::vector<Replica> set, const std::string& when,
+                                 UnixSeconds now, std::vector<JobUpdate>* out) {
+  a.replicas = std::move(set);
+  a.holds = true;
+  if (a.row.state == JobState::kCheckpointing) a.stop_kind = StopKind::kPreempt;
+  if (a.row.cancel_requested) a.stop_kind = StopKind::kCancel;
+  NoteReplicas(a, "re-adopted its " + std::to_string(a.replicas.size()) + " replicas " + when,
+               now, out);
+  // By index: a set being stopped ends (and is cleared) with its last replica.
+  for (size_t i = 0; i < a.replicas.size(); ++i) {
+    Replica& r = a.replicas[i];
+    if (!r.Live()) continue;  // restarting: launched again at once (next_ms 0)
+    auto obs = backend_->Adopt(ReplicaRunId(a.row.id, r.index), r.attempt, r.handle);
+    if (obs.ok() && (obs->phase == RunPhase::kStarting || obs->phase == RunPhase::kRunning)) {
+      continue;
+    }
+    RunObservation ended = obs.ok() ? std::move(obs).value() : RunObservation{};
+    if (!obs.ok()) {
+      ended.phase = RunPhase::kLost;
+      ended.message = obs.status().message();
+    }
+    ended.job_id = ReplicaRunId(a.row.id, r.index);
+    ended.attempt = r.attempt;
+    ended.handle = r.handle;
+    HandleReplicaObservation(ended, now, out);
+  }
+  if (a.stop_kind != StopKind::kNone && !a.replicas.empty()) StopReplicas(a, "", now, out);
+}
+
+void Reconciler::KeepReplicaSets(UnixSeconds now, std::vector<JobUpdate>* out) {
   const int64_t ms = NowMs();
   for (auto& entry : active_) {
     Active& a = *entry.second;
@@ -249,15 +280,67 @@ void Reconciler::KeepReplicaSets() {
         a.row.state != JobState::kCheckpointing) {
       continue;
     }
+    if (a.stop_kind == StopKind::kNone) SizeReplicaSet(a, now, out);
     for (Replica& r : a.replicas) {
       if (r.pending || ms < r.next_ms) continue;
-      if (a.stop_kind != StopKind::kNone) {
+      const bool unwanted = a.stop_kind != StopKind::kNone ||
+                            (a.replicas_wanted >= 0 && r.index >= a.replicas_wanted);
+      if (unwanted) {
         if (r.Live() && r.state != ReplicaState::kStopping) StopReplica(a, r);  // sent again
       } else if (r.state == ReplicaState::kRestarting) {
         LaunchReplica(a, r);
       }
     }
   }
+}
+
+int Reconciler::ReplicasWanted(Active& a, UnixSeconds now) {
+  const int placed = static_cast<int>(a.replicas.size());
+  if (!a.spec || !a.spec->latency.has_load() || !fleet_ || !fleet_->fleet) return placed;
+  auto node = fleet_->by_name.find(a.replicas[0].node);
+  if (node == fleet_->by_name.end()) return placed;
+  if (!a.queued) {  // after a restart: the demands as the scheduler sized them
+    sched::EnqueueRequest req{JobId(static_cast<uint32_t>(a.row.seq)), TenantId(0),
+                              a.row.submitted_at, static_cast<uint64_t>(a.row.seq)};
+    auto q = sched::MakeQueuedJob(a.spec, *options_.catalog, req);
+    if (!q.ok()) return placed;
+    a.queued = std::move(q).value();
+  }
+  double replica_rps = 0;
+  for (const sched::ModelDemand& d : a.queued->demands) {
+    if (d.model == fleet_->fleet->node(node->second).gpu_model) replica_rps = d.replica_rps;
+  }
+  const int hour = static_cast<int>(now % 86400 / 3600);
+  const int load = estimate::ReplicasForLoad(a.spec->latency.RpsAt(hour), replica_rps);
+  return std::min(placed, estimate::ReplicaSetSize(replica_terms_, load));
+}
+
+void Reconciler::SizeReplicaSet(Active& a, UnixSeconds now, std::vector<JobUpdate>* out) {
+  const int want = ReplicasWanted(a, now);
+  if (want == a.replicas_wanted) return;
+  // A launch or stop on its way: sized once its answer is in.
+  if (std::any_of(a.replicas.begin(), a.replicas.end(), [](const Replica& r) { return r.pending; })) {
+    return;
+  }
+  a.replicas_wanted = want;
+  for (Replica& r : a.replicas) {
+    if (r.index >= want && r.Live()) {
+      StopReplica(a, r);
+    } else if (r.index >= want) {
+      r.state = ReplicaState::kStopped;
+      r.handle.clear();
+    } else if (r.state == ReplicaState::kStopped) {
+      r.state = ReplicaState::kRestarting;  // launched now (next_ms passed)
+      r.next_ms = 0;
+    }
+  }
+  if (!a.spec->latency.has_load()) return;  // every member, always
+  const int hour = static_cast<int>(now % 86400 / 3600);
+  std::ostringstream rps;
+  rps << a.spec->latency.RpsAt(hour);
+  NoteReplicas(a, "UTC hour " + std::to_string(hour) + " (" + rps.str() + " req/s) needs " +
+                      std::to_string(want) + " of the " + std::to_string(a.replicas.size()) +
+                      " replicas placed", now, out);
 }
 
 }  // namespace meridian::control

@@ -77,6 +77,8 @@ struct Reconciler::Active {
   // A real-time service placed as a replica set: one process per member of
   // its allocation (control/replica_set.h); empty for any other job.
   std::vector<Replica> replicas;
+  // The size the set was last kept at (ReplicasWanted); -1: not yet sized.
+  int replicas_wanted = -1;
 };
 
 struct Reconciler::FleetState {

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -21,7 +22,9 @@
 #include "control/reconciler.h"
 #include "control/replica_set.h"
 #include "control/store.h"
+#include "control/submission.h"
 #include "sched/profile.h"
+#include "sched/queued_job.h"
 
 namespace meridian::control {
 namespace {
@@ -84,12 +87,13 @@ class ServiceReplicasTest : public testing::Test {
     bo.state_dir = dir_ + "/state";
     bo.gpu_model = "T4";
     bo.gpus = 1;
-    backend_ = std::make_unique<SameMachineNodes>(backends::MakeLocalBackend(bo), 3);
+    backend_ = std::make_unique<SameMachineNodes>(backends::MakeLocalBackend(bo), 4);
     ReconcilerOptions o;
     o.catalog = catalog::Catalog::LoadEmbedded().value();
     o.profile = sched::EmbeddedProfile("default").value();
     o.state_dir = dir_ + "/state";
     o.interval_ms = 50;
+    o.clock = [this] { return clock_.load(); };
     o.backend_retry.initial_backoff_ms = 500;  // a replica's first restart waits 500 ms
     reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, o);
   }
@@ -101,15 +105,15 @@ class ServiceReplicasTest : public testing::Test {
   }
   // A service whose every replica process writes its pid to
   // pids/r<replica>.a<attempt>, then sleeps.
-  std::string SubmitService() {
+  std::string SubmitService(const std::string& extra = "") {
     NewJob job;
     job.tenant = "t";
     job.name = "svc";
     job.kind = "realtime-inference";
     job.priority = "normal";
-    job.submitted_at = 1'800'000'000;
+    job.submitted_at = kHour0;
     job.spec_json = R"({"name": "svc", "kind": "realtime-inference", "tenant": "t",
-        "priority": "normal", "resources": {"gpus": 1, "gpu_models": ["T4"]},
+        "priority": "normal", "resources": {"gpus": 1, "gpu_models": ["T4"]},)" + extra + R"(
         "grace_period": "1s", "env": {"PIDS": ")" + dir_ + R"(/pids"},
         "command": ["/bin/sh", "-c",
                     "echo $$ > $PIDS/r$MERIDIAN_REPLICA.a$MERIDIAN_ATTEMPT; exec sleep 600"]})";
@@ -158,6 +162,9 @@ class ServiceReplicasTest : public testing::Test {
     return true;
   }
 
+  // 10 minutes into UTC hour 0: 1,799,971,200 = 20,833 x 86,400 is a midnight.
+  static constexpr int64_t kHour0 = 1'799'971'200 + 600;
+  std::atomic<int64_t> clock_{kHour0};
   std::string dir_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<Backend> backend_;
@@ -236,6 +243,91 @@ TEST_F(ServiceReplicasTest, CancelStopsEveryReplicaAndLeavesNoProcess) {
   EXPECT_EQ(r[1]["state"], "stopped");
   EXPECT_EQ(PidOf(0, 2), 0);  // neither was started again
   EXPECT_EQ(PidOf(1, 2), 0);
+}
+
+// A daemon restart (a new reconciler on the same store and backend) takes
+// the running set back: both processes are adopted, not started again, and
+// a replica killed afterwards is restarted by the new reconciler.
+TEST_F(ServiceReplicasTest, RestartedDaemonAdoptsTheSetAndKeepsIt) {
+  const std::string id = SubmitService();
+  ASSERT_TRUE(reconciler_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return AllRunning(id, 2) && PidOf(0, 1) && PidOf(1, 1); }))
+      << Events(id);
+  reconciler_->Stop();
+  reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_,
+                                             reconciler_->options());
+  ASSERT_TRUE(reconciler_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return Events(id).find("re-adopted its 2 replicas") != std::string::npos; }))
+      << Events(id);
+  EXPECT_TRUE(Alive(PidOf(0, 1)));
+  EXPECT_TRUE(Alive(PidOf(1, 1)));
+  ASSERT_EQ(kill(PidOf(0, 1), SIGKILL), 0);
+  ASSERT_TRUE(WaitFor([&] { return PidOf(0, 2) != 0 && AllRunning(id, 2); })) << Events(id);
+  EXPECT_EQ(PidOf(1, 2), 0);
+  EXPECT_EQ(Replicas(id)[0]["restarts"], 1);
+  reconciler_->RequestCancel(id);
+  ASSERT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
+}
+
+// A 1B-parameter model on T4s; one replica's capacity c is the scheduler's
+// (ModelDemand::replica_rps), and the load is 0.5 c in every hour but UTC
+// hour 1, 2.5 c there. Loads (ceil(rps / c)): 1, and 3 in hour 1. Sizes
+// under the default profile's terms (target 0.999, zone 0.995, 3 max):
+//   load <= 1: the availability count, 2 (0.995 < 0.999 <= 1 - 0.005^2);
+//   load 3: P(3 of 3 up) = 0.995^3 = 0.98507 < 0.999;
+//           P(>= 3 of 4) = 0.995^4 + 4 x 0.995^3 x 0.005 = 0.98015 + 0.01970
+//           = 0.99985 >= 0.999: 4.
+// The scheduler places the peak set, 4 replicas on the 4 nodes; hour 0 runs
+// 2 of them, hour 1 starts replicas 2 and 3, the next day's hour 0 stops them.
+TEST_F(ServiceReplicasTest, HourlyLoadAddsAndStopsReplicasAtTheHour) {
+  const std::string model = R"("model": {"params_b": 1, "precision": "fp16", "layers": 16,
+      "hidden": 2048, "heads": 16, "seq_len": 2048, "batch": 8, "output_tokens": 64},)";
+  auto spec = nlohmann::json::parse(R"({"name": "p", "kind": "realtime-inference", )" + model +
+                                    R"( "resources": {"gpus": 1, "gpu_models": ["T4"]},
+                                    "latency": {"rps": 1}, "command": ["x"]})");
+  auto parsed = SpecFromJson(spec.dump(), "probe");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  auto catalog = catalog::Catalog::LoadEmbedded().value();
+  auto q = sched::MakeQueuedJob(std::make_shared<const JobSpec>(*parsed), *catalog,
+                                sched::EnqueueRequest{JobId(1), TenantId(0), kHour0, 1});
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  ASSERT_EQ(q->demands.size(), 1u);
+  const double c = q->demands[0].replica_rps;
+  ASSERT_GT(c, 0);
+  nlohmann::json hours = nlohmann::json::array();
+  for (int h = 0; h < 24; ++h) hours.push_back(h == 1 ? 2.5 * c : 0.5 * c);
+  const std::string id =
+      SubmitService(model + R"("latency": {"rps_by_hour": )" + hours.dump() + "},");
+  ASSERT_TRUE(reconciler_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return PidOf(0, 1) && PidOf(1, 1) && Replicas(id).size() == 4 &&
+                                   Replicas(id)[1]["state"] == "running"; }))
+      << Events(id);
+  nlohmann::json r = Replicas(id);
+  EXPECT_EQ(r[2]["state"], "stopped");
+  EXPECT_EQ(r[3]["state"], "stopped");
+  EXPECT_EQ(PidOf(2, 1), 0);
+
+  clock_ = kHour0 + 3600;  // UTC hour 1
+  ASSERT_TRUE(WaitFor([&] { return AllRunning(id, 4) && PidOf(2, 1) && PidOf(3, 1); }))
+      << Events(id);
+  EXPECT_TRUE(Alive(PidOf(2, 1)));
+  EXPECT_TRUE(Alive(PidOf(3, 1)));
+  EXPECT_NE(Events(id).find("UTC hour 1 ("), std::string::npos);
+  EXPECT_NE(Events(id).find("needs 4 of the 4 replicas placed"), std::string::npos) << Events(id);
+
+  clock_ = kHour0 + 86400;  // the next day's hour 0
+  const pid_t p2 = PidOf(2, 1), p3 = PidOf(3, 1);
+  ASSERT_TRUE(WaitFor([&] {
+    r = Replicas(id);
+    return r[2]["state"] == "stopped" && r[3]["state"] == "stopped";
+  })) << Events(id);
+  EXPECT_TRUE(WaitFor([&] { return !Alive(p2) && !Alive(p3); }, 5));
+  EXPECT_TRUE(Alive(PidOf(0, 1)));
+  EXPECT_TRUE(Alive(PidOf(1, 1)));
+  EXPECT_EQ(r[2]["restarts"], 0);  // stopped for the hour, not restarted
+  EXPECT_EQ(PidOf(2, 2), 0);
+  reconciler_->RequestCancel(id);
+  ASSERT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
 }
 
 }  // namespace
