@@ -31,6 +31,17 @@ Replica* Find(std::vector<Replica>& set, int index) {
   return nullptr;
 }
 
+// A call for replica `r` of `a`'s current attempt.
+Reconciler::BackendCall ReplicaCall(PendingCall kind, const Reconciler::Active& a,
+                                    const Replica& r) {
+  Reconciler::BackendCall call;
+  call.kind = kind;
+  call.job_id = a.row.id;
+  call.attempt = a.row.attempts;
+  call.replica = r.index;
+  return call;
+}
+
 }  // namespace
 
 void Reconciler::NoteReplicas(Active& a, const std::string& message, UnixSeconds now,
@@ -45,11 +56,7 @@ void Reconciler::NoteReplicas(Active& a, const std::string& message, UnixSeconds
 }
 
 void Reconciler::LaunchReplica(Active& a, Replica& r) {
-  BackendCall call;
-  call.kind = PendingCall::kLaunch;
-  call.job_id = a.row.id;
-  call.attempt = a.row.attempts;
-  call.replica = r.index;
+  BackendCall call = ReplicaCall(PendingCall::kLaunch, a, r);
   call.launch = LaunchRequestFor(a, CheckpointDir(a.row.id), LogDir(a.row.id));
   call.launch.job_id = ReplicaRunId(a.row.id, r.index);
   call.launch.attempt = r.attempt + 1;
@@ -62,11 +69,7 @@ void Reconciler::LaunchReplica(Active& a, Replica& r) {
 }
 
 void Reconciler::StopReplica(Active& a, Replica& r) {
-  BackendCall call;
-  call.kind = PendingCall::kStop;
-  call.job_id = a.row.id;
-  call.attempt = a.row.attempts;
-  call.replica = r.index;
+  BackendCall call = ReplicaCall(PendingCall::kStop, a, r);
   call.handle = r.handle;
   call.grace_s = a.spec ? GraceOf(*a.spec) : 30;
   r.pending = true;

@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "backends/local/local.h"
+#include "control/local_store_test.h"
 #include "control/job_json.h"
 #include "control/reconciler.h"
 #include "control/replica_set.h"
@@ -68,26 +68,12 @@ class SameMachineNodes : public Backend {
 
 bool Alive(pid_t pid) { return pid > 0 && kill(pid, 0) == 0; }
 
-class ServiceReplicasTest : public testing::Test {
+class ServiceReplicasTest : public testing::LocalStoreTest {
  protected:
   void SetUp() override {
-    const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = (fs::temp_directory_path() /
-            ("meridian-replicas-" + std::string(info->name()) + "-" + std::to_string(getpid())))
-               .string();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ + "/state");
+    OpenStore("replicas");
     fs::create_directories(dir_ + "/pids");
-    SqliteOptions so;
-    so.path = dir_ + "/m.db";
-    auto store = OpenSqliteStore(so);
-    ASSERT_TRUE(store.ok()) << store.status().message();
-    store_ = std::move(store).value();
-    backends::LocalBackendOptions bo;
-    bo.state_dir = dir_ + "/state";
-    bo.gpu_model = "T4";
-    bo.gpus = 1;
-    backend_ = std::make_unique<SameMachineNodes>(backends::MakeLocalBackend(bo), 4);
+    backend_ = std::make_unique<SameMachineNodes>(OneT4Backend(), 4);
     ReconcilerOptions o;
     o.catalog = catalog::Catalog::LoadEmbedded().value();
     o.profile = sched::EmbeddedProfile("default").value();
@@ -153,6 +139,19 @@ class ServiceReplicasTest : public testing::Test {
     }
     return all;
   }
+  // Submits the service, starts the reconciler and waits for both replicas'
+  // first processes; the job's id.
+  std::string StartTwoReplicas() {
+    const std::string id = SubmitService();
+    EXPECT_TRUE(reconciler_->Start().ok());
+    EXPECT_TRUE(WaitFor([&] { return AllRunning(id, 2) && PidOf(0, 1) && PidOf(1, 1); }))
+        << Events(id);
+    return id;
+  }
+  void CancelAndWait(const std::string& id) {
+    reconciler_->RequestCancel(id);
+    EXPECT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
+  }
   bool AllRunning(const std::string& id, size_t n) {
     const nlohmann::json r = Replicas(id);
     if (r.size() != n) return false;
@@ -165,8 +164,6 @@ class ServiceReplicasTest : public testing::Test {
   // 10 minutes into UTC hour 0: 1,799,971,200 = 20,833 x 86,400 is a midnight.
   static constexpr int64_t kHour0 = 1'799'971'200 + 600;
   std::atomic<int64_t> clock_{kHour0};
-  std::string dir_;
-  std::unique_ptr<Store> store_;
   std::unique_ptr<Backend> backend_;
   Metrics metrics_;
   std::unique_ptr<Reconciler> reconciler_;
@@ -177,10 +174,8 @@ class ServiceReplicasTest : public testing::Test {
 // 1 - 0.005^2 = 0.999975 >= 0.999, so the set is 2 replicas, on 2 of the 3
 // nodes, and 2 processes run.
 TEST_F(ServiceReplicasTest, ServiceOfTwoReplicasRunsTwoProcesses) {
-  const std::string id = SubmitService();
-  ASSERT_TRUE(reconciler_->Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return AllRunning(id, 2) && PidOf(0, 1) && PidOf(1, 1); }))
-      << Events(id);
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
   EXPECT_EQ(Row(id).state, JobState::kRunning);
   EXPECT_TRUE(Alive(PidOf(0, 1)));
   EXPECT_TRUE(Alive(PidOf(1, 1)));
@@ -194,17 +189,15 @@ TEST_F(ServiceReplicasTest, ServiceOfTwoReplicasRunsTwoProcesses) {
             std::string::npos) << events;
   EXPECT_NE(events.find("replica 1 started on node " + r[1]["node"].get<std::string>()),
             std::string::npos) << events;
-  reconciler_->RequestCancel(id);
-  ASSERT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
+  CancelAndWait(id);
 }
 
 // SIGKILL replica 1's process: the backend sees it killed by signal 9, and
 // the replica's first restart waits initial_backoff_ms = 500 ms
 // (BackoffMs(1) = 500 * 2^0); its second process is attempt 2.
 TEST_F(ServiceReplicasTest, KilledReplicaIsRestartedAndTheEventsSaySo) {
-  const std::string id = SubmitService();
-  ASSERT_TRUE(reconciler_->Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return AllRunning(id, 2) && PidOf(1, 1); })) << Events(id);
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
   const pid_t first = PidOf(1, 1);
   ASSERT_EQ(kill(first, SIGKILL), 0);
   ASSERT_TRUE(WaitFor([&] { return PidOf(1, 2) != 0 && AllRunning(id, 2); })) << Events(id);
@@ -222,20 +215,16 @@ TEST_F(ServiceReplicasTest, KilledReplicaIsRestartedAndTheEventsSaySo) {
   EXPECT_NE(events.find("replica 1 started on node " + r[1]["node"].get<std::string>() +
                         " (attempt 2"),
             std::string::npos) << events;
-  reconciler_->RequestCancel(id);
-  ASSERT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
+  CancelAndWait(id);
 }
 
 // A cancel stops both replicas (SIGTERM; sleep ends on it): the job is
 // cancelled, every replica shows stopped, and no replica process is left.
 TEST_F(ServiceReplicasTest, CancelStopsEveryReplicaAndLeavesNoProcess) {
-  const std::string id = SubmitService();
-  ASSERT_TRUE(reconciler_->Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return AllRunning(id, 2) && PidOf(0, 1) && PidOf(1, 1); }))
-      << Events(id);
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
   const pid_t p0 = PidOf(0, 1), p1 = PidOf(1, 1);
-  reconciler_->RequestCancel(id);
-  ASSERT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
+  CancelAndWait(id);
   EXPECT_TRUE(WaitFor([&] { return !Alive(p0) && !Alive(p1); }, 5));
   const nlohmann::json r = Replicas(id);
   ASSERT_EQ(r.size(), 2u);
@@ -249,10 +238,8 @@ TEST_F(ServiceReplicasTest, CancelStopsEveryReplicaAndLeavesNoProcess) {
 // the running set back: both processes are adopted, not started again, and
 // a replica killed afterwards is restarted by the new reconciler.
 TEST_F(ServiceReplicasTest, RestartedDaemonAdoptsTheSetAndKeepsIt) {
-  const std::string id = SubmitService();
-  ASSERT_TRUE(reconciler_->Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return AllRunning(id, 2) && PidOf(0, 1) && PidOf(1, 1); }))
-      << Events(id);
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
   reconciler_->Stop();
   reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_,
                                              reconciler_->options());
@@ -265,8 +252,7 @@ TEST_F(ServiceReplicasTest, RestartedDaemonAdoptsTheSetAndKeepsIt) {
   ASSERT_TRUE(WaitFor([&] { return PidOf(0, 2) != 0 && AllRunning(id, 2); })) << Events(id);
   EXPECT_EQ(PidOf(1, 2), 0);
   EXPECT_EQ(Replicas(id)[0]["restarts"], 1);
-  reconciler_->RequestCancel(id);
-  ASSERT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
+  CancelAndWait(id);
 }
 
 // A 1B-parameter model on T4s; one replica's capacity c is the scheduler's
@@ -326,8 +312,7 @@ TEST_F(ServiceReplicasTest, HourlyLoadAddsAndStopsReplicasAtTheHour) {
   EXPECT_TRUE(Alive(PidOf(1, 1)));
   EXPECT_EQ(r[2]["restarts"], 0);  // stopped for the hour, not restarted
   EXPECT_EQ(PidOf(2, 2), 0);
-  reconciler_->RequestCancel(id);
-  ASSERT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
+  CancelAndWait(id);
 }
 
 }  // namespace
