@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string>
 
-#include "backends/local/local.h"
+#include "control/local_store_test.h"
 #include "control/reconciler.h"
 #include "control/store.h"
 #include "sched/profile.h"
@@ -20,25 +20,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class DeposedLaunchTest : public testing::Test {
+class DeposedLaunchTest : public testing::LocalStoreTest {
  protected:
   void SetUp() override {
-    const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = (fs::temp_directory_path() /
-            ("meridian-deposed-" + std::string(info->name()) + "-" + std::to_string(getpid())))
-               .string();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ + "/state");
-    SqliteOptions so;
-    so.path = dir_ + "/m.db";
-    auto store = OpenSqliteStore(so);
-    ASSERT_TRUE(store.ok()) << store.status().message();
-    store_ = std::move(store).value();
-    backends::LocalBackendOptions bo;
-    bo.state_dir = dir_ + "/state";
-    bo.gpu_model = "T4";
-    bo.gpus = 1;
-    backend_ = backends::MakeLocalBackend(bo);
+    OpenStore("deposed");
+    backend_ = OneT4Backend();
   }
   void TearDown() override {
     reconciler_.reset();
@@ -79,8 +65,6 @@ class DeposedLaunchTest : public testing::Test {
     return n;
   }
 
-  std::string dir_;
-  std::unique_ptr<Store> store_;
   std::unique_ptr<Backend> backend_;
   Metrics metrics_;
   std::unique_ptr<Reconciler> reconciler_;

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "control/replica_set.h"
 #include "core/time.h"
 
 namespace meridian::control {
@@ -61,6 +62,8 @@ nlohmann::json JobToJson(const JobRow& j) {
                       {"pricing", j.placement.pricing}};
     o["pricing"] = j.placement.pricing;
   }
+  // A real-time service's replicas (control/replica_set.h).
+  if (auto set = ParseReplicaSetHandle(j.handle)) o["replicas"] = ReplicasToJson(*set);
   o["reason"] = j.reason;
   o["cancel_requested"] = j.cancel_requested;
   o["cost_usd"] = static_cast<double>(j.cost_micro_usd) / 1e6;

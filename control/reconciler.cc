@@ -8,6 +8,7 @@
 #include "core/ledger.h"
 #include "sched/elastic.h"
 #include "sched/market.h"
+#include "sched/plugins/realtime_replicas.h"
 #include "sched/queued_job.h"
 #include "sched/scheduler.h"
 
@@ -82,7 +83,14 @@ std::string DescribeEnd(const RunObservation& o) {
 Reconciler::Reconciler(Store* store, Backend* backend, Metrics* metrics, ReconcilerOptions options)
     : store_(store), backend_(backend), metrics_(metrics), options_(std::move(options)),
       retention_(std::make_unique<Retention>(store, backend, options_.state_dir,
-                                             options_.retention)) {}
+                                             options_.retention)) {
+  for (const sched::PluginConfig& plugin : options_.profile.plugins) {
+    if (plugin.name != sched::RealtimeReplicas::kName) continue;
+    sched::PluginArgs args = plugin.args;
+    const sched::RealtimeReplicas::Options o = sched::RealtimeReplicas::OptionsOf(args);
+    replica_terms_ = {o.availability_target, o.zone_availability, o.max_replicas};
+  }
+}
 
 Reconciler::~Reconciler() { Stop(); }
 
@@ -229,6 +237,10 @@ void Reconciler::RecoverRow(JobRow row, const std::string& when, UnixSeconds now
   }
   ref.spec = std::make_shared<const JobSpec>(std::move(spec).value());
   if (ref.row.state == JobState::kQueued) return;
+  if (auto set = ParseReplicaSetHandle(ref.row.handle)) {
+    AdoptReplicaSet(ref, std::move(set).value(), when, now, out);
+    return;
+  }
   if (ref.row.state == JobState::kScheduled || ref.row.handle.empty()) {
     if (!FindUnrecordedLaunch(ref, when, now, out)) return;
   }
@@ -472,8 +484,8 @@ void Reconciler::HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out) {
     const int64_t grace = a.spec ? GraceOf(*a.spec) : 30;
     a.stop_kind = StopKind::kCancel;
     a.stop_retry.reset();
-    // A failure is noted and retried (StopAnswered).
-    RequestStop(a, "cancel: SIGTERM sent, SIGKILL after " + std::to_string(grace) + "s");
+    // A failure is noted and retried (StopAnswered, KeepReplicaSets).
+    StopAttempt(a, "cancel: SIGTERM sent, SIGKILL after " + std::to_string(grace) + "s", now, out);
   }
 }
 
@@ -507,9 +519,12 @@ Status Reconciler::RunCycle() {
   MERIDIAN_RETURN_IF_ERROR(LoadNewJobs());
   MERIDIAN_RETURN_IF_ERROR(Resync(now, &out));
   MERIDIAN_RETURN_IF_ERROR(RefreshFleet(now, offered, &out));
-  for (const RunObservation& o : observed) HandleObservation(o, now, &out);
+  for (const RunObservation& o : observed) {
+    if (!HandleReplicaObservation(o, now, &out)) HandleObservation(o, now, &out);
+  }
   HandleCancels(now, &out);
   RetryBackendCalls(now, &out);
+  KeepReplicaSets(now, &out);
   Status st = Schedule(now, &out);
   Status fl = Flush(&out);  // "scheduled" is durable before the launch
   EraseDone();

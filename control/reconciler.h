@@ -70,10 +70,12 @@
 #include "catalog/catalog.h"
 #include "control/backend.h"
 #include "control/metrics.h"
+#include "control/replica_set.h"
 #include "control/retention.h"
 #include "control/store.h"
 #include "control/telemetry_sampler.h"
 #include "core/job.h"
+#include "estimate/serving.h"
 #include "sched/decision.h"
 #include "sched/fleet.h"
 #include "sched/profile.h"
@@ -210,6 +212,51 @@ class Reconciler {
   // Records the stop a.stop_kind asks for as a BackendCall; `on_stopped` is
   // noted if its first try succeeds.
   void RequestStop(Active& a, std::string on_stopped = "");
+  // A service's replica set (reconciler_replicas.cc, control/replica_set.h).
+  // Stops the job's attempt: its process (RequestStop), or every replica.
+  void StopAttempt(Active& a, const std::string& on_stopped, UnixSeconds now,
+                   std::vector<JobUpdate>* out);
+  void StopReplicas(Active& a, const std::string& on_stopped, UnixSeconds now,
+                    std::vector<JobUpdate>* out);
+  void LaunchReplica(Active& a, Replica& r);
+  void StopReplica(Active& a, Replica& r);
+  // Writes the set into the job's handle, with `message` as an event ("": none).
+  void NoteReplicas(Active& a, const std::string& message, UnixSeconds now,
+                    std::vector<JobUpdate>* out);
+  void ReplicaCallAnswered(const BackendCall& call, UnixSeconds now, std::vector<JobUpdate>* out);
+  void ReplicaStopAnswered(Active& a, Replica& r, const Status& st, UnixSeconds now,
+                           std::vector<JobUpdate>* out);
+  void ReplicaLaunchFailed(Active& a, Replica& r, const Status& st, UnixSeconds now,
+                           std::vector<JobUpdate>* out);
+  // A replica whose process ended (`why`) is launched again after a backoff.
+  void ScheduleRestart(Active& a, Replica& r, const std::string& why, UnixSeconds now,
+                       std::vector<JobUpdate>* out);
+  // An observation of a replica's process (false: `o` is no replica's).
+  bool HandleReplicaObservation(const RunObservation& o, UnixSeconds now,
+                                std::vector<JobUpdate>* out);
+  // Once every replica of a set told to stop has stopped, the set's attempt
+  // ends (cancelled, or preempted and requeued), as `last` or a SIGTERM.
+  void EndReplicaSetIfStopped(Active& a, std::optional<RunObservation> last, UnixSeconds now,
+                              std::vector<JobUpdate>* out);
+  // Takes back a stored replica set as AdoptStored takes an attempt: each
+  // replica's process adopted (Backend::Adopt), one that ended meanwhile
+  // restarted, or stopped when the service was being stopped.
+  void AdoptReplicaSet(Active& a, std::vector<Replica> set, const std::string& when,
+                       UnixSeconds now, std::vector<JobUpdate>* out);
+  // Restarts whose backoff has passed, stops sent again, and the set's size
+  // for the hour (SizeReplicaSet).
+  void KeepReplicaSets(UnixSeconds now, std::vector<JobUpdate>* out);
+  // The replicas `a`'s set runs in the UTC hour of `now`: with a load
+  // (latency.rps, rps_by_hour), estimate::ReplicaSetSize of that hour's
+  // load on the placed node's GPU model under the profile's
+  // realtime_replicas terms, as `simulate` and `plan` size a set; at most
+  // the members placed (the scheduler's peak-hour set). Without a load,
+  // every member.
+  int ReplicasWanted(Active& a, UnixSeconds now);
+  // When the hour's size differs from the size the set is kept at: the
+  // members beyond it are stopped, those within it that were stopped are
+  // started; one event says why.
+  void SizeReplicaSet(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
   // Applies the backend's answer to a stop; on failure see the class comment.
   void StopAnswered(Active& a, const BackendCall& call, UnixSeconds now,
                     std::vector<JobUpdate>* out);
@@ -257,6 +304,8 @@ class Reconciler {
   Metrics* metrics_;
   ReconcilerOptions options_;
   std::unique_ptr<Retention> retention_;  // swept by the loop after each cycle
+  // The profile's realtime_replicas terms (its defaults when it has none).
+  estimate::AvailabilityTerms replica_terms_;
 
   // The state below; held for a cycle's decisions, released for its backend
   // calls (see Threading above).

@@ -19,8 +19,8 @@ void Make(Backend* backend, Reconciler::BackendCall* call) {
   }
 }
 
-// What the backend is asked to start for `a`'s attempt: its spec, where it
-// was placed and what its allocation holds there.
+}  // namespace
+
 LaunchRequest LaunchRequestFor(const Reconciler::Active& a, const std::string& checkpoint_dir,
                                const std::string& log_dir) {
   LaunchRequest r;
@@ -50,10 +50,14 @@ LaunchRequest LaunchRequestFor(const Reconciler::Active& a, const std::string& c
   return r;
 }
 
-}  // namespace
-
 void Reconciler::RequestLaunch(Active& a) {
   if (a.pending != PendingCall::kNone) return;
+  if (!a.replicas.empty()) {
+    for (Replica& r : a.replicas) {
+      if (r.state != ReplicaState::kStopped) LaunchReplica(a, r);  // beyond the hour's size
+    }
+    return;
+  }
   BackendCall call;
   call.kind = PendingCall::kLaunch;
   call.job_id = a.row.id;
@@ -93,6 +97,10 @@ void Reconciler::LaunchAnswered(Active& a, const Result<std::string>& handle, Un
 }
 
 void Reconciler::ApplyCall(const BackendCall& call, UnixSeconds now, std::vector<JobUpdate>* out) {
+  if (call.replica >= 0) {
+    ReplicaCallAnswered(call, now, out);
+    return;
+  }
   auto it = call.job_id.empty() ? active_.end() : active_.find(call.job_id);
   Active* a = it == active_.end() ? nullptr : it->second.get();
   // The job as the call left it: still waiting on this call, same attempt.

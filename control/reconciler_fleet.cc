@@ -34,6 +34,23 @@ std::vector<int> GpuIndexes(uint64_t mask) {
   return v;
 }
 
+// A real-time service's replica set: one replica per member of its
+// allocation (the scheduler's gang of n members in n nodes); none for any
+// other job.
+std::vector<Replica> ReplicasOf(const Reconciler::Active& a, const Allocation& al,
+                                const Reconciler::FleetState& fs) {
+  std::vector<Replica> set;
+  if (!a.spec || a.spec->kind != WorkloadKind::kRealtimeInference) return set;
+  for (const NodeShare& s : al.nodes) {
+    Replica r;
+    r.index = static_cast<int>(set.size());
+    r.node = fs.nodes[s.node.index()].name;
+    r.gpus = GpuIndexes(s.gpus);
+    set.push_back(std::move(r));
+  }
+  return set;
+}
+
 std::string JoinGpus(const std::vector<int>& g) {
   std::string s;
   for (size_t i = 0; i < g.size(); ++i) s += (i ? "," : "") + std::to_string(g[i]);
@@ -370,6 +387,9 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
             }
           }
         }
+        a.replicas = ReplicasOf(a, al, fs);
+        a.replicas_wanted = -1;
+        if (!a.replicas.empty()) SizeReplicaSet(a, now, out);  // those beyond it stay stopped
         JobUpdate u;
         u.placement = p;
         u.attempts = a.row.attempts + 1;
@@ -442,7 +462,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
   // Made once the cycle's decisions are written (CallBackend): a stop the
   // backend refuses for good ends the attempt, which releases its GPUs, and
   // the cycle must not see the ledger change under it.
-  for (Active* v : to_stop) RequestStop(*v);  // retried until the backend takes it
+  for (Active* v : to_stop) StopAttempt(*v, "", now, out);  // retried until the backend takes it
   {
     std::lock_guard<std::mutex> l(explain_mu_);
     for (auto& [a, e] : explained) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "control/reconciler.h"
+#include "control/replica_set.h"
 #include "core/ledger.h"
 #include "sched/decision.h"
 #include "sched/market.h"
@@ -40,6 +41,9 @@ struct Reconciler::BackendCall {
   PendingCall kind = PendingCall::kNone;
   std::string job_id;  // "" for a stop of an attempt no job wants any more
   int attempt = 0;
+  // A service's replica (Active::replicas) the call is for; -1: the job's
+  // own attempt. A replica's calls leave the job's `pending` alone.
+  int replica = -1;
   LaunchRequest launch;     // kLaunch
   std::string handle;       // kStop: the attempt to stop
   int64_t grace_s = 0;      // kStop
@@ -70,6 +74,11 @@ struct Reconciler::Active {
   // The profile measured over the attempt that just ended, until the next
   // decision applies it.
   std::optional<JobTelemetry> measured;
+  // A real-time service placed as a replica set: one process per member of
+  // its allocation (control/replica_set.h); empty for any other job.
+  std::vector<Replica> replicas;
+  // The size the set was last kept at (ReplicasWanted); -1: not yet sized.
+  int replicas_wanted = -1;
 };
 
 struct Reconciler::FleetState {
@@ -85,6 +94,10 @@ struct Reconciler::FleetState {
 };
 
 int64_t GraceOf(const JobSpec& s);
+// What the backend is asked to start for `a`'s attempt: its spec, where it
+// was placed and what its allocation holds there.
+LaunchRequest LaunchRequestFor(const Reconciler::Active& a, const std::string& checkpoint_dir,
+                               const std::string& log_dir);
 nlohmann::json AllocationToJson(const Allocation& a, const Reconciler::FleetState& fs);
 std::optional<Allocation> AllocationFromJson(const std::string& text, JobId job, TenantId tenant,
                                              const Reconciler::FleetState& fs);

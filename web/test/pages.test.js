@@ -12,7 +12,7 @@ import { FleetView } from '../src/pages/fleet.js';
 import { RegionsView, sortRegions } from '../src/pages/regions.js';
 import { PlanResult } from '../src/pages/plan.js';
 import { JobsTable, filterAndSort } from '../src/pages/jobs.js';
-import { CancelButton, Events } from '../src/pages/job.js';
+import { CancelButton, Events, Replicas } from '../src/pages/job.js';
 import { route } from '../src/route.js';
 
 // Vitest runs in web/ (CTest's working directory for it).
@@ -166,5 +166,20 @@ describe('routes', () => {
     expect(route('#page=regions')).toEqual({ page: 'regions' });
     expect(route('#job=j-00000002')).toEqual({ page: 'job', id: 'j-00000002' });
     expect(route('')).toEqual({ page: 'overview' });
+  });
+});
+
+describe('Replicas', () => {
+  it('lists each replica of a service with its node, state and restarts', () => {
+    const replicas = [
+      { index: 0, node: 'm0', gpus: [0], state: 'running', restarts: 0, attempt: 1 },
+      { index: 1, node: 'm2', gpus: [0], state: 'restarting', restarts: 3, attempt: 3 },
+    ];
+    render(html`<${Replicas} replicas=${replicas} />`);
+    const rows = within(screen.getByTestId('replicas')).getAllByRole('row').slice(1);
+    expect(rows.map((r) => [...r.children].map((c) => c.textContent))).toEqual([
+      ['0', 'm0', 'running', '0'],
+      ['1', 'm2', 'restarting', '3'],
+    ]);
   });
 });

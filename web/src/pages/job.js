@@ -1,4 +1,4 @@
-// One job: what it is and where it runs, why it waits (the scheduler's
+// One job: what it is and where it runs (a service: each replica), why it waits (the scheduler's
 // explanation), its events timeline, its logs followed live until it ends,
 // and Cancel with a confirmation step.
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -92,6 +92,15 @@ export function JobSummary({ job }) {
   </dl>`;
 }
 
+// A real-time service's replicas (docs/control-plane.md, "Real-time services").
+export function Replicas({ replicas }) {
+  return html`<table data-testid="replicas"><caption>Replicas</caption>
+    <thead><tr><th scope="col">#</th><th scope="col">Node</th><th scope="col">State</th><th scope="col">Restarts</th></tr></thead>
+    <tbody>${replicas.map((r) => html`<tr key=${r.index}>
+      <th scope="row">${r.index}</th><td>${r.node}</td><td><span class=${'state s-' + r.state}>${r.state}</span></td><td>${r.restarts}</td></tr>`)}</tbody>
+  </table>`;
+}
+
 export function Job({ id }) {
   const { data, error, loading } = usePoll(async () => {
     const job = await getJson(`/v1/jobs/${encodeURIComponent(id)}`);
@@ -107,7 +116,7 @@ export function Job({ id }) {
     <p><a href="#jobs">← all jobs</a></p>
     <${Status} error=${error} />
     <div class="grid2">
-      <div><${JobSummary} job=${job} /><${CancelButton} job=${job} /></div>
+      <div><${JobSummary} job=${job} />${job.replicas ? html`<${Replicas} replicas=${job.replicas} />` : null}<${CancelButton} job=${job} /></div>
       <div>
         <h3>Events</h3><${Events} events=${events} />
         ${wait ? html`<h3>Why it waits</h3><p>${wait.decision}: ${wait.message}</p>

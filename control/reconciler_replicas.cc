@@ -1,0 +1,349 @@
+// The reconciler's real-time services: each placed as a replica set whose
+// members run as processes of their own (control/replica_set.h), launched,
+// restarted after a backoff when they end while the service runs, and
+// stopped together when it is cancelled or preempted. Their calls go through
+// CallBackend like any launch or stop (the Threading paragraph of
+// reconciler.h); each replica's changes are events of the job.
+#include <algorithm>
+#include <sstream>
+
+#include "control/reconciler_state.h"
+#include "sched/queued_job.h"
+
+namespace meridian::control {
+
+namespace {
+
+std::string ReplicaEnd(const RunObservation& o) {
+  if (o.phase == RunPhase::kExited) return "exited with code " + std::to_string(o.exit_code.value_or(-1));
+  if (o.phase == RunPhase::kKilled) return "was killed by signal " + std::to_string(o.signal.value_or(0));
+  return "was lost" + (o.message.empty() ? std::string() : ": " + o.message);
+}
+
+std::string Seconds(int64_t ms) {
+  return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms";
+}
+
+Replica* Find(std::vector<Replica>& set, int index) {
+  for (Replica& r : set) {
+    if (r.index == index) return &r;
+  }
+  return nullptr;
+}
+
+// A call for replica `r` of `a`'s current attempt.
+Reconciler::BackendCall ReplicaCall(PendingCall kind, const Reconciler::Active& a,
+                                    const Replica& r) {
+  Reconciler::BackendCall call;
+  call.kind = kind;
+  call.job_id = a.row.id;
+  call.attempt = a.row.attempts;
+  call.replica = r.index;
+  return call;
+}
+
+}  // namespace
+
+void Reconciler::NoteReplicas(Active& a, const std::string& message, UnixSeconds now,
+                              std::vector<JobUpdate>* out) {
+  JobUpdate u;
+  u.job_id = a.row.id;
+  u.handle = ReplicaSetHandle(a.replicas);
+  u.message = message;
+  u.at = now;
+  a.row.handle = *u.handle;
+  out->push_back(std::move(u));
+}
+
+void Reconciler::LaunchReplica(Active& a, Replica& r) {
+  BackendCall call = ReplicaCall(PendingCall::kLaunch, a, r);
+  call.launch = LaunchRequestFor(a, CheckpointDir(a.row.id), LogDir(a.row.id));
+  call.launch.job_id = ReplicaRunId(a.row.id, r.index);
+  call.launch.attempt = r.attempt + 1;
+  call.launch.node = r.node;
+  call.launch.gpus = r.gpus;
+  call.launch.env["MERIDIAN_SERVICE_JOB_ID"] = a.row.id;
+  call.launch.env["MERIDIAN_REPLICA"] = std::to_string(r.index);
+  r.pending = true;
+  calls_.push_back(std::move(call));
+}
+
+void Reconciler::StopReplica(Active& a, Replica& r) {
+  BackendCall call = ReplicaCall(PendingCall::kStop, a, r);
+  call.handle = r.handle;
+  call.grace_s = a.spec ? GraceOf(*a.spec) : 30;
+  r.pending = true;
+  r.state = ReplicaState::kStopping;
+  calls_.push_back(std::move(call));
+}
+
+void Reconciler::StopAttempt(Active& a, const std::string& on_stopped, UnixSeconds now,
+                             std::vector<JobUpdate>* out) {
+  if (a.replicas.empty()) {
+    RequestStop(a, on_stopped);
+  } else {
+    StopReplicas(a, on_stopped, now, out);
+  }
+}
+
+void Reconciler::StopReplicas(Active& a, const std::string& on_stopped, UnixSeconds now,
+                              std::vector<JobUpdate>* out) {
+  for (Replica& r : a.replicas) {
+    if (r.pending) continue;  // its answer sees the stop (ReplicaCallAnswered)
+    if (r.Live()) {
+      StopReplica(a, r);
+    } else {
+      r.state = ReplicaState::kStopped;
+    }
+  }
+  NoteReplicas(a, on_stopped, now, out);
+  EndReplicaSetIfStopped(a, std::nullopt, now, out);
+}
+
+void Reconciler::ReplicaCallAnswered(const BackendCall& call, UnixSeconds now,
+                                     std::vector<JobUpdate>* out) {
+  auto it = active_.find(call.job_id);
+  Active* a = it == active_.end() ? nullptr : it->second.get();
+  Replica* r = a != nullptr && a->row.attempts == call.attempt ? Find(a->replicas, call.replica)
+                                                               : nullptr;
+  if (r == nullptr || a->done) {
+    // Nothing wants the process any more: a launch that succeeded is stopped.
+    if (call.kind == PendingCall::kLaunch && call.launched.ok()) {
+      BackendCall stop;
+      stop.kind = PendingCall::kStop;
+      stop.handle = *call.launched;
+      stop.grace_s = call.launch.grace_period_s;
+      calls_.push_back(std::move(stop));
+    }
+    return;
+  }
+  r->pending = false;
+  if (call.kind == PendingCall::kStop) {
+    ReplicaStopAnswered(*a, *r, call.stopped, now, out);
+    return;
+  }
+  if (!call.launched.ok()) {
+    ReplicaLaunchFailed(*a, *r, call.launched.status(), now, out);
+    return;
+  }
+  r->attempt = call.launch.attempt;
+  r->handle = *call.launched;
+  r->state = ReplicaState::kStarting;
+  metrics_->launches++;
+  const std::string started = "replica " + std::to_string(r->index) + " started on node " +
+                              r->node + " (attempt " + std::to_string(r->attempt) + ", " +
+                              r->handle + ")";
+  if (a->row.state == JobState::kScheduled) {
+    JobUpdate u;
+    u.handle = ReplicaSetHandle(a->replicas);
+    u.started_at = now;
+    Transition(*a, JobState::kStarting, started, now, out, u);
+  } else {
+    NoteReplicas(*a, started, now, out);
+  }
+  if (a->stop_kind != StopKind::kNone) StopReplica(*a, *r);  // cancelled meanwhile
+}
+
+void Reconciler::ReplicaStopAnswered(Active& a, Replica& r, const Status& st, UnixSeconds now,
+                                     std::vector<JobUpdate>* out) {
+  if (st.ok()) return;  // its end shows up in Poll
+  if (IsTransient(st)) {
+    r.state = ReplicaState::kRunning;  // sent again by KeepReplicaSets
+    r.next_ms = NowMs() + options_.backend_retry.BackoffMs(1);
+    return;
+  }
+  // The backend does not know the process: nothing of it is left to stop.
+  r.state = ReplicaState::kStopped;
+  r.handle.clear();
+  NoteReplicas(a, "replica " + std::to_string(r.index) + ": the backend cannot stop it (" +
+                      st.message() + ")", now, out);
+  EndReplicaSetIfStopped(a, std::nullopt, now, out);
+}
+
+void Reconciler::ReplicaLaunchFailed(Active& a, Replica& r, const Status& st, UnixSeconds now,
+                                     std::vector<JobUpdate>* out) {
+  const std::string what = "replica " + std::to_string(r.index) + ": launch failed: " + st.message();
+  if (!IsTransient(st)) {
+    // The same launch fails the same way again: the service cannot run.
+    r.state = ReplicaState::kStopped;
+    a.stop_kind = StopKind::kNone;
+    JobUpdate u;
+    u.ended_at = now;
+    u.handle = ReplicaSetHandle(a.replicas);
+    Transition(a, JobState::kFailed, what, now, out, u);
+    for (Replica& other : a.replicas) {
+      if (other.Live() && !other.pending) StopReplica(a, other);
+    }
+    ReleaseAttempt(a, now, out);
+    return;
+  }
+  ScheduleRestart(a, r, what, now, out);
+}
+
+void Reconciler::ScheduleRestart(Active& a, Replica& r, const std::string& why, UnixSeconds now,
+                                 std::vector<JobUpdate>* out) {
+  r.restarts++;
+  r.state = ReplicaState::kRestarting;
+  r.handle.clear();
+  const int64_t wait = options_.backend_retry.BackoffMs(r.restarts);
+  r.next_ms = NowMs() + wait;
+  NoteReplicas(a, why + "; restarting in " + Seconds(wait) + " (restart " +
+                      std::to_string(r.restarts) + ")", now, out);
+}
+
+bool Reconciler::HandleReplicaObservation(const RunObservation& o, UnixSeconds now,
+                                          std::vector<JobUpdate>* out) {
+  auto ref = ParseReplicaRunId(o.job_id);
+  if (!ref) return false;
+  auto it = active_.find(ref->job_id);
+  Replica* r = it == active_.end() ? nullptr : Find(it->second->replicas, ref->index);
+  if (r == nullptr || r->attempt != o.attempt || r->handle != o.handle) return true;
+  Active& a = *it->second;
+  if (o.phase == RunPhase::kStarting) return true;
+  if (o.phase == RunPhase::kRunning) {
+    if (r->state == ReplicaState::kStarting) r->state = ReplicaState::kRunning;
+    if (a.row.state == JobState::kStarting) {
+      JobUpdate u;
+      u.started_at = o.started ? o.started : now;
+      u.handle = ReplicaSetHandle(a.replicas);
+      Transition(a, JobState::kRunning, "running: replica " + std::to_string(r->index) + " up",
+                 now, out, u);
+    } else {
+      NoteReplicas(a, "", now, out);
+    }
+    return true;
+  }
+  const std::string ended = "replica " + std::to_string(r->index) + " " + ReplicaEnd(o);
+  if (a.stop_kind != StopKind::kNone || a.done || r->state == ReplicaState::kStopping) {
+    r->state = ReplicaState::kStopped;
+    r->handle.clear();
+    NoteReplicas(a, ended, now, out);
+    EndReplicaSetIfStopped(a, o, now, out);
+    return true;
+  }
+  ScheduleRestart(a, *r, ended, now, out);
+  return true;
+}
+
+void Reconciler::EndReplicaSetIfStopped(Active& a, std::optional<RunObservation> last,
+                                        UnixSeconds now, std::vector<JobUpdate>* out) {
+  if (a.done || a.stop_kind == StopKind::kNone) return;
+  const bool stopped = std::all_of(a.replicas.begin(), a.replicas.end(), [](const Replica& r) {
+    return !r.pending && r.state == ReplicaState::kStopped;
+  });
+  if (!stopped) return;
+  // The set ends as one attempt: cancelled, or preempted and requeued.
+  RunObservation end = last.value_or(RunObservation{});
+  if (!last) {
+    end.phase = RunPhase::kKilled;
+    end.signal = 15;
+    end.ended = now;
+  }
+  end.job_id = a.row.id;
+  end.attempt = a.row.attempts;
+  a.replicas.clear();
+  HandleObservation(end, now, out);
+}
+
+void Reconciler::AdoptReplicaSet(Active& a, std::vector<Replica> set, const std::string& when,
+                                 UnixSeconds now, std::vector<JobUpdate>* out) {
+  a.replicas = std::move(set);
+  a.holds = true;
+  if (a.row.state == JobState::kCheckpointing) a.stop_kind = StopKind::kPreempt;
+  if (a.row.cancel_requested) a.stop_kind = StopKind::kCancel;
+  NoteReplicas(a, "re-adopted its " + std::to_string(a.replicas.size()) + " replicas " + when,
+               now, out);
+  // By index: a set being stopped ends (and is cleared) with its last replica.
+  for (size_t i = 0; i < a.replicas.size(); ++i) {
+    Replica& r = a.replicas[i];
+    if (!r.Live()) continue;  // restarting: launched again at once (next_ms 0)
+    auto obs = backend_->Adopt(ReplicaRunId(a.row.id, r.index), r.attempt, r.handle);
+    if (obs.ok() && (obs->phase == RunPhase::kStarting || obs->phase == RunPhase::kRunning)) {
+      continue;
+    }
+    RunObservation ended = obs.ok() ? std::move(obs).value() : RunObservation{};
+    if (!obs.ok()) {
+      ended.phase = RunPhase::kLost;
+      ended.message = obs.status().message();
+    }
+    ended.job_id = ReplicaRunId(a.row.id, r.index);
+    ended.attempt = r.attempt;
+    ended.handle = r.handle;
+    HandleReplicaObservation(ended, now, out);
+  }
+  if (a.stop_kind != StopKind::kNone && !a.replicas.empty()) StopReplicas(a, "", now, out);
+}
+
+void Reconciler::KeepReplicaSets(UnixSeconds now, std::vector<JobUpdate>* out) {
+  const int64_t ms = NowMs();
+  for (auto& entry : active_) {
+    Active& a = *entry.second;
+    if (a.done || a.replicas.empty() || resync_.count(a.row.id)) continue;
+    if (a.row.state != JobState::kStarting && a.row.state != JobState::kRunning &&
+        a.row.state != JobState::kCheckpointing) {
+      continue;
+    }
+    if (a.stop_kind == StopKind::kNone) SizeReplicaSet(a, now, out);
+    for (Replica& r : a.replicas) {
+      if (r.pending || ms < r.next_ms) continue;
+      const bool unwanted = a.stop_kind != StopKind::kNone ||
+                            (a.replicas_wanted >= 0 && r.index >= a.replicas_wanted);
+      if (unwanted) {
+        if (r.Live() && r.state != ReplicaState::kStopping) StopReplica(a, r);  // sent again
+      } else if (r.state == ReplicaState::kRestarting) {
+        LaunchReplica(a, r);
+      }
+    }
+  }
+}
+
+int Reconciler::ReplicasWanted(Active& a, UnixSeconds now) {
+  const int placed = static_cast<int>(a.replicas.size());
+  if (!a.spec || !a.spec->latency.has_load() || !fleet_ || !fleet_->fleet) return placed;
+  auto node = fleet_->by_name.find(a.replicas[0].node);
+  if (node == fleet_->by_name.end()) return placed;
+  if (!a.queued) {  // after a restart: the demands as the scheduler sized them
+    sched::EnqueueRequest req{JobId(static_cast<uint32_t>(a.row.seq)), TenantId(0),
+                              a.row.submitted_at, static_cast<uint64_t>(a.row.seq)};
+    auto q = sched::MakeQueuedJob(a.spec, *options_.catalog, req);
+    if (!q.ok()) return placed;
+    a.queued = std::move(q).value();
+  }
+  double replica_rps = 0;
+  for (const sched::ModelDemand& d : a.queued->demands) {
+    if (d.model == fleet_->fleet->node(node->second).gpu_model) replica_rps = d.replica_rps;
+  }
+  const int hour = static_cast<int>(now % 86400 / 3600);
+  const int load = estimate::ReplicasForLoad(a.spec->latency.RpsAt(hour), replica_rps);
+  return std::min(placed, estimate::ReplicaSetSize(replica_terms_, load));
+}
+
+void Reconciler::SizeReplicaSet(Active& a, UnixSeconds now, std::vector<JobUpdate>* out) {
+  const int want = ReplicasWanted(a, now);
+  if (want == a.replicas_wanted) return;
+  // A launch or stop on its way: sized once its answer is in.
+  if (std::any_of(a.replicas.begin(), a.replicas.end(), [](const Replica& r) { return r.pending; })) {
+    return;
+  }
+  a.replicas_wanted = want;
+  for (Replica& r : a.replicas) {
+    if (r.index >= want && r.Live()) {
+      StopReplica(a, r);
+    } else if (r.index >= want) {
+      r.state = ReplicaState::kStopped;
+      r.handle.clear();
+    } else if (r.state == ReplicaState::kStopped) {
+      r.state = ReplicaState::kRestarting;  // launched now (next_ms passed)
+      r.next_ms = 0;
+    }
+  }
+  if (!a.spec->latency.has_load()) return;  // every member, always
+  const int hour = static_cast<int>(now % 86400 / 3600);
+  std::ostringstream rps;
+  rps << a.spec->latency.RpsAt(hour);
+  NoteReplicas(a, "UTC hour " + std::to_string(hour) + " (" + rps.str() + " req/s) needs " +
+                      std::to_string(want) + " of the " + std::to_string(a.replicas.size()) +
+                      " replicas placed", now, out);
+}
+
+}  // namespace meridian::control

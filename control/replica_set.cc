@@ -1,0 +1,84 @@
+#include "control/replica_set.h"
+
+#include <array>
+#include <cstdlib>
+
+namespace meridian::control {
+
+namespace {
+
+constexpr std::array<std::string_view, 5> kStateNames = {"starting", "running", "restarting",
+                                                         "stopping", "stopped"};
+constexpr std::string_view kRunIdMark = ".r";
+
+std::optional<ReplicaState> StateNamed(const std::string& name) {
+  for (size_t i = 0; i < kStateNames.size(); ++i) {
+    if (kStateNames[i] == name) return static_cast<ReplicaState>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view ReplicaStateName(ReplicaState s) { return kStateNames[static_cast<size_t>(s)]; }
+
+std::string ReplicaRunId(const std::string& job_id, int index) {
+  return job_id + std::string(kRunIdMark) + std::to_string(index);
+}
+
+std::optional<ReplicaRef> ParseReplicaRunId(const std::string& run_id) {
+  const size_t mark = run_id.rfind(kRunIdMark);
+  if (mark == std::string::npos || mark == 0) return std::nullopt;
+  const std::string digits = run_id.substr(mark + kRunIdMark.size());
+  if (digits.empty() || digits.size() > 3 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return ReplicaRef{run_id.substr(0, mark), std::atoi(digits.c_str())};
+}
+
+std::string ReplicaSetHandle(const std::vector<Replica>& set) {
+  nlohmann::json arr = ReplicasToJson(set);
+  for (size_t i = 0; i < set.size(); ++i) arr[i]["handle"] = set[i].handle;
+  return std::string(kReplicaSetHandlePrefix) + arr.dump();
+}
+
+std::optional<std::vector<Replica>> ParseReplicaSetHandle(const std::string& handle) {
+  if (!handle.starts_with(kReplicaSetHandlePrefix)) return std::nullopt;
+  auto arr = nlohmann::json::parse(handle.substr(kReplicaSetHandlePrefix.size()), nullptr, false);
+  if (!arr.is_array()) return std::nullopt;
+  std::vector<Replica> set;
+  try {
+    for (const auto& j : arr) {
+      Replica r;
+      r.index = j.at("index").get<int>();
+      r.node = j.at("node").get<std::string>();
+      r.gpus = j.at("gpus").get<std::vector<int>>();
+      auto state = StateNamed(j.at("state").get<std::string>());
+      if (!state) return std::nullopt;
+      r.state = *state;
+      r.restarts = j.at("restarts").get<int>();
+      r.attempt = j.at("attempt").get<int>();
+      r.handle = j.at("handle").get<std::string>();
+      set.push_back(std::move(r));
+    }
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  return set;
+}
+
+nlohmann::json ReplicasToJson(const std::vector<Replica>& set) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const Replica& r : set) {
+    arr.push_back({{"index", r.index},
+                   {"node", r.node},
+                   {"gpus", r.gpus},
+                   {"state", std::string(ReplicaStateName(r.state))},
+                   {"restarts", r.restarts},
+                   {"attempt", r.attempt}});
+  }
+  return arr;
+}
+
+}  // namespace meridian::control

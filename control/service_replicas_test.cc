@@ -1,0 +1,319 @@
+// A real-time service in the daemon's reconciler, on the real local backend
+// and a real SQLite store: one process per replica, a replica whose process
+// is killed is started again (the events say so), and a cancel stops every
+// replica. The local backend runs on this machine's node only; a service's
+// replicas are placed on distinct nodes (sched/plugins/realtime_replicas.h),
+// so the backend here offers this machine as three nodes (SameMachineNodes)
+// and launches every replica on it, as real processes.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "control/local_store_test.h"
+#include "control/job_json.h"
+#include "control/reconciler.h"
+#include "control/replica_set.h"
+#include "control/store.h"
+#include "control/submission.h"
+#include "sched/profile.h"
+#include "sched/queued_job.h"
+
+namespace meridian::control {
+namespace {
+
+namespace fs = std::filesystem;
+
+// This machine's node offered as `count` nodes, each with its GPUs; a launch
+// on any of them runs on this machine.
+class SameMachineNodes : public Backend {
+ public:
+  SameMachineNodes(std::unique_ptr<Backend> local, int count)
+      : local_(std::move(local)), count_(count) {}
+  std::string_view name() const override { return local_->name(); }
+  Result<std::string> Launch(const LaunchRequest& request) override {
+    LaunchRequest here = request;
+    here.node = local_->Nodes().at(0).name;
+    return local_->Launch(here);
+  }
+  Status Stop(const std::string& handle, int64_t grace_s) override {
+    return local_->Stop(handle, grace_s);
+  }
+  std::vector<RunObservation> Poll() override { return local_->Poll(); }
+  Result<RunObservation> Adopt(const std::string& job_id, int attempt,
+                               const std::string& handle) override {
+    return local_->Adopt(job_id, attempt, handle);
+  }
+  std::vector<BackendNode> Nodes() override {
+    std::vector<BackendNode> nodes;
+    const BackendNode here = local_->Nodes().at(0);
+    for (int i = 0; i < count_; ++i) {
+      nodes.push_back(here);
+      nodes.back().name = "m" + std::to_string(i);
+    }
+    return nodes;
+  }
+
+ private:
+  std::unique_ptr<Backend> local_;
+  int count_;
+};
+
+bool Alive(pid_t pid) { return pid > 0 && kill(pid, 0) == 0; }
+
+class ServiceReplicasTest : public testing::LocalStoreTest {
+ protected:
+  void SetUp() override {
+    OpenStore("replicas");
+    fs::create_directories(dir_ + "/pids");
+    backend_ = std::make_unique<SameMachineNodes>(OneT4Backend(), 4);
+    ReconcilerOptions o;
+    o.catalog = catalog::Catalog::LoadEmbedded().value();
+    o.profile = sched::EmbeddedProfile("default").value();
+    o.state_dir = dir_ + "/state";
+    o.interval_ms = 50;
+    o.clock = [this] { return clock_.load(); };
+    o.backend_retry.initial_backoff_ms = 500;  // a replica's first restart waits 500 ms
+    reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, o);
+  }
+  void TearDown() override {
+    reconciler_.reset();
+    backend_.reset();
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+  // A service whose every replica process writes its pid to
+  // pids/r<replica>.a<attempt>, then sleeps.
+  std::string SubmitService(const std::string& extra = "") {
+    NewJob job;
+    job.tenant = "t";
+    job.name = "svc";
+    job.kind = "realtime-inference";
+    job.priority = "normal";
+    job.submitted_at = kHour0;
+    job.spec_json = R"({"name": "svc", "kind": "realtime-inference", "tenant": "t",
+        "priority": "normal", "resources": {"gpus": 1, "gpu_models": ["T4"]},)" + extra + R"(
+        "grace_period": "1s", "env": {"PIDS": ")" + dir_ + R"(/pids"},
+        "command": ["/bin/sh", "-c",
+                    "echo $$ > $PIDS/r$MERIDIAN_REPLICA.a$MERIDIAN_ATTEMPT; exec sleep 600"]})";
+    auto r = store_->Submit(job);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? r->job_id : "";
+  }
+  // The pid replica `index`'s attempt `attempt` wrote (0 until it has).
+  pid_t PidOf(int index, int attempt) const {
+    std::ifstream f(dir_ + "/pids/r" + std::to_string(index) + ".a" + std::to_string(attempt));
+    pid_t pid = 0;
+    f >> pid;
+    return pid;
+  }
+  bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return done();
+  }
+  JobRow Row(const std::string& id) {
+    auto row = store_->GetJob(id);
+    EXPECT_TRUE(row.ok()) << row.status().message();
+    return row.ok() ? *row : JobRow{};
+  }
+  // The replicas as GET /v1/jobs/<id> shows them.
+  nlohmann::json Replicas(const std::string& id) {
+    return JobToJson(Row(id)).value("replicas", nlohmann::json::array());
+  }
+  std::string Events(const std::string& id) {
+    auto events = store_->Events(id);
+    std::string all;
+    if (events.ok()) {
+      for (const EventRow& e : *events) all += e.message + "\n";
+    }
+    return all;
+  }
+  // Submits the service, starts the reconciler and waits for both replicas'
+  // first processes; the job's id.
+  std::string StartTwoReplicas() {
+    const std::string id = SubmitService();
+    EXPECT_TRUE(reconciler_->Start().ok());
+    EXPECT_TRUE(WaitFor([&] { return AllRunning(id, 2) && PidOf(0, 1) && PidOf(1, 1); }))
+        << Events(id);
+    return id;
+  }
+  void CancelAndWait(const std::string& id) {
+    reconciler_->RequestCancel(id);
+    EXPECT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
+  }
+  bool AllRunning(const std::string& id, size_t n) {
+    const nlohmann::json r = Replicas(id);
+    if (r.size() != n) return false;
+    for (const auto& x : r) {
+      if (x["state"] != "running") return false;
+    }
+    return true;
+  }
+
+  // 10 minutes into UTC hour 0: 1,799,971,200 = 20,833 x 86,400 is a midnight.
+  static constexpr int64_t kHour0 = 1'799'971'200 + 600;
+  std::atomic<int64_t> clock_{kHour0};
+  std::unique_ptr<Backend> backend_;
+  Metrics metrics_;
+  std::unique_ptr<Reconciler> reconciler_;
+};
+
+// The default profile's realtime_replicas: availability_target 0.999,
+// zone_availability 0.995, no load. One replica is up 0.995 < 0.999; two:
+// 1 - 0.005^2 = 0.999975 >= 0.999, so the set is 2 replicas, on 2 of the 3
+// nodes, and 2 processes run.
+TEST_F(ServiceReplicasTest, ServiceOfTwoReplicasRunsTwoProcesses) {
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(Row(id).state, JobState::kRunning);
+  EXPECT_TRUE(Alive(PidOf(0, 1)));
+  EXPECT_TRUE(Alive(PidOf(1, 1)));
+  EXPECT_NE(PidOf(0, 1), PidOf(1, 1));
+  const nlohmann::json r = Replicas(id);
+  EXPECT_NE(r[0]["node"], r[1]["node"]);  // distinct nodes
+  EXPECT_EQ(r[0]["restarts"], 0);
+  EXPECT_EQ(r[1]["restarts"], 0);
+  const std::string events = Events(id);
+  EXPECT_NE(events.find("replica 0 started on node " + r[0]["node"].get<std::string>()),
+            std::string::npos) << events;
+  EXPECT_NE(events.find("replica 1 started on node " + r[1]["node"].get<std::string>()),
+            std::string::npos) << events;
+  CancelAndWait(id);
+}
+
+// SIGKILL replica 1's process: the backend sees it killed by signal 9, and
+// the replica's first restart waits initial_backoff_ms = 500 ms
+// (BackoffMs(1) = 500 * 2^0); its second process is attempt 2.
+TEST_F(ServiceReplicasTest, KilledReplicaIsRestartedAndTheEventsSaySo) {
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  const pid_t first = PidOf(1, 1);
+  ASSERT_EQ(kill(first, SIGKILL), 0);
+  ASSERT_TRUE(WaitFor([&] { return PidOf(1, 2) != 0 && AllRunning(id, 2); })) << Events(id);
+  EXPECT_TRUE(Alive(PidOf(1, 2)));
+  EXPECT_TRUE(Alive(PidOf(0, 1)));  // replica 0 untouched
+  EXPECT_EQ(PidOf(0, 2), 0);
+  const nlohmann::json r = Replicas(id);
+  EXPECT_EQ(r[1]["restarts"], 1);
+  EXPECT_EQ(r[1]["attempt"], 2);
+  EXPECT_EQ(r[0]["restarts"], 0);
+  EXPECT_EQ(Row(id).state, JobState::kRunning);
+  const std::string events = Events(id);
+  EXPECT_NE(events.find("replica 1 was killed by signal 9; restarting in 500ms (restart 1)"),
+            std::string::npos) << events;
+  EXPECT_NE(events.find("replica 1 started on node " + r[1]["node"].get<std::string>() +
+                        " (attempt 2"),
+            std::string::npos) << events;
+  CancelAndWait(id);
+}
+
+// A cancel stops both replicas (SIGTERM; sleep ends on it): the job is
+// cancelled, every replica shows stopped, and no replica process is left.
+TEST_F(ServiceReplicasTest, CancelStopsEveryReplicaAndLeavesNoProcess) {
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  const pid_t p0 = PidOf(0, 1), p1 = PidOf(1, 1);
+  CancelAndWait(id);
+  EXPECT_TRUE(WaitFor([&] { return !Alive(p0) && !Alive(p1); }, 5));
+  const nlohmann::json r = Replicas(id);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0]["state"], "stopped");
+  EXPECT_EQ(r[1]["state"], "stopped");
+  EXPECT_EQ(PidOf(0, 2), 0);  // neither was started again
+  EXPECT_EQ(PidOf(1, 2), 0);
+}
+
+// A daemon restart (a new reconciler on the same store and backend) takes
+// the running set back: both processes are adopted, not started again, and
+// a replica killed afterwards is restarted by the new reconciler.
+TEST_F(ServiceReplicasTest, RestartedDaemonAdoptsTheSetAndKeepsIt) {
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  reconciler_->Stop();
+  reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_,
+                                             reconciler_->options());
+  ASSERT_TRUE(reconciler_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return Events(id).find("re-adopted its 2 replicas") != std::string::npos; }))
+      << Events(id);
+  EXPECT_TRUE(Alive(PidOf(0, 1)));
+  EXPECT_TRUE(Alive(PidOf(1, 1)));
+  ASSERT_EQ(kill(PidOf(0, 1), SIGKILL), 0);
+  ASSERT_TRUE(WaitFor([&] { return PidOf(0, 2) != 0 && AllRunning(id, 2); })) << Events(id);
+  EXPECT_EQ(PidOf(1, 2), 0);
+  EXPECT_EQ(Replicas(id)[0]["restarts"], 1);
+  CancelAndWait(id);
+}
+
+// A 1B-parameter model on T4s; one replica's capacity c is the scheduler's
+// (ModelDemand::replica_rps), and the load is 0.5 c in every hour but UTC
+// hour 1, 2.5 c there. Loads (ceil(rps / c)): 1, and 3 in hour 1. Sizes
+// under the default profile's terms (target 0.999, zone 0.995, 3 max):
+//   load <= 1: the availability count, 2 (0.995 < 0.999 <= 1 - 0.005^2);
+//   load 3: P(3 of 3 up) = 0.995^3 = 0.98507 < 0.999;
+//           P(>= 3 of 4) = 0.995^4 + 4 x 0.995^3 x 0.005 = 0.98015 + 0.01970
+//           = 0.99985 >= 0.999: 4.
+// The scheduler places the peak set, 4 replicas on the 4 nodes; hour 0 runs
+// 2 of them, hour 1 starts replicas 2 and 3, the next day's hour 0 stops them.
+TEST_F(ServiceReplicasTest, HourlyLoadAddsAndStopsReplicasAtTheHour) {
+  const std::string model = R"("model": {"params_b": 1, "precision": "fp16", "layers": 16,
+      "hidden": 2048, "heads": 16, "seq_len": 2048, "batch": 8, "output_tokens": 64},)";
+  auto spec = nlohmann::json::parse(R"({"name": "p", "kind": "realtime-inference", )" + model +
+                                    R"( "resources": {"gpus": 1, "gpu_models": ["T4"]},
+                                    "latency": {"rps": 1}, "command": ["x"]})");
+  auto parsed = SpecFromJson(spec.dump(), "probe");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  auto catalog = catalog::Catalog::LoadEmbedded().value();
+  auto q = sched::MakeQueuedJob(std::make_shared<const JobSpec>(*parsed), *catalog,
+                                sched::EnqueueRequest{JobId(1), TenantId(0), kHour0, 1});
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  ASSERT_EQ(q->demands.size(), 1u);
+  const double c = q->demands[0].replica_rps;
+  ASSERT_GT(c, 0);
+  nlohmann::json hours = nlohmann::json::array();
+  for (int h = 0; h < 24; ++h) hours.push_back(h == 1 ? 2.5 * c : 0.5 * c);
+  const std::string id =
+      SubmitService(model + R"("latency": {"rps_by_hour": )" + hours.dump() + "},");
+  ASSERT_TRUE(reconciler_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return PidOf(0, 1) && PidOf(1, 1) && Replicas(id).size() == 4 &&
+                                   Replicas(id)[1]["state"] == "running"; }))
+      << Events(id);
+  nlohmann::json r = Replicas(id);
+  EXPECT_EQ(r[2]["state"], "stopped");
+  EXPECT_EQ(r[3]["state"], "stopped");
+  EXPECT_EQ(PidOf(2, 1), 0);
+
+  clock_ = kHour0 + 3600;  // UTC hour 1
+  ASSERT_TRUE(WaitFor([&] { return AllRunning(id, 4) && PidOf(2, 1) && PidOf(3, 1); }))
+      << Events(id);
+  EXPECT_TRUE(Alive(PidOf(2, 1)));
+  EXPECT_TRUE(Alive(PidOf(3, 1)));
+  EXPECT_NE(Events(id).find("UTC hour 1 ("), std::string::npos);
+  EXPECT_NE(Events(id).find("needs 4 of the 4 replicas placed"), std::string::npos) << Events(id);
+
+  clock_ = kHour0 + 86400;  // the next day's hour 0
+  const pid_t p2 = PidOf(2, 1), p3 = PidOf(3, 1);
+  ASSERT_TRUE(WaitFor([&] {
+    r = Replicas(id);
+    return r[2]["state"] == "stopped" && r[3]["state"] == "stopped";
+  })) << Events(id);
+  EXPECT_TRUE(WaitFor([&] { return !Alive(p2) && !Alive(p3); }, 5));
+  EXPECT_TRUE(Alive(PidOf(0, 1)));
+  EXPECT_TRUE(Alive(PidOf(1, 1)));
+  EXPECT_EQ(r[2]["restarts"], 0);  // stopped for the hour, not restarted
+  EXPECT_EQ(PidOf(2, 2), 0);
+  CancelAndWait(id);
+}
+
+}  // namespace
+}  // namespace meridian::control
