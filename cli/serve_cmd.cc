@@ -175,7 +175,8 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
       return Fail(err, "serve", Status::Invalid(f.config + ": node: and fleet: exclude each other "
                                                 "(with a fleet, the nodes come from its cluster)"));
     }
-    auto fb = BackendFromFleet(f.config, c.fleet, c.kubernetes, *cat, state + "/backend", &o.reconciler);
+    auto fb = BackendFromFleet(f.config, c.fleet, c.kubernetes, *cat, state + "/backend",
+                               c.node.max_log_bytes, &o.reconciler);
     if (!fb.ok()) return Fail(err, "serve", fb.status());
     backend = std::move(fb->backend);
     backend_note = fb->note;

@@ -1,6 +1,7 @@
 #include "cli/serve_fleet.h"
 
 #include <cctype>
+#include <filesystem>
 #include <vector>
 
 #include "backends/kubernetes/backend.h"
@@ -11,8 +12,16 @@
 namespace meridian::cli {
 namespace {
 
+// meridian-log-relay beside this program (both are installed together).
+std::string LogRelayPath() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "meridian-log-relay" : (self.parent_path() / "meridian-log-relay").string();
+}
+
 Result<FleetBackend> Slurm(const std::string& fleet_path, const FleetSpec& fleet,
-                           const catalog::Catalog& cat, const std::string& state_dir) {
+                           const catalog::Catalog& cat, const std::string& state_dir,
+                           int64_t max_log_bytes) {
   const ClusterSpec& cl = fleet.clusters[0];
   if (!cl.slurm) {
     return Status::Invalid(spec::LocateFleetField(fleet, "clusters[0]") +
@@ -25,6 +34,8 @@ Result<FleetBackend> Slurm(const std::string& fleet_path, const FleetSpec& fleet
   so.slurm_conf = cl.slurm->conf;
   so.bin_dir = cl.slurm->bin_dir;
   so.state_dir = state_dir;
+  so.max_log_bytes = max_log_bytes;
+  so.log_relay = LogRelayPath();
   auto lower = [](std::string s) {
     for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     return s;
@@ -93,7 +104,8 @@ Result<FleetBackend> Kubernetes(const std::string& config, const FleetSpec& flee
 Result<FleetBackend> BackendFromFleet(const std::string& config, const std::string& fleet_path,
                                       const KubernetesServeSettings& k8s,
                                       std::shared_ptr<const catalog::Catalog> catalog,
-                                      const std::string& state_dir, control::ReconcilerOptions* ro) {
+                                      const std::string& state_dir, int64_t max_log_bytes,
+                                      control::ReconcilerOptions* ro) {
   auto fleet = spec::LoadFleetFile(fleet_path);
   if (!fleet.ok()) return fleet.status();
   MERIDIAN_RETURN_IF_ERROR(spec::ValidateFleetAgainstCatalog(*fleet, *catalog));
@@ -109,7 +121,7 @@ Result<FleetBackend> BackendFromFleet(const std::string& config, const std::stri
   const ClusterSpec& cl = fleet->clusters[0];
   ro->region = cl.region;
   ro->gpu_hour_usd = cl.gpu_hour ? cl.gpu_hour->dollars() : 0;
-  if (backend == "slurm") return Slurm(fleet_path, *fleet, *catalog, state_dir);
+  if (backend == "slurm") return Slurm(fleet_path, *fleet, *catalog, state_dir, max_log_bytes);
   return Kubernetes(config, *fleet, k8s, std::move(catalog));
 }
 

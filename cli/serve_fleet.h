@@ -27,10 +27,12 @@ struct FleetBackend {
   std::string note;  // a line for the operator at start ("" = none)
 };
 
-// `config` names serve.yaml in errors; `state_dir` is the backend's own.
+// `config` names serve.yaml in errors; `state_dir` is the backend's own;
+// `max_log_bytes` is node.max_log_bytes (the Slurm backend cuts logs there).
 Result<FleetBackend> BackendFromFleet(const std::string& config, const std::string& fleet_path,
                                       const KubernetesServeSettings& k8s,
                                       std::shared_ptr<const catalog::Catalog> catalog,
-                                      const std::string& state_dir, control::ReconcilerOptions* ro);
+                                      const std::string& state_dir, int64_t max_log_bytes,
+                                      control::ReconcilerOptions* ro);
 
 }  // namespace meridian::cli

@@ -242,25 +242,33 @@ void Reconciler::RecoverRow(JobRow row, const std::string& when, UnixSeconds now
     return;
   }
   if (ref.row.state == JobState::kScheduled || ref.row.handle.empty()) {
-    if (!FindUnrecordedLaunch(ref, when, now, out)) return;
+    FindUnrecordedLaunch(ref, when, now, out);
+  } else {
+    AdoptStored(ref, when);
   }
-  AdoptStored(ref, when, now, out);
 }
 
-void Reconciler::AdoptStored(Active& ref, const std::string& when, UnixSeconds now,
-                             std::vector<JobUpdate>* out) {
+void Reconciler::AdoptStored(Active& a, const std::string& when) {
+  if (a.pending != PendingCall::kNone) return;
+  BackendCall& call = RecordCall(a, PendingCall::kAdopt, &calls_);
+  call.handle = a.row.handle;
+  call.when = when;
+  a.holds = true;  // its stored allocation, whatever the answer
+}
+
+void Reconciler::AdoptAnswered(Active& ref, const BackendCall& call, UnixSeconds now,
+                               std::vector<JobUpdate>* out) {
+  const std::string& when = call.when;
   const JobState st = ref.row.state;
-  auto obs = backend_->Adopt(ref.row.id, ref.row.attempts, ref.row.handle);
   RunObservation o;
-  if (obs.ok()) {
-    o = std::move(obs).value();
+  if (call.adopted.ok()) {
+    o = *call.adopted;
   } else {
     o.job_id = ref.row.id;
     o.attempt = ref.row.attempts;
     o.phase = RunPhase::kLost;
-    o.message = obs.status().message();
+    o.message = call.adopted.status().message();
   }
-  ref.holds = true;
   if (st == JobState::kCheckpointing) ref.stop_kind = StopKind::kPreempt;
   if (o.phase == RunPhase::kStarting || o.phase == RunPhase::kRunning) {
     JobUpdate note;

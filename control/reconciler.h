@@ -49,8 +49,10 @@
 // other step off it); it releases the mutex, makes the calls, and takes it
 // again to apply the answers (CallBackend). Applying re-checks the job: a
 // launch whose job changed meanwhile is stopped, and a cancel that came
-// while the backend was busy stops the attempt just launched. Adopt and
-// FindLaunched, made on recovery, are still made under the mutex.
+// while the backend was busy stops the attempt just launched. Recovery's
+// Adopt and FindLaunched (at Start, after a store write failed, and their
+// retries) are BackendCalls too, so a backend hung while it adopts holds up
+// no plan either.
 #pragma once
 
 #include <atomic>
@@ -266,16 +268,22 @@ class Reconciler {
   void ApplyCall(const BackendCall& call, UnixSeconds now, std::vector<JobUpdate>* out);
   // Launches and stops whose retry time has come.
   void RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out);
-  // A job recorded "scheduled" (or without a handle) at a restart: its
-  // attempt adopted if the backend has it under its name (true), else
-  // requeued; when the backend cannot say, asked again with backoff (as a
-  // launch is retried), the job keeping its placement meanwhile.
-  // `when` says it in the events ("after a daemon restart").
-  bool FindUnrecordedLaunch(Active& a, const std::string& when, UnixSeconds now,
+  // A job recorded "scheduled" (or without a handle) at a restart: records
+  // the lookup of its attempt by name (Backend::FindLaunched) as a
+  // BackendCall; the job keeps its placement until the answer. `when` says
+  // it in the events ("after a daemon restart").
+  void FindUnrecordedLaunch(Active& a, const std::string& when, UnixSeconds now,
                             std::vector<JobUpdate>* out);
-  // Adopts the attempt of a job stored with a handle (Backend::Adopt).
-  void AdoptStored(Active& a, const std::string& when, UnixSeconds now,
-                   std::vector<JobUpdate>* out);
+  // Applies the lookup's answer: the attempt adopted if the backend has it
+  // under its name, else requeued; when the backend cannot say, asked again
+  // with backoff (as a launch is retried).
+  void FindAnswered(Active& a, const Result<std::optional<std::string>>& found,
+                    const std::string& when, UnixSeconds now, std::vector<JobUpdate>* out);
+  // Records the adoption of the attempt of a job stored with a handle
+  // (Backend::Adopt) as a BackendCall; its allocation is held meanwhile.
+  void AdoptStored(Active& a, const std::string& when);
+  void AdoptAnswered(Active& a, const BackendCall& call, UnixSeconds now,
+                     std::vector<JobUpdate>* out);
   // Takes a stored non-final job as Recover does (adopting its attempt).
   void RecoverRow(JobRow row, const std::string& when, UnixSeconds now,
                   std::vector<JobUpdate>* out);

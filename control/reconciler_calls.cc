@@ -16,6 +16,10 @@ void Make(Backend* backend, Reconciler::BackendCall* call) {
     call->launched = backend->Launch(call->launch);
   } else if (call->kind == PendingCall::kStop) {
     call->stopped = backend->Stop(call->handle, call->grace_s);
+  } else if (call->kind == PendingCall::kFind) {
+    call->found = backend->FindLaunched(call->job_id, call->attempt);
+  } else if (call->kind == PendingCall::kAdopt) {
+    call->adopted = backend->Adopt(call->job_id, call->attempt, call->handle);
   }
 }
 
@@ -58,26 +62,16 @@ void Reconciler::RequestLaunch(Active& a) {
     }
     return;
   }
-  BackendCall call;
-  call.kind = PendingCall::kLaunch;
-  call.job_id = a.row.id;
-  call.attempt = a.row.attempts;
-  call.launch = LaunchRequestFor(a, CheckpointDir(a.row.id), LogDir(a.row.id));
-  a.pending = PendingCall::kLaunch;
-  calls_.push_back(std::move(call));
+  RecordCall(a, PendingCall::kLaunch, &calls_).launch =
+      LaunchRequestFor(a, CheckpointDir(a.row.id), LogDir(a.row.id));
 }
 
 void Reconciler::RequestStop(Active& a, std::string on_stopped) {
   if (a.pending != PendingCall::kNone) return;
-  BackendCall call;
-  call.kind = PendingCall::kStop;
-  call.job_id = a.row.id;
-  call.attempt = a.row.attempts;
+  BackendCall& call = RecordCall(a, PendingCall::kStop, &calls_);
   call.handle = a.row.handle;
   call.grace_s = a.spec ? GraceOf(*a.spec) : 30;
   call.on_stopped = std::move(on_stopped);
-  a.pending = PendingCall::kStop;
-  calls_.push_back(std::move(call));
 }
 
 void Reconciler::LaunchAnswered(Active& a, const Result<std::string>& handle, UnixSeconds now,
@@ -117,6 +111,14 @@ void Reconciler::ApplyCall(const BackendCall& call, UnixSeconds now, std::vector
     return;
   }
   if (call.skipped) return;  // read again from the store (Resync) before any launch
+  if (call.kind == PendingCall::kFind) {
+    if (waiting) FindAnswered(*a, call.found, call.when, now, out);
+    return;
+  }
+  if (call.kind == PendingCall::kAdopt) {
+    if (waiting) AdoptAnswered(*a, call, now, out);
+    return;
+  }
   if (waiting && a->row.state == JobState::kScheduled) {
     LaunchAnswered(*a, call.launched, now, out);
     return;

@@ -106,8 +106,8 @@ void Reconciler::RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out)
     if (a.launch_retry && a.row.state == JobState::kScheduled && ms >= a.launch_retry->next_ms) {
       if (!a.launch_retry->find_first) {
         RequestLaunch(a);
-      } else if (FindUnrecordedLaunch(a, kAfterRestart, now, out)) {
-        AdoptStored(a, kAfterRestart, now, out);
+      } else {
+        FindUnrecordedLaunch(a, kAfterRestart, now, out);
       }
     } else if (a.stop_retry && a.stop_kind != StopKind::kNone && ms >= a.stop_retry->next_ms) {
       RequestStop(a);
@@ -115,10 +115,19 @@ void Reconciler::RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out)
   }
 }
 
-bool Reconciler::FindUnrecordedLaunch(Active& a, const std::string& when, UnixSeconds now,
+void Reconciler::FindUnrecordedLaunch(Active& a, const std::string& when, UnixSeconds now,
                                       std::vector<JobUpdate>* out) {
-  auto found = a.row.attempts > 0 ? backend_->FindLaunched(a.row.id, a.row.attempts)
-                                  : Result<std::optional<std::string>>(std::optional<std::string>());
+  if (a.pending != PendingCall::kNone) return;
+  if (a.row.attempts == 0) {  // never launched: nothing to look up
+    FindAnswered(a, std::optional<std::string>(), when, now, out);
+    return;
+  }
+  RecordCall(a, PendingCall::kFind, &calls_).when = when;
+  a.holds = true;  // its placement is kept while the backend is asked
+}
+
+void Reconciler::FindAnswered(Active& a, const Result<std::optional<std::string>>& found,
+                              const std::string& when, UnixSeconds now, std::vector<JobUpdate>* out) {
   if (found.ok() && found->has_value()) {
     JobUpdate u;
     u.handle = **found;
@@ -127,7 +136,8 @@ bool Reconciler::FindUnrecordedLaunch(Active& a, const std::string& when, UnixSe
                "found attempt " + std::to_string(a.row.attempts) + " (" + **found +
                    ") under its name " + when + "; adopted",
                now, out, u);
-    return true;
+    AdoptStored(a, when);
+    return;
   }
   const int tries = (a.launch_retry ? a.launch_retry->failures : 0) + 1;
   if (!found.ok() && tries < options_.backend_retry.launch_attempts) {
@@ -139,7 +149,7 @@ bool Reconciler::FindUnrecordedLaunch(Active& a, const std::string& when, UnixSe
          "the backend could not say whether attempt " + std::to_string(a.row.attempts) +
              " was launched: " + found.status().message() + "; asking again in " + FormatWait(wait),
          now, out);
-    return false;
+    return;
   }
   a.launch_retry.reset();
   ReleaseAttempt(a, now, out);
@@ -152,7 +162,6 @@ bool Reconciler::FindUnrecordedLaunch(Active& a, const std::string& when, UnixSe
                              : " (the backend could not say whether it was launched: " +
                                    found.status().message() + ")"),
              now, out, clear);
-  return false;
 }
 
 }  // namespace meridian::control

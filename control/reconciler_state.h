@@ -35,7 +35,7 @@ struct BackendRetry {
 // The backend call a job waits on: decided under the reconciler's lock, made
 // once it is released, its answer applied under the lock again
 // (Reconciler::CallBackend). Until then no other step acts on the job.
-enum class PendingCall { kNone, kLaunch, kStop };
+enum class PendingCall { kNone, kLaunch, kStop, kFind, kAdopt };
 
 struct Reconciler::BackendCall {
   PendingCall kind = PendingCall::kNone;
@@ -48,12 +48,15 @@ struct Reconciler::BackendCall {
   std::string handle;       // kStop: the attempt to stop
   int64_t grace_s = 0;      // kStop
   std::string on_stopped;   // kStop: the note a first try that succeeds adds
+  std::string when;         // kFind, kAdopt: recovery's occasion, for the events
   // Not made: a launch whose "scheduled" the store did not take, or any
   // call once the lease may have lapsed (ReconcilerOptions::lease_held).
   bool skipped = false;
   // The backend's answers.
   Result<std::string> launched = Status::Internal("not made");
   Status stopped;
+  Result<std::optional<std::string>> found = Status::Internal("not made");  // kFind
+  Result<RunObservation> adopted = Status::Internal("not made");            // kAdopt
 };
 
 struct Reconciler::Active {
@@ -80,6 +83,19 @@ struct Reconciler::Active {
   // The size the set was last kept at (ReplicasWanted); -1: not yet sized.
   int replicas_wanted = -1;
 };
+
+// Records a call of `kind` for `a`'s attempt in `calls` and marks `a` as
+// waiting on it; the caller fills in what the kind needs.
+inline Reconciler::BackendCall& RecordCall(Reconciler::Active& a, PendingCall kind,
+                                           std::vector<Reconciler::BackendCall>* calls) {
+  Reconciler::BackendCall call;
+  call.kind = kind;
+  call.job_id = a.row.id;
+  call.attempt = a.row.attempts;
+  a.pending = kind;
+  calls->push_back(std::move(call));
+  return calls->back();
+}
 
 struct Reconciler::FleetState {
   std::string signature;

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "backends/local/log_relay.h"
 #include "backends/local/proc.h"
 #include "backends/local/status_file.h"
 
@@ -54,18 +55,6 @@ struct ExecFailure {
   int32_t error = 0;
 };
 
-bool WriteAll(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t w = write(fd, p, size);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    size -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
 size_t ReadAll(int fd, void* data, size_t size) {
   char* p = static_cast<char*>(data);
   size_t got = 0;
@@ -83,43 +72,6 @@ int64_t NowUnix() {
   clock_gettime(CLOCK_REALTIME, &ts);
   return ts.tv_sec;
 }
-
-int64_t NowMonotonicMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
-// A fixed buffer of "key value\n" lines, formatted without the C library.
-class Lines {
- public:
-  void Add(const char* key, int64_t value) {
-    Str(key);
-    Str(" ");
-    Num(value);
-    Str("\n");
-  }
-  void Num(int64_t value) {
-    char digits[24];
-    int n = 0;
-    uint64_t v = value < 0 ? static_cast<uint64_t>(-(value + 1)) + 1 : static_cast<uint64_t>(value);
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v > 0);
-    if (value < 0) Str("-");
-    while (n > 0 && size_ < sizeof(data_)) data_[size_++] = digits[--n];
-  }
-  void Str(const char* s) {
-    while (*s != '\0' && size_ < sizeof(data_)) data_[size_++] = *s++;
-  }
-  const char* data() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  char data_[1024];
-  size_t size_ = 0;
-};
 
 // Writes the status file: to a temporary name, then renamed over the final
 // one, so a reader sees the whole record or none.
@@ -178,68 +130,6 @@ void WriteRun(const Prepared& p, const Report& r) {
   bool ok = WriteAll(fd, l.data(), l.size());
   close(fd);
   if (ok) rename(p.run_tmp.c_str(), p.run_path.c_str());
-}
-
-// The job's stdout and stderr through pipes, copied to the log files by the
-// monitor up to the cap (ShimLaunch::log_cap_bytes) that both share.
-struct Relay {
-  int in[2] = {-1, -1};    // the pipes' read ends: stdout, stderr
-  int file[2] = {-1, -1};  // the log files
-  int64_t cap = 0;
-  int64_t room = 0;        // bytes the files may still take
-  int64_t dropped[2] = {0, 0};
-};
-
-// Copies what one pipe holds; false at its end (then the pipe is closed).
-bool Pump(Relay& r, int i) {
-  char buf[65536];
-  ssize_t n = read(r.in[i], buf, sizeof buf);
-  if (n < 0 && errno == EINTR) return true;
-  if (n <= 0) {
-    close(r.in[i]);
-    r.in[i] = -1;
-    return false;
-  }
-  const int64_t keep = std::min<int64_t>(n, r.room);
-  if (keep > 0) WriteAll(r.file[i], buf, static_cast<size_t>(keep));
-  r.room -= keep;
-  if (keep < n) {
-    if (r.dropped[i] == 0) {
-      Lines l;
-      l.Str("\n[meridian: the job's logs reached their cap of ");
-      l.Num(r.cap);
-      l.Str(" bytes; what the job writes to this stream from here on is dropped]\n");
-      WriteAll(r.file[i], l.data(), l.size());
-    }
-    r.dropped[i] += n - keep;
-  }
-  return true;
-}
-
-// After the job: what is left in the pipes (2 s at most: a process that left
-// the job's group may still hold one), then the count of what was dropped.
-void FinishRelay(Relay& r) {
-  const int64_t until = NowMonotonicMs() + 2000;
-  while ((r.in[0] >= 0 || r.in[1] >= 0) && NowMonotonicMs() < until) {
-    pollfd fds[2] = {{r.in[0], POLLIN, 0}, {r.in[1], POLLIN, 0}};
-    if (poll(fds, 2, 100) <= 0) continue;
-    for (int i = 0; i < 2; ++i) {
-      if (r.in[i] >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) Pump(r, i);
-    }
-  }
-  for (int i = 0; i < 2; ++i) {
-    if (r.in[i] >= 0) close(r.in[i]);
-    if (r.dropped[i] > 0) {
-      Lines l;
-      l.Str("[meridian: ");
-      l.Num(r.dropped[i]);
-      l.Str(" bytes dropped past the log cap of ");
-      l.Num(r.cap);
-      l.Str(" bytes]\n");
-      WriteAll(r.file[i], l.data(), l.size());
-    }
-    close(r.file[i]);
-  }
 }
 
 void CloseRange(int first, int last) {
@@ -329,14 +219,14 @@ void KillJob(const Prepared& p, pid_t job) {
 // meanwhile when it goes through a relay (`sfd`: a signalfd of `set`, so a
 // signal ends the wait). Returns the request's grace period in seconds, or
 // -1 when none came.
-int64_t AwaitStop(const sigset_t& set, int64_t wait_ms, Relay* relay, int sfd) {
+int64_t AwaitStop(const sigset_t& set, int64_t wait_ms, LogRelay* relay, int sfd) {
   if (relay != nullptr) {
     pollfd fds[3] = {{sfd, POLLIN, 0}, {relay->in[0], POLLIN, 0}, {relay->in[1], POLLIN, 0}};
     const int64_t poll_ms = sfd >= 0 ? wait_ms : std::min<int64_t>(wait_ms, 100);
     if (poll(fds, 3, static_cast<int>(poll_ms)) > 0) {
       for (int i = 0; i < 2; ++i) {
         if (relay->in[i] >= 0 && (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-          Pump(*relay, i);
+          PumpLog(*relay, i);
         }
       }
     }
@@ -350,7 +240,7 @@ int64_t AwaitStop(const sigset_t& set, int64_t wait_ms, Relay* relay, int sfd) {
 
 // Waits for the job while serving stop requests; returns with the job
 // exited but not reaped.
-void Watch(const Prepared& p, pid_t job, Relay* relay, bool* stop_requested,
+void Watch(const Prepared& p, pid_t job, LogRelay* relay, bool* stop_requested,
            bool* killed_after_grace) {
   sigset_t set;
   sigemptyset(&set);
@@ -415,26 +305,9 @@ void Watch(const Prepared& p, pid_t job, Relay* relay, bool* stop_requested,
   }
   // With a cap, the job writes into pipes that the monitor copies from; if
   // they cannot be made, straight into the files as without one.
-  Relay relay;
+  LogRelay relay;
   int job_out = out_fd, job_err = err_fd;
-  int out_pipe[2], err_pipe[2];
-  const bool relayed = p.log_cap > 0 && pipe2(out_pipe, O_CLOEXEC) == 0;
-  if (relayed && pipe2(err_pipe, O_CLOEXEC) == 0) {
-    relay.in[0] = out_pipe[0];
-    relay.in[1] = err_pipe[0];
-    relay.file[0] = out_fd;
-    relay.file[1] = err_fd;
-    relay.cap = p.log_cap;
-    struct stat so {}, se {};
-    fstat(out_fd, &so);
-    fstat(err_fd, &se);
-    relay.room = std::max<int64_t>(0, p.log_cap - so.st_size - se.st_size);
-    job_out = out_pipe[1];
-    job_err = err_pipe[1];
-  } else if (relayed) {
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-  }
+  if (p.log_cap > 0) OpenLogRelay(&relay, out_fd, err_fd, p.log_cap, &job_out, &job_err);
   r.started = NowUnix();
   pid_t job = fork();
   if (job == 0) {
@@ -476,7 +349,7 @@ void Watch(const Prepared& p, pid_t job, Relay* relay, bool* stop_requested,
     Watch(p, job, relaying ? &relay : nullptr, &stop_requested, &killed_after_grace);
   }
   KillJob(p, job);  // what is left of the job's process group (and cgroup)
-  if (relaying) FinishRelay(relay);  // the logs are whole before the status says it ended
+  if (relaying) FinishLogRelay(relay);  // the logs are whole before the status says it ended
   int wait_status = 0;
   rusage ru{};
   while (wait4(job, &wait_status, 0, &ru) < 0 && errno == EINTR) {

@@ -6,9 +6,12 @@
 // script's output; nothing is skipped.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +53,7 @@ class SlurmCluster : public ::testing::Environment {
   bool up() const { return up_; }
   const std::string& output() const { return output_; }
   std::string conf() const { return dir_ + "/slurm.conf"; }
+  const std::string& dir() const { return dir_; }
 
   // A Slurm client command, with this cluster's SLURM_CONF.
   std::string Slurm(const std::string& args) const {
@@ -69,19 +73,28 @@ class SlurmClusterTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(g_cluster->up()) << "the Slurm dev cluster did not start:\n" << g_cluster->output();
     dir_ = control::testing::MakeTempDir("slurm-serve");
+    WriteFleet(g_cluster->conf());
+    StartDaemon("");
+  }
+  // The fleet: the cluster, reached through the Slurm configuration `conf`.
+  void WriteFleet(const std::string& conf) {
     std::ofstream(dir_ + "/fleet.yaml")
         << "clusters:\n"
         << "  - name: dev\n"
         << "    region: gcp:us-central1\n"
         << "    gpu_hour_usd: 1.0\n"
         << "    backend: slurm\n"
-        << "    slurm: {partitions: [gpu], conf: " << g_cluster->conf() << "}\n"
+        << "    slurm: {partitions: [gpu], conf: " << conf << "}\n"
         << "    nodes:\n"
         << "      - {count: " << kNodes << ", gpu: A100-80GB, gpus: " << kGpus
         << ", vcpus: 32, ram_gib: 256}\n"
         << "elastic: false\n";
+  }
+  // meridian serve on the fleet, with `extra` serve.yaml lines.
+  void StartDaemon(const std::string& extra) {
+    daemon_.reset();
     daemon_ = std::make_unique<DaemonProcess>(
-        dir_, "region: gcp:us-central1\nreconcile_interval_ms: 50\nfleet: " + dir_ + "/fleet.yaml\n");
+        dir_, "region: gcp:us-central1\nreconcile_interval_ms: 50\nfleet: " + dir_ + "/fleet.yaml\n" + extra);
     daemon_->Start();
     token_ = daemon_->Token("alice");
     http_ = daemon_->Client();
@@ -356,6 +369,104 @@ TEST_F(SlurmClusterTest, RestartedDaemonReadoptsRunningJobs) {
     const std::string events = Events(ids[i]);
     EXPECT_NE(events.find("re-adopted"), std::string::npos) << events;
   }
+}
+
+// node.max_log_bytes cuts a Slurm job's logs on the compute node, as the
+// local backend's: at a 4096-byte cap a job writing 10000 bytes to stdout
+// (none to stderr) leaves the first 4096, the cut notice and, once it ended,
+// the count of what was dropped (10000 - 4096 = 5904):
+//   "\n[meridian: the job's logs reached their cap of " 1 + 47
+//   + "4096" 4 + " bytes; what the job writes to this stream from here on is
+//   dropped]" 67 + "\n" 1                                           = 120
+//   "[meridian: " 11 + "5904" 4 + " bytes dropped past the log cap of " 35
+//   + "4096" 4 + " bytes]\n" 8                                       = 62
+// so stdout.log is 4096 + 120 + 62 = 4278 bytes, and stderr.log is empty.
+TEST_F(SlurmClusterTest, ALogPastTheCapIsCutAndTheCutSaid) {
+  StartDaemon("node: {max_log_bytes: 4096}\n");
+  const std::string id =
+      Submit(Spec("chatty", 1, {"/bin/sh", "-c", "head -c 10000 /dev/zero | tr '\\0' x"}));
+  WaitFor(id, "succeeded");
+  const std::string expected = std::string(4096, 'x') +
+                               "\n[meridian: the job's logs reached their cap of 4096 bytes; what the job "
+                               "writes to this stream from here on is dropped]\n"
+                               "[meridian: 5904 bytes dropped past the log cap of 4096 bytes]\n";
+  ASSERT_EQ(expected.size(), 4278u);
+  const std::string file = dir_ + "/meridian.db.state/jobs/" + id + "/logs/stdout.log";
+  std::ifstream in(file, std::ios::binary);
+  const std::string on_disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(on_disk.size(), 4278u) << file;
+  EXPECT_EQ(on_disk, expected);
+  EXPECT_EQ(Logs(id, "stdout"), expected);
+  EXPECT_EQ(Logs(id, "stderr"), "");
+}
+
+// The controller going away: slurmctld stopped while three jobs run. serve
+// keeps answering; squeue and sinfo fail as against an unreachable
+// controller (no job is failed or lost, nothing new is placed); a cancel
+// made meanwhile is sent again with backoff until scancel gets through; a
+// job submitted meanwhile waits. Once slurmctld is back (its state
+// recovered from StateSaveLocation) every job ends as asked, in one attempt
+// and one Slurm job.
+//
+// Slurm's clients retry a refused connection once a second for
+// MessageTimeout seconds (10 by default) before they fail; meridian's
+// commands here read a copy of slurm.conf with MessageTimeout=2, so an outage
+// of 12 s shows as failed commands (sinfo, squeue, scancel: 2 s each per
+// cycle) and the cancel's retry.
+TEST_F(SlurmClusterTest, JobsOutliveTheControllerGoingAway) {
+  const std::string client_conf = g_cluster->dir() + "/slurm-client.conf";
+  g_cluster->Slurm("cp " + g_cluster->conf() + " " + client_conf + " && echo MessageTimeout=2 >> " + client_conf);
+  WriteFleet(client_conf);
+  StartDaemon("");
+  // Slurm keeps ended jobs (MinJobAge): earlier tests' jobs may bear these names.
+  const std::string earlier = g_cluster->Slurm("squeue -h --states=all -o %i");
+  const std::string go = dir_ + "/go";
+  const std::string wait_then_done = "while [ ! -e " + go + " ]; do sleep 0.05; done; echo done";
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    ids.push_back(Submit(Spec("through-" + std::to_string(i), 1, {"/bin/sh", "-c", wait_then_done})));
+  }
+  const std::string cancelled = Submit(Spec("cancelled-meanwhile", 1, {"/bin/sleep", "60"}));
+  for (const std::string& id : ids) WaitFor(id, "running");
+  WaitFor(cancelled, "running");
+  const std::string pid_file = g_cluster->dir() + "/slurmctld.pid";
+  g_cluster->Slurm("kill -TERM $(cat " + pid_file + "); while kill -0 $(cat " + pid_file +
+                   ") 2>/dev/null; do sleep 0.1; done");
+  auto r = http_->Post(("/v1/jobs/" + cancelled + "/cancel").c_str(), Auth(token_), "", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  const std::string away = Submit(Spec("while-away", 1, {"/bin/sh", "-c", wait_then_done}));
+  for (int i = 0; i < 24; ++i) {
+    const auto before = std::chrono::steady_clock::now();
+    ASSERT_TRUE(http_->Get("/healthz"));
+    EXPECT_EQ(Job(ids[0])["state"], "running");
+    EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  EXPECT_EQ(Job(ids[1])["state"], "running");
+  EXPECT_EQ(Job(away)["state"], "queued");
+  std::ofstream(go) << "go\n";
+  g_cluster->Slurm("slurmctld -i 2>>" + g_cluster->dir() + "/log/slurmctld.log");
+  const json c = WaitFor(cancelled, "cancelled", 40);
+  EXPECT_NE(c["reason"].get<std::string>().find("signal 15"), std::string::npos) << c.dump();
+  ids.push_back(away);
+  for (const std::string& id : ids) {
+    json j = WaitFor(id, "succeeded", 40);
+    EXPECT_EQ(Logs(id, "stdout"), "done\n");  // ran once
+  }
+  ids.push_back(cancelled);
+  for (const std::string& id : ids) {
+    EXPECT_EQ(Job(id)["attempts"], 1) << Events(id);
+    std::istringstream named(g_cluster->Slurm("squeue -h --states=all -n meridian-" + id + "-1 -o %i"));
+    std::vector<std::string> slurm_jobs;
+    for (std::string line; std::getline(named, line);) {
+      if (("\n" + earlier).find("\n" + line + "\n") == std::string::npos) slurm_jobs.push_back(line);
+    }
+    EXPECT_EQ(slurm_jobs, std::vector<std::string>{SlurmId(id)});  // one Slurm job, the one launched
+  }
+  const std::string events = Events(cancelled);
+  EXPECT_NE(events.find("cancel: stop try 1 failed: "), std::string::npos) << events;
+  EXPECT_NE(events.find("cancel: the backend took the stop after "), std::string::npos) << events;
 }
 
 // MIG instances as Slurm GRES typed by profile: a cluster of its own (one

@@ -46,5 +46,29 @@ TEST(SlurmServeConfigTest, FleetsThatCannotRunExitTwoWithTheReason) {
   std::filesystem::remove_all(dir);
 }
 
+// The log cap on Slurm needs meridian-log-relay beside meridian (it runs on
+// the compute nodes at that path): a meridian copied without it refuses to
+// serve, naming the setting, the path and the way out.
+TEST(SlurmServeConfigTest, ALogCapWithoutTheRelayBesideMeridianExitsTwo) {
+  const std::string dir = MakeTempDir("slurm-relay");
+  std::filesystem::copy_file(MERIDIAN_BINARY, dir + "/meridian");
+  std::ofstream(dir + "/fleet.yaml") << "clusters:\n  - name: dev\n    region: gcp:us-central1\n"
+                                     << "    gpu_hour_usd: 1\n    backend: slurm\n    slurm: {partitions: [gpu]}\n"
+                                     << "    nodes: [{count: 1, gpu: A100-80GB, gpus: 8}]\n";
+  std::ofstream(dir + "/serve.yaml") << "fleet: fleet.yaml\nnode: {max_log_bytes: 4096}\n";
+  int rc = 0;
+  std::string out = RunCommand({"/bin/sh", "-c",
+                                "cd " + dir + " && ./meridian serve --listen 127.0.0.1:0 --db m.db "
+                                "--config serve.yaml 2>&1"},
+                               &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("node.max_log_bytes: 4096 needs meridian-log-relay to cut the logs on the compute "
+                     "nodes; \"" + dir + "/meridian-log-relay\" is not an executable file (install it "
+                     "beside meridian, or set node.max_log_bytes: 0)"),
+            std::string::npos)
+      << out;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace meridian::backends

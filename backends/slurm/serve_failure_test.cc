@@ -8,7 +8,8 @@
 // job with the reason, a refusal fails it at once; a cancel Slurm does not
 // take is sent again until it does, and so is a preemption's. An sbatch that
 // hangs holds up no API request, and a cancel that comes meanwhile stops the
-// job it submits.
+// job it submits; neither does an squeue that hangs while a restarted daemon
+// looks up an attempt by its name.
 #include <signal.h>
 #include <sqlite3.h>
 
@@ -111,6 +112,35 @@ class SlurmServeFailureTest : public ::testing::Test {
     daemon_->Start();
     token_ = daemon_->Token("alice");
     http_ = daemon_->Client();
+  }
+  // The daemon killed, its store as a death between a launch and its commit
+  // leaves it (job `id` scheduled, no handle), and the next squeue (the
+  // restarted daemon's lookup by name) failing as an unreachable controller.
+  void DieBeforeTheCommitAndFailTheFirstLookup(const std::string& id) {
+    daemon_->Kill(SIGKILL);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ + "/meridian.db").c_str(), &db), SQLITE_OK);
+    const std::string sql = "UPDATE jobs SET state='scheduled', handle='' WHERE id='" + id + "'";
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    std::ofstream(bin_ + "/squeue.calls") << 0;
+    FailFirst("squeue", 1, "squeue: error: Unable to contact slurm controller (connect failure)\n");
+  }
+  // While a Slurm command hangs (held for as long as the test says): /v1/plan
+  // for a 1-GPU job and a read of job `id` both answer within 3 s. node1 has
+  // 4 GPUs and `id` keeps 1, so the plan places. Returns the job as read.
+  json PlanAndReadWhileHung(const std::string& id) {
+    auto quick = daemon_->Client();
+    quick->set_read_timeout(3, 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto plan = quick->Post("/v1/plan", Auth(token_), Spec(1).dump(), "application/json");
+    EXPECT_TRUE(plan) << "no answer to /v1/plan while a Slurm command hangs";
+    if (!plan) return json();
+    EXPECT_EQ(plan->status, 200) << plan->body;
+    EXPECT_EQ(json::parse(plan->body)["decisions"][0]["decision"], "place") << plan->body;
+    const json job = GetJob(*quick, token_, id);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+    return job;
   }
   static json Spec(int gpus) {
     return {{"name", "train"},
@@ -261,17 +291,7 @@ TEST_F(SlurmServeFailureTest, AnUnrecordedLaunchIsLookedUpAgainWhenSlurmDoesNotA
   Begin(5);
   const std::string id = Submit();  // j-00000001
   ASSERT_EQ(WaitFor(id, "running")["state"], "running") << daemon_->Log();
-  daemon_->Kill(SIGKILL);
-  {
-    // The store as a death between the launch and its commit leaves it.
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open((dir_ + "/meridian.db").c_str(), &db), SQLITE_OK);
-    const std::string sql = "UPDATE jobs SET state='scheduled', handle='' WHERE id='" + id + "'";
-    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(db);
-  }
-  std::ofstream(bin_ + "/squeue.calls") << 0;
-  FailFirst("squeue", 1, "squeue: error: Unable to contact slurm controller (connect failure)\n");
+  DieBeforeTheCommitAndFailTheFirstLookup(id);
   daemon_->Start();
   http_ = daemon_->Client();
   const json j = WaitFor(id, "running");
@@ -287,6 +307,35 @@ TEST_F(SlurmServeFailureTest, AnUnrecordedLaunchIsLookedUpAgainWhenSlurmDoesNotA
   ASSERT_GE(states.size(), 2u);
   EXPECT_EQ(std::vector<std::string>(states.end() - 2, states.end()),
             (std::vector<std::string>{"starting", "running"}));
+}
+
+// Issue 24: a restarted daemon looked attempts up by name (FindLaunched)
+// under the reconciler's lock. Here the first lookup fails, and the one it
+// retries hangs (the stand-in squeue waits while bin/hold exists): /v1/plan
+// and job reads answer meanwhile, and once squeue answers the attempt is
+// adopted, not launched again.
+TEST_F(SlurmServeFailureTest, AHungLookupByNameAfterARestartHoldsUpNoPlan) {
+  Begin(5);
+  const std::string id = Submit();  // j-00000001, Slurm job 42
+  ASSERT_EQ(WaitFor(id, "running")["state"], "running") << daemon_->Log();
+  DieBeforeTheCommitAndFailTheFirstLookup(id);
+  std::ofstream(bin_ + "/hold") << "";
+  Tool("squeue", "for a in \"$@\"; do case \"$a\" in --jobs=*) ids=\"${a#--jobs=}\";; "
+                 "--name=meridian-j-00000001-1) ids=42; touch \"$d/lookup.started\"; "
+                 "while [ -e \"$d/hold\" ]; do sleep 0.05; done;; esac; done\n"
+                 "for id in $(echo \"$ids\" | tr , ' '); do echo \"$id|RUNNING|node1|None\"; done\n");
+  daemon_->Start();
+  for (int i = 0; i < 200 && !fs::exists(bin_ + "/lookup.started"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(fs::exists(bin_ + "/lookup.started")) << daemon_->Log();
+  EXPECT_EQ(PlanAndReadWhileHung(id)["state"], "scheduled");  // its attempt kept, not relaunched
+  fs::remove(bin_ + "/hold");
+  http_ = daemon_->Client();
+  const json j = WaitFor(id, "running");
+  ASSERT_EQ(j["state"], "running") << j.dump() << daemon_->Log();
+  EXPECT_EQ(j["attempts"], 1);
+  EXPECT_EQ(Calls("sbatch"), 1);  // adopted, never submitted again
 }
 
 // sbatch hangs, as it does while slurmctld takes a submission and does not
@@ -347,17 +396,7 @@ TEST_F(SlurmServeHangTest, AHungSbatchHoldsUpNeitherPlansNorJobReadsAndTheJobRun
   Begin(5);
   const std::string id = Submit();
   ASSERT_TRUE(SbatchStarted()) << daemon_->Log();
-  auto quick = daemon_->Client();
-  quick->set_read_timeout(3, 0);  // sbatch stays held for as long as the test says
-  const auto t0 = std::chrono::steady_clock::now();
-  auto plan = quick->Post("/v1/plan", Auth(token_), Spec(1).dump(), "application/json");
-  ASSERT_TRUE(plan) << "no answer to /v1/plan while sbatch hangs";
-  EXPECT_EQ(plan->status, 200) << plan->body;
-  // node1 has 4 GPUs and the job being launched holds 1: a 1-GPU plan places.
-  EXPECT_EQ(json::parse(plan->body)["decisions"][0]["decision"], "place") << plan->body;
-  const json held = GetJob(*quick, token_, id);
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
-  EXPECT_EQ(held["state"], "scheduled") << held.dump();
+  EXPECT_EQ(PlanAndReadWhileHung(id)["state"], "scheduled");
   EXPECT_FALSE(fs::exists(bin_ + "/submitted"));  // sbatch was still held throughout
   fs::remove(bin_ + "/hold");
   const json j = WaitFor(id, "running");

@@ -161,6 +161,12 @@ Status SlurmBackend::Init() {
                              "\" (install slurm-client, or set slurm.bin_dir)");
     }
   }
+  if (options_.max_log_bytes > 0 && access(options_.log_relay.c_str(), X_OK) != 0) {
+    return Status::Invalid("node.max_log_bytes: " + std::to_string(options_.max_log_bytes) +
+                           " needs meridian-log-relay to cut the logs on the compute nodes; \"" +
+                           options_.log_relay + "\" is not an executable file (install it beside "
+                           "meridian, or set node.max_log_bytes: 0)");
+  }
   std::error_code ec;
   fs::create_directories(options_.state_dir, ec);
   if (ec) return Status::Internal("state_dir \"" + options_.state_dir + "\": " + ec.message());
@@ -354,6 +360,8 @@ Result<std::string> SlurmBackend::Launch(const control::LaunchRequest& r) {
   plan.working_dir = r.working_dir.empty() ? (job_dir / "work").string() : r.working_dir;
   plan.log_dir = r.log_dir.empty() ? (job_dir / "logs").string() : r.log_dir;
   plan.now = env_.clock();
+  plan.max_log_bytes = options_.max_log_bytes;
+  plan.log_relay = options_.log_relay;
   const std::string ckpt = r.checkpoint_dir.empty() ? (job_dir / "checkpoint").string() : r.checkpoint_dir;
   // Made here: on the dev cluster and on a shared file system they are the
   // node's too. (Slurm makes neither the working directory nor the logs' one.)

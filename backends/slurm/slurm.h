@@ -44,6 +44,12 @@ struct SlurmBackendOptions {
     std::vector<std::string> layout;  // every GPU's instances, by profile
   };
   std::optional<MigNodes> mig;
+  // The most a job's stdout.log and stderr.log hold together, earlier
+  // attempts' included (serve.yaml's node.max_log_bytes; 0: no cap), cut on
+  // the compute node by `log_relay` (meridian-log-relay, at this path on
+  // every node) as the local backend cuts its jobs' logs.
+  int64_t max_log_bytes = 0;
+  std::string log_relay;
   int64_t refresh_ms = 500;             // at most one squeue (and one sinfo) per this
   int command_timeout_ms = 15000;
   BackendEnvironment environment;  // unset members: the system's (SystemEnvironment)

@@ -130,6 +130,9 @@ std::vector<std::string> SbatchArgs(const control::LaunchRequest& r, const Submi
   }
   a.push_back(p.script_path);
   a.push_back(p.env_path);
+  if (p.max_log_bytes > 0) {
+    a.insert(a.end(), {p.log_relay, "--cap", std::to_string(p.max_log_bytes), "--"});
+  }
   a.insert(a.end(), r.argv.begin(), r.argv.end());
   return a;
 }

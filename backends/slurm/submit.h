@@ -52,11 +52,17 @@ struct SubmitPlan {
   std::string env_path;       // the job's environment file (EnvironmentFile)
   std::string working_dir;    // resolved (the request's, or the job's own)
   std::string log_dir;        // resolved
+  // The log cap (node.max_log_bytes; 0: none) and meridian-log-relay's path
+  // on the compute node: with a cap the batch script execs the relay, which
+  // runs the job's argv and cuts its output (backends/local/log_relay.h).
+  int64_t max_log_bytes = 0;
+  std::string log_relay;
   UnixSeconds now = 0;        // for the time limit
 };
 
-// sbatch's argv (without the program itself), ending in the script and the
-// job's argv.
+// sbatch's argv (without the program itself), ending in the script, the
+// environment file, the relay and its cap when there is one
+// (`<relay> --cap <bytes> --`), and the job's argv.
 std::vector<std::string> SbatchArgs(const control::LaunchRequest& r, const SubmitPlan& p);
 
 // --time in minutes: the time left to the deadline, rounded up, at least 1.

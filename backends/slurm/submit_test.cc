@@ -68,6 +68,20 @@ TEST(SlurmSubmitTest, ArgvCarriesThePlacementAndTheCommandLiterally) {
   EXPECT_EQ(a, want);
 }
 
+// With a log cap the batch script execs the relay, which runs the argv.
+TEST(SlurmSubmitTest, ALogCapPutsTheRelayBeforeTheCommand) {
+  SubmitPlan p = Plan();
+  p.max_log_bytes = 4096;
+  p.log_relay = "/opt/meridian/meridian-log-relay";
+  std::vector<std::string> a = SbatchArgs(Request(), p);
+  ASSERT_GE(a.size(), 12u);
+  const std::vector<std::string> tail(a.end() - 12, a.end());
+  std::vector<std::string> want = {"/state/meridian-batch.sh", "/state/jobs/j-00000042/attempt-2.env",
+                                   "/opt/meridian/meridian-log-relay", "--cap", "4096", "--",
+                                   "python3", "train.py", "--lr", "3e-4; rm -rf /", "$HOME", "`id`"};
+  EXPECT_EQ(tail, want);
+}
+
 TEST(SlurmSubmitTest, CpuJobUntypedGresAndNoDeadline) {
   control::LaunchRequest r = Request();
   r.gpus.clear();
