@@ -29,13 +29,15 @@ Result<bool> RenewPgLease(PgConn& db, const std::string& holder, int64_t epoch, 
 }
 
 Status CheckPgFence(PgConn& db, int64_t epoch) {
-  auto r = db.Query("SELECT epoch FROM leader_lease WHERE id=1 FOR SHARE");
-  if (!r.ok()) return r.status();
-  const int64_t now = r->size() == 0 ? 0 : r->Int(0, 0);
-  if (now == epoch) return Status::Ok();
-  return Status::Internal("the leader's lease is at epoch " + std::to_string(now) +
-                               ", not this replica's " + std::to_string(epoch) +
-                               ": another replica took over, so this one writes nothing as leader");
+  return db.Send("SELECT epoch FROM leader_lease WHERE id=1 FOR SHARE", {},
+                 [epoch](const PgRows& r) -> Status {
+                   const int64_t now = r.size() == 0 ? 0 : r.Int(0, 0);
+                   if (now == epoch) return Status::Ok();
+                   return Status::Internal(
+                       "the leader's lease is at epoch " + std::to_string(now) +
+                       ", not this replica's " + std::to_string(epoch) +
+                       ": another replica took over, so this one writes nothing as leader");
+                 });
 }
 
 Result<std::vector<Store::ActiveMark>> SelectPgActiveMarks(PgConn& db) {
