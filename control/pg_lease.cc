@@ -40,6 +40,13 @@ Status CheckPgFence(PgConn& db, int64_t epoch) {
                  });
 }
 
+Result<std::string> SelectPgLeaseHolder(PgConn& db) {
+  auto r = db.Query(std::string("SELECT holder FROM leader_lease WHERE id=1 AND expires_at_ms >= ") +
+                    kNowMs);
+  if (!r.ok()) return r.status();
+  return r->size() == 0 ? std::string() : r->Text(0, 0);
+}
+
 Result<std::vector<Store::ActiveMark>> SelectPgActiveMarks(PgConn& db) {
   auto r = db.Query(
       "SELECT seq, id, state, cancel_requested FROM jobs "

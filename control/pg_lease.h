@@ -24,4 +24,7 @@ Status CheckPgFence(PgConn& db, int64_t epoch);
 
 Result<std::vector<Store::ActiveMark>> SelectPgActiveMarks(PgConn& db);
 
+// The holder of an unexpired lease; "" when none holds it.
+Result<std::string> SelectPgLeaseHolder(PgConn& db);
+
 }  // namespace meridian::control
