@@ -14,8 +14,11 @@
 // reads each new job and records why it waits). Clients and daemon share the
 // machine's cores.
 //
-// BM_SubmitPostgres/<replicas>/<group>/<clients>: the same load on the
-// PostgreSQL store. <replicas> daemons (each its own store, connections,
+// BM_SubmitPostgres/<replicas>/<group>/<clients>/<pipeline>: the same load
+// on the PostgreSQL store. pipeline: 1 = a group-commit batch goes to the
+// server in one round trip (libpq's pipeline mode, a submission one
+// statement) and its COMMIT in a second; 0 = the reference, each statement
+// its own round trip (four per submission without an idempotency key). <replicas> daemons (each its own store, connections,
 // HTTP server and lease: one leads, the rest follow) run in this process on
 // one database of a PostgreSQL server from Debian's package started in a
 // temporary directory with its durability settings as shipped (fsync on,
@@ -304,6 +307,7 @@ void BM_SubmitPostgres(benchmark::State& state) {
   const int replicas = static_cast<int>(state.range(0));
   const bool group = state.range(1) == 1;
   const int clients = static_cast<int>(state.range(2));
+  const bool pipeline = state.range(3) == 1;
   for (auto _ : state) {
     auto uri = testing::TestPostgres::NewDurableDatabase();
     if (!uri.ok()) {
@@ -316,6 +320,7 @@ void BM_SubmitPostgres(benchmark::State& state) {
     for (int r = 0; r < replicas; ++r) {
       DaemonOptions o = Options(dir, true, group);
       o.store.path = *uri;
+      o.store.pg_pipeline = pipeline;
       auto d = Daemon::Start(std::move(o), std::make_unique<IdleBackend>(std::vector<BackendNode>{}));
       if (!d.ok()) {
         state.SkipWithError(d.status().message().c_str());
@@ -350,10 +355,12 @@ void BM_SubmitPostgres(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SubmitPostgres)
-    ->ArgNames({"replicas", "group", "clients"})
-    ->Args({3, 1, 16})
-    ->Args({1, 1, 16})
-    ->Args({3, 0, 16})
+    ->ArgNames({"replicas", "group", "clients", "pipeline"})
+    ->Args({3, 1, 16, 1})
+    ->Args({3, 1, 16, 0})
+    ->Args({1, 1, 16, 1})
+    ->Args({1, 1, 16, 0})
+    ->Args({3, 0, 16, 1})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);

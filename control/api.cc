@@ -141,7 +141,9 @@ void ApiServer::Impl::Routes() {
   s.Get("/v1/nodes", authed([this](Req, Res res, const Caller& c) { Nodes(res, c); }));
   s.Get("/v1/overview", authed([this](Req, Res res, const Caller& c) { Aggregate(res, c, OverviewJson); }));
   s.Get("/v1/waiting", authed([this](Req, Res res, const Caller& c) { Aggregate(res, c, WaitingJson); }));
-  s.Get("/v1/fleet", authed([this](Req, Res res, const Caller& c) { Aggregate(res, c, FleetJson); }));
+  s.Get("/v1/fleet", authed([this](Req req, Res res, const Caller& c) {
+    if (!ForwardToLeader(options, req, res)) Aggregate(res, c, FleetJson);
+  }));
   s.Get("/v1/regions", authed([this](Req, Res res, const Caller& c) { Aggregate(res, c, RegionsJson); }));
   s.Post("/v1/nodes", authed([this](Req req, Res res, const Caller& c) {
            if (!c.admin) return SendError(res, 404, "no such route for this token (admin only)");

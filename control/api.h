@@ -38,6 +38,10 @@ struct ApiOptions {
   // This daemon's role among the replicas, for /healthz ("leader" or
   // "follower"); null: "leader" (it serves its database alone).
   std::function<std::string()> role;
+  // On a follower, the leader's API address ("host:port"; "" while none
+  // leads): /v1/plan and /v1/fleet, which read the reconcile loop's memory,
+  // are answered by forwarding them there. Null: never forwarded.
+  std::function<std::string()> leader_address;
 };
 
 class ApiServer {

@@ -27,6 +27,7 @@ void SendError(httplib::Response& res, int status, const std::string& message,
     case 404: code = "not_found"; break;
     case 409: code = "conflict"; break;
     case 413: code = "too_large"; break;
+    case 503: code = "unavailable"; break;
     default: break;
   }
   json e = {{"code", code}, {"message", message}};

@@ -40,6 +40,11 @@ void SendInternal(httplib::Response& res, const std::string& detail);
 // A tenant's token names another tenant in a body (submit or plan): refused.
 void RefuseTenant(httplib::Response& res, const std::string& named, const Caller& c);
 void SendStatus(httplib::Response& res, const Status& st);
+// On a follower (options.role says so), answers `req` with the leader's
+// answer, or a 503 when no leader answers, and returns true; false on the
+// leader, which answers itself.
+bool ForwardToLeader(const ApiOptions& options, const httplib::Request& req,
+                     httplib::Response& res);
 
 struct ApiServer::Impl {
   Store* store;

@@ -1,10 +1,54 @@
 #include "control/daemon.h"
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <mutex>
 
 #include "control/pg.h"
+#include "control/pg_lease.h"
 
 namespace meridian::control {
+
+namespace {
+
+// The address other replicas reach this one's API at: its listening host
+// (the machine's name when it listens on every interface) and port.
+std::string AdvertisedAddress(const std::string& host, int port) {
+  std::string h = host;
+  if (h.empty() || h == "0.0.0.0" || h == "::") {
+    char name[256] = {};
+    h = gethostname(name, sizeof name - 1) == 0 ? name : "localhost";
+  }
+  return h + ":" + std::to_string(port);
+}
+
+// The leader's API address, read from the lease row: its holder is
+// "<name>@<host:port>" (Daemon::Start). One connection, opened when first
+// asked and shared by the API's threads.
+class LeaderAddress {
+ public:
+  explicit LeaderAddress(std::string uri) : uri_(std::move(uri)) {}
+  std::string Get() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!conn_) {
+      auto c = PgConn::Open(uri_);
+      if (!c.ok()) return "";
+      conn_ = std::move(c).value();
+    }
+    auto holder = SelectPgLeaseHolder(*conn_);
+    if (!holder.ok()) return "";
+    const size_t at = holder->rfind('@');
+    return at == std::string::npos ? "" : holder->substr(at + 1);
+  }
+
+ private:
+  const std::string uri_;
+  std::mutex mu_;
+  std::unique_ptr<PgConn> conn_;
+};
+
+}  // namespace
 
 Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
                                               std::unique_ptr<Backend> backend) {
@@ -30,27 +74,33 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
   options.reconciler.thresholds = options.telemetry.thresholds;
   options.reconciler.measured = [sampler](const std::string& id) { return sampler->View(id); };
   options.api.telemetry = sampler;
-  LeadershipOptions lo;
-  lo.lease_ms = options.lease_ms;
-  lo.holder = LeaseHolderName();
-  lo.lead = [p = d.get()] { return p->reconciler_->Start(); };
-  lo.follow = [p = d.get()] { p->reconciler_->Stop(); };
-  d->leadership_ = std::make_unique<Leadership>(d->store_.get(), std::move(lo));
-  Leadership* leadership = d->leadership_.get();
+  // Leadership is made once the API's port is known (its holder name carries
+  // the address); these run only after that.
+  Daemon* p = d.get();
   // A SQLite file has one daemon, whose lease nothing can take: its calls
   // need no check (and a stalled daemon's launches stay as they were).
-  if (IsPostgresUri(options.store.path)) {
-    options.reconciler.lease_held = [leadership] { return leadership->LeaseHeld(); };
-    options.reconciler.epoch = [leadership] { return leadership->epoch(); };
-    options.reconciler.deposed = [leadership] { leadership->Deposed(); };
+  const bool replicated = IsPostgresUri(options.store.path);
+  if (replicated) {
+    options.reconciler.lease_held = [p] { return p->leadership_->LeaseHeld(); };
+    options.reconciler.epoch = [p] { return p->leadership_->epoch(); };
+    options.reconciler.deposed = [p] { p->leadership_->Deposed(); };
+    auto leader = std::make_shared<LeaderAddress>(options.store.path);
+    options.api.leader_address = [leader] { return leader->Get(); };
   }
   d->reconciler_ = std::make_unique<Reconciler>(d->store_.get(), d->backend_.get(), &d->metrics_,
                                                 std::move(options.reconciler));
   Reconciler* reconciler = d->reconciler_.get();
-  options.api.role = [leadership] { return leadership->leading() ? "leader" : "follower"; };
+  options.api.role = [p] { return p->leadership_->leading() ? "leader" : "follower"; };
+  const std::string api_host = options.api.host;
   d->api_ = std::make_unique<ApiServer>(d->store_.get(), reconciler, &d->metrics_, catalog,
                                         options.api);
   MERIDIAN_RETURN_IF_ERROR(d->api_->Bind());
+  LeadershipOptions lo;
+  lo.lease_ms = options.lease_ms;
+  lo.holder = LeaseHolderName() + "@" + AdvertisedAddress(api_host, d->api_->port());
+  lo.lead = [p] { return p->reconciler_->Start(); };
+  lo.follow = [p] { p->reconciler_->Stop(); };
+  d->leadership_ = std::make_unique<Leadership>(d->store_.get(), std::move(lo));
   MERIDIAN_RETURN_IF_ERROR(d->leadership_->Start());
   d->sampler_->Start();
   d->http_ = std::thread([p = d.get()] { p->api_->Serve(); });

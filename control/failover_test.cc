@@ -457,6 +457,47 @@ TEST(ServeFailover, ACancelAndADrainThroughAFollowerReachTheLeader) {
   if (!HasFailure()) std::filesystem::remove_all(root);
 }
 
+// /v1/plan and /v1/fleet read the reconcile loop's fleet, which only the
+// leader keeps: a follower answers them with the leader's answer. Without
+// that, the follower's plan would be a 409 (no schedulable nodes).
+TEST(ServeFailover, AFollowerAnswersPlanAndFleetAsTheLeaderDoes) {
+  auto db = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const Dirs dirs = MakeDirs("plan");
+  Replicas replicas(*db, dirs.state, dirs.root);
+  replicas.StartAll();
+  const std::string token = replicas[0].Token("alice");
+  const std::vector<int> leaders = replicas.Leaders();
+  ASSERT_EQ(leaders.size(), 1u);
+  const int follower_port = replicas.Port((leaders[0] + 1) % kReplicas);
+  ASSERT_EQ(Role(follower_port), "follower");
+  httplib::Client leader("127.0.0.1", replicas.Port(leaders[0]));
+  httplib::Client follower("127.0.0.1", follower_port);
+  follower.set_read_timeout(10, 0);
+
+  auto want = leader.Post("/v1/plan", Auth(token), Body(dirs.runs, 1), "application/json");
+  auto got = follower.Post("/v1/plan", Auth(token), Body(dirs.runs, 1), "application/json");
+  ASSERT_TRUE(want && want->status == 200) << (want ? want->body : "no answer");
+  ASSERT_TRUE(got && got->status == 200) << (got ? got->body : "no answer");
+  // "at" is when each answer was made: the two may be a second apart.
+  auto made_at_erased = [](const std::string& body) {
+    json j = json::parse(body);
+    j.erase("at");
+    return j;
+  };
+  EXPECT_EQ(made_at_erased(got->body), made_at_erased(want->body));
+  // The one node the replicas' backend offers (Replicas: "failover").
+  EXPECT_NE(got->body.find("failover"), std::string::npos) << got->body;
+
+  auto fleet_want = leader.Get("/v1/fleet", Auth(token));
+  auto fleet_got = follower.Get("/v1/fleet", Auth(token));
+  ASSERT_TRUE(fleet_want && fleet_want->status == 200) << (fleet_want ? fleet_want->body : "");
+  ASSERT_TRUE(fleet_got && fleet_got->status == 200) << (fleet_got ? fleet_got->body : "");
+  EXPECT_EQ(made_at_erased(fleet_got->body), made_at_erased(fleet_want->body));
+  for (int i = 0; i < kReplicas; ++i) replicas[i].Kill(SIGTERM);
+  if (!HasFailure()) std::filesystem::remove_all(dirs.root);
+}
+
 // A leader stopped cleanly (SIGTERM) hands its lease back on the way out:
 // a follower leads at its next try, a third of the 5 s lease later, not
 // after the lease would have run out.

@@ -32,7 +32,7 @@ namespace meridian::control {
 
 struct LeadershipOptions {
   int64_t lease_ms = 5000;  // a takeover comes within about 4/3 of it, plus recovery
-  std::string holder;       // names this daemon in the lease row ("host:pid:start")
+  std::string holder;       // names this daemon in the lease row ("host:pid:start@api-host:port")
   // Starts the reconcile loop (an error: it did not start); `follow` stops it.
   std::function<Status()> lead;
   std::function<void()> follow;

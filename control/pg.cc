@@ -114,6 +114,7 @@ Status PgConn::Reconnect() {
 }
 
 Status PgConn::Exec(const std::string& sql) {
+  if (pipelined_) (void)Sync();  // the caller's next step reports a failure
   if (PQstatus(c_) != CONNECTION_OK) MERIDIAN_RETURN_IF_ERROR(Reconnect());
   pg_result* r = PQexec(c_, sql.c_str());
   Status st = Check(r, sql);
@@ -129,11 +130,21 @@ Status PgConn::Check(pg_result* r, const std::string& sql) const {
   return Status::Internal("PostgreSQL: " + Head(sql) + ": " + m);
 }
 
-Result<PgRows> PgConn::Query(const std::string& sql, const std::vector<PgParam>& params) {
-  if (PQstatus(c_) != CONNECTION_OK) MERIDIAN_RETURN_IF_ERROR(Reconnect());
+namespace {
+
+std::vector<const char*> Values(const std::vector<PgParam>& params) {
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const PgParam& p : params) values.push_back(p ? p->c_str() : nullptr);
+  return values;
+}
+
+}  // namespace
+
+Result<PgRows> PgConn::Query(const std::string& sql, const std::vector<PgParam>& params) {
+  if (pipelined_) MERIDIAN_RETURN_IF_ERROR(Sync());
+  if (PQstatus(c_) != CONNECTION_OK) MERIDIAN_RETURN_IF_ERROR(Reconnect());
+  const std::vector<const char*> values = Values(params);
   pg_result* r = PQexecParams(c_, sql.c_str(), static_cast<int>(params.size()), nullptr,
                               values.data(), nullptr, nullptr, 0);
   Status st = Check(r, sql);
@@ -142,6 +153,67 @@ Result<PgRows> PgConn::Query(const std::string& sql, const std::vector<PgParam>&
     return st;
   }
   return PgRows(r);
+}
+
+Status PgConn::BeginPipeline() {
+  if (pipelined_) return Status::Ok();
+  if (PQstatus(c_) != CONNECTION_OK) MERIDIAN_RETURN_IF_ERROR(Reconnect());
+  if (PQenterPipelineMode(c_) != 1) {
+    return Status::Internal("PostgreSQL: cannot start a pipeline: " + ConnError(c_));
+  }
+  pipelined_ = true;
+  return Status::Ok();
+}
+
+Status PgConn::Send(const std::string& sql, const std::vector<PgParam>& params, RowsFn on_rows) {
+  if (!pipelined_) {
+    auto rows = Query(sql, params);
+    if (!rows.ok()) return rows.status();
+    return on_rows ? on_rows(*rows) : Status::Ok();
+  }
+  const std::vector<const char*> values = Values(params);
+  if (PQsendQueryParams(c_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
+                        nullptr, nullptr, 0) != 1) {
+    return Status::Internal("PostgreSQL: " + Head(sql) + ": cannot send: " + ConnError(c_));
+  }
+  sent_.push_back({sql, std::move(on_rows)});
+  return Status::Ok();
+}
+
+Status PgConn::Receive(const Sent& sent) {
+  pg_result* r = PQgetResult(c_);
+  if (r == nullptr) return Status::Internal("PostgreSQL: " + Head(sent.sql) + ": no answer");
+  PgRows rows(r);
+  while (pg_result* extra = PQgetResult(c_)) PQclear(extra);  // to the statement's end
+  // Skipped after an earlier failure, which is the error reported.
+  if (PQresultStatus(r) == PGRES_PIPELINE_ABORTED) return Status::Ok();
+  MERIDIAN_RETURN_IF_ERROR(Check(r, sent.sql));
+  return sent.on_rows ? sent.on_rows(rows) : Status::Ok();
+}
+
+Status PgConn::Sync() {
+  if (!pipelined_) return Status::Ok();
+  Status first = Status::Ok();
+  if (PQpipelineSync(c_) != 1) {
+    first = Status::Internal("PostgreSQL: cannot send a pipeline: " + ConnError(c_));
+  } else {
+    for (const Sent& s : sent_) {
+      Status st = Receive(s);
+      if (first.ok()) first = st;
+    }
+    pg_result* sync = PQgetResult(c_);
+    if (sync == nullptr || PQresultStatus(sync) != PGRES_PIPELINE_SYNC) {
+      if (first.ok()) first = Status::Internal("PostgreSQL: a pipeline ended without its sync point");
+    }
+    if (sync) PQclear(sync);
+  }
+  sent_.clear();
+  pipelined_ = false;
+  if (PQexitPipelineMode(c_) != 1) {  // answers left unread (a broken connection): start clean
+    PQreset(c_);
+    if (PQstatus(c_) == CONNECTION_OK) (void)Exec("SET client_min_messages = warning");
+  }
+  return first;
 }
 
 }  // namespace meridian::control

@@ -6,11 +6,16 @@
 // A connection that broke (the server restarted, or a failover moved it) is
 // reset on its next use, so one failed call does not make every later one fail.
 //
+// A pipeline (libpq's pipeline mode) sends statements without waiting for
+// their answers: Send() queues one, Sync() sends them all and reads every
+// answer in one round trip, handing each statement's rows to its callback.
+//
 // Threading: a PgConn belongs to one thread at a time (the store hands
 // connections out from a pool, or keeps one for its writer).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,13 +82,35 @@ class PgConn {
   // Runs one statement with `params` bound to $1, $2, ...
   Result<PgRows> Query(const std::string& sql, const std::vector<PgParam>& params = {});
 
+  // What a sent statement's rows go to; an error it returns is the pipeline's.
+  using RowsFn = std::function<Status(const PgRows&)>;
+  // Starts a pipeline: Send() queues statements until Sync(). Exec() or
+  // Query() inside one first ends it (as Sync() does), so a caller that
+  // needs an answer at once still gets it, one round trip later.
+  Status BeginPipeline();
+  // Runs `sql` with `params`: queued in a pipeline, at once outside one.
+  // `on_rows` (may be empty) gets its rows when they arrive.
+  Status Send(const std::string& sql, const std::vector<PgParam>& params, RowsFn on_rows);
+  // Ends the pipeline: every queued statement's answer read in order and
+  // handed to its callback. The first error (a statement's, or a callback's);
+  // the server skips the statements after a failed one.
+  Status Sync();
+
  private:
+  struct Sent {
+    std::string sql;
+    RowsFn on_rows;
+  };
   PgConn(pg_conn* c, std::string uri) : c_(c), uri_(std::move(uri)) {}
   Status Reconnect();
   // OK for a result that succeeded; else an error naming `sql`'s first words.
   Status Check(pg_result* r, const std::string& sql) const;
+  // Reads the answer to `sent` in a pipeline.
+  Status Receive(const Sent& sent);
   pg_conn* c_;
   std::string uri_;
+  bool pipelined_ = false;
+  std::vector<Sent> sent_;  // in a pipeline: the statements awaiting answers
 };
 
 }  // namespace meridian::control

@@ -29,13 +29,22 @@ Result<bool> RenewPgLease(PgConn& db, const std::string& holder, int64_t epoch, 
 }
 
 Status CheckPgFence(PgConn& db, int64_t epoch) {
-  auto r = db.Query("SELECT epoch FROM leader_lease WHERE id=1 FOR SHARE");
+  return db.Send("SELECT epoch FROM leader_lease WHERE id=1 FOR SHARE", {},
+                 [epoch](const PgRows& r) -> Status {
+                   const int64_t now = r.size() == 0 ? 0 : r.Int(0, 0);
+                   if (now == epoch) return Status::Ok();
+                   return Status::Internal(
+                       "the leader's lease is at epoch " + std::to_string(now) +
+                       ", not this replica's " + std::to_string(epoch) +
+                       ": another replica took over, so this one writes nothing as leader");
+                 });
+}
+
+Result<std::string> SelectPgLeaseHolder(PgConn& db) {
+  auto r = db.Query(std::string("SELECT holder FROM leader_lease WHERE id=1 AND expires_at_ms >= ") +
+                    kNowMs);
   if (!r.ok()) return r.status();
-  const int64_t now = r->size() == 0 ? 0 : r->Int(0, 0);
-  if (now == epoch) return Status::Ok();
-  return Status::Internal("the leader's lease is at epoch " + std::to_string(now) +
-                               ", not this replica's " + std::to_string(epoch) +
-                               ": another replica took over, so this one writes nothing as leader");
+  return r->size() == 0 ? std::string() : r->Text(0, 0);
 }
 
 Result<std::vector<Store::ActiveMark>> SelectPgActiveMarks(PgConn& db) {

@@ -18,9 +18,13 @@ Result<int64_t> TakePgLease(PgConn& db, const std::string& holder, int64_t lease
 Result<bool> RenewPgLease(PgConn& db, const std::string& holder, int64_t epoch, int64_t lease_ms);
 // Inside a write transaction: OK when `epoch` is still the lease's, with the
 // lease row locked (FOR SHARE) so no takeover commits before this
-// transaction does; else an error saying this replica no longer leads.
+// transaction does; else an error saying this replica no longer leads. In a
+// pipeline (PgConn::Send) the check's answer comes at the pipeline's Sync.
 Status CheckPgFence(PgConn& db, int64_t epoch);
 
 Result<std::vector<Store::ActiveMark>> SelectPgActiveMarks(PgConn& db);
+
+// The holder of an unexpired lease; "" when none holds it.
+Result<std::string> SelectPgLeaseHolder(PgConn& db);
 
 }  // namespace meridian::control

@@ -129,6 +129,46 @@ CREATE TABLE leader_lease (
 );
 INSERT INTO leader_lease(id, holder, epoch, expires_at_ms) VALUES (1, '', 0, 0);
 )sql"},
+    // A submission as one statement (SendPgSubmit, pg_statements.cc): what
+    // SubmitPg does in four to six, so a group-commit batch of submissions
+    // goes to the server in one round trip. result is 'created', 'replayed'
+    // or 'conflict'; result_id the job's id ("j-" and at least 8 digits, as
+    // JobIdFor writes it).
+    {3, R"sql(
+CREATE FUNCTION meridian_submit(p_tenant TEXT, p_key TEXT, p_body_hash TEXT, p_name TEXT,
+    p_kind TEXT, p_priority TEXT, p_at BIGINT, p_spec TEXT, p_key_ttl BIGINT,
+    OUT result TEXT, OUT result_id TEXT) LANGUAGE plpgsql AS $$
+DECLARE
+  k RECORD;
+  s BIGINT;
+BEGIN
+  IF p_key <> '' THEN
+    SELECT i.body_hash, i.job_id, i.created_at INTO k FROM idempotency i
+      WHERE i.tenant = p_tenant AND i.key = p_key;
+    IF FOUND AND k.created_at > p_at - p_key_ttl THEN
+      result := CASE WHEN k.body_hash = p_body_hash THEN 'replayed' ELSE 'conflict' END;
+      result_id := k.job_id;
+      RETURN;
+    END IF;
+    IF FOUND THEN  -- expired: the key goes to the new job
+      DELETE FROM idempotency i WHERE i.tenant = p_tenant AND i.key = p_key;
+    END IF;
+  END IF;
+  s := nextval('jobs_seq');
+  result_id := 'j-' || CASE WHEN s < 100000000 THEN lpad(s::text, 8, '0') ELSE s::text END;
+  INSERT INTO tenants(name, created_at) VALUES (p_tenant, p_at) ON CONFLICT DO NOTHING;
+  INSERT INTO jobs(seq, id, tenant, name, kind, priority, state, submitted_at, spec)
+    VALUES (s, result_id, p_tenant, p_name, p_kind, p_priority, 'queued', p_at, p_spec);
+  INSERT INTO events(job_id, seq, at, type, from_state, to_state, message)
+    VALUES (result_id, 1, p_at, 'state', '', 'queued', 'submitted');
+  IF p_key <> '' THEN
+    INSERT INTO idempotency(tenant, key, body_hash, job_id, created_at)
+      VALUES (p_tenant, p_key, p_body_hash, result_id, p_at);
+  END IF;
+  result := 'created';
+END
+$$;
+)sql"},
 };
 
 }  // namespace meridian::control

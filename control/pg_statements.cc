@@ -166,6 +166,27 @@ Result<SubmitResult> SubmitPg(PgConn& db, const NewJob& job) {
   return SubmitResult{SubmitOutcome::kCreated, id};
 }
 
+Status SendPgSubmit(PgConn& db, const NewJob& job, std::optional<Result<SubmitResult>>* out) {
+  return db.Send(
+      "SELECT result, result_id FROM meridian_submit($1,$2,$3,$4,$5,$6,$7,$8,$9)",
+      {Param(job.tenant), Param(job.idempotency_key), Param(job.body_hash), Param(job.name),
+       Param(job.kind), Param(job.priority), Param(job.submitted_at), Param(job.spec_json),
+       Param(kIdempotencyKeyTtlS)},
+      [out](const PgRows& r) -> Status {
+        const std::string result = r.size() == 1 ? r.Text(0, 0) : "";
+        const SubmitOutcome outcome = result == "replayed"   ? SubmitOutcome::kReplayed
+                                      : result == "conflict" ? SubmitOutcome::kConflict
+                                                             : SubmitOutcome::kCreated;
+        if (result != "created" && outcome == SubmitOutcome::kCreated) {
+          *out = Status::Internal("meridian_submit answered \"" + result +
+                                  "\", not created, replayed or conflict");
+        } else {
+          *out = SubmitResult{outcome, r.Text(0, 1)};
+        }
+        return (*out)->ok() ? Status::Ok() : (*out)->status();
+      });
+}
+
 Result<bool> ApplyPg(PgConn& db, const JobUpdate& u) {
   auto g = db.Query(std::string("SELECT ") + kPgJobCols + " FROM jobs WHERE id=$1 FOR UPDATE",
                     {Param(u.job_id)});

@@ -4,6 +4,7 @@
 // transaction where it writes. Internal to control/.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,13 @@ Result<int> PgSchemaVersion(PgConn& db);
 // an error naming the job and the word.
 Result<std::vector<JobRow>> ReadPgJobs(const PgRows& rows);
 
+// A submission statement by statement: four to six round trips (the
+// reference, PostgresOptions::pipeline = false).
 Result<SubmitResult> SubmitPg(PgConn& db, const NewJob& job);
+// The same submission as one statement (the meridian_submit function,
+// pg_schema.h) sent with PgConn::Send: `out` holds its result once the
+// statement's answer arrives (at the pipeline's Sync, or at once outside one).
+Status SendPgSubmit(PgConn& db, const NewJob& job, std::optional<Result<SubmitResult>>* out);
 // One update (store.h, JobUpdate); false when the job is missing or not in
 // the expected state. The job's row is locked until the transaction ends.
 Result<bool> ApplyPg(PgConn& db, const JobUpdate& u);

@@ -37,7 +37,14 @@ class PgStore final : public Store {
   }
 
   Result<SubmitResult> Submit(const NewJob& job) override {
-    return writes_->WriteValue([&](PgConn& db) { return SubmitPg(db, job); });
+    if (!options_.pipeline) {
+      return writes_->WriteValue([&](PgConn& db) { return SubmitPg(db, job); });
+    }
+    std::optional<Result<SubmitResult>> out;  // set again if the batch runs write by write
+    Status st = Write([&](PgConn& db) { return SendPgSubmit(db, job, &out); });
+    if (!st.ok()) return st;
+    if (!out) return Status::Internal("a committed submission left no answer");
+    return std::move(*out);
   }
 
   Result<JobRow> GetJob(const std::string& id) override {
@@ -316,25 +323,19 @@ class PgStore final : public Store {
   // ask for the baseline).
   Status Write(WriteFn fn) { return writes_->Write(std::move(fn)); }
 
-  // One transaction for the batch, rolled back when a write fails.
+  // One transaction for the batch, rolled back when a write fails. In a
+  // pipeline, BEGIN, the fence and every write that sends its statements go
+  // in one round trip, and the COMMIT, sent only once every answer was read
+  // and accepted, in a second.
   Status RunBatch(const std::vector<WriteFn*>& batch) {
-    MERIDIAN_RETURN_IF_ERROR(write_->Exec("BEGIN"));
-    if (const int64_t epoch = fence_; epoch != 0) {
-      if (Status st = CheckPgFence(*write_, epoch); !st.ok()) {
-        (void)write_->Exec("ROLLBACK");
-        return st;
-      }
-    }
-    for (WriteFn* fn : batch) {
-      Status st = (*fn)(*write_);
-      if (!st.ok()) {
-        (void)write_->Exec("ROLLBACK");
-        return st;
-      }
-    }
-    Status c = write_->Exec("COMMIT");
-    if (!c.ok()) (void)write_->Exec("ROLLBACK");
-    return c;
+    Status st = options_.pipeline ? write_->BeginPipeline() : Status::Ok();
+    if (st.ok()) st = write_->Send("BEGIN", {}, nullptr);
+    if (const int64_t epoch = fence_; st.ok() && epoch != 0) st = CheckPgFence(*write_, epoch);
+    for (size_t i = 0; st.ok() && i < batch.size(); ++i) st = (*batch[i])(*write_);
+    if (st.ok()) st = write_->Sync();
+    if (st.ok()) st = write_->Exec("COMMIT");
+    if (!st.ok()) (void)write_->Exec("ROLLBACK");  // ends a pipeline left open
+    return st;
   }
 
   PostgresOptions options_;
@@ -391,6 +392,7 @@ Result<std::unique_ptr<Store>> OpenStore(const SqliteOptions& options) {
   po.max_batch = options.max_batch;
   po.readers = options.readers;
   po.group_commit = options.group_commit;
+  po.pipeline = options.pg_pipeline;
   return OpenPostgresStore(po);
 }
 

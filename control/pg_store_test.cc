@@ -2,7 +2,7 @@
 // applied once however many processes open the database; job numbers from a
 // sequence, so two stores on one database never give the same id; --db
 // picking the store by its scheme; connection errors that never print a
-// password. The assertions every store passes are in store_test.cc and
+// password; a pipeline whose failed statement fails only its own write. The assertions every store passes are in store_test.cc and
 // retention_store_test.cc.
 #include <set>
 #include <thread>
@@ -113,6 +113,97 @@ TEST(PgStoreTest, AServerThatIsNotThereIsAnErrorWithoutThePassword) {
   EXPECT_NE(m.find("postgresql://meridian:***@/meridian"), std::string::npos) << m;
   EXPECT_NE(m.find("cannot connect"), std::string::npos) << m;
   EXPECT_EQ(m.find("s3cret"), std::string::npos) << m;
+}
+
+TEST(PgStoreTest, APipelineReportsTheFirstFailedStatementAndSkipsTheRest) {
+  auto uri = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(uri.ok()) << uri.status().message();
+  auto c = PgConn::Open(*uri);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  std::vector<std::string> answered;
+  auto keep = [&](const PgRows& r) {
+    answered.push_back(r.Text(0, 0));
+    return Status::Ok();
+  };
+  ASSERT_TRUE((*c)->BeginPipeline().ok());
+  ASSERT_TRUE((*c)->Send("SELECT 'one'", {}, keep).ok());
+  ASSERT_TRUE((*c)->Send("SELECT 1/$1::int", {Param(0)}, keep).ok());  // division by zero
+  ASSERT_TRUE((*c)->Send("SELECT 'three'", {}, keep).ok());
+  Status st = (*c)->Sync();
+  EXPECT_NE(st.message().find("SELECT 1/$1::int: ERROR:  division by zero"), std::string::npos)
+      << st.message();
+  EXPECT_EQ(answered, std::vector<std::string>{"one"});  // the third was skipped
+  auto after = (*c)->Query("SELECT 'usable'");  // the connection left out of the pipeline
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  EXPECT_EQ(after->Text(0, 0), "usable");
+}
+
+TEST(PgStoreTest, AFailedSubmissionInABatchFailsAloneAndTheOthersAreStored) {
+  auto uri = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(uri.ok()) << uri.status().message();
+  auto store = testing::OpenStoreOn(*uri);
+  ASSERT_NE(store, nullptr);
+  // 8 threads of 20 at once, so batches mix them; thread 0's names are not
+  // UTF-8, which the UTF8 database refuses: 7 x 20 = 140 stored, 20 refused.
+  std::vector<std::vector<std::string>> ids(8);
+  std::vector<int> refused(8, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        const std::string name = (t == 0 ? "bad\xff" : "j") + std::to_string(t) + "-" +
+                                 std::to_string(i);
+        auto r = store->Submit(Job(name));
+        if (r.ok()) {
+          ids[t].push_back(r->job_id);
+        } else if (r.status().message().find("invalid byte sequence") != std::string::npos) {
+          refused[t]++;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(refused[0], 20);
+  EXPECT_TRUE(ids[0].empty());
+  std::set<std::string> distinct;
+  for (int t = 1; t < 8; ++t) {
+    EXPECT_EQ(ids[t].size(), 20u) << "thread " << t;
+    distinct.insert(ids[t].begin(), ids[t].end());
+  }
+  EXPECT_EQ(distinct.size(), 140u);
+  EXPECT_EQ(FirstText(*uri, "SELECT COUNT(*) FROM jobs"), "140");
+  for (const std::string& id : distinct) {
+    auto j = store->GetJob(id);
+    ASSERT_TRUE(j.ok()) << id;
+    EXPECT_EQ(j->name[0], 'j') << id;  // each id names its own, good, job
+  }
+}
+
+TEST(PgStoreTest, AnIdempotencyKeyReplaysThroughTheOneStatementSubmission) {
+  auto uri = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(uri.ok()) << uri.status().message();
+  auto store = testing::OpenStoreOn(*uri);
+  ASSERT_NE(store, nullptr);
+  NewJob j = Job("a");
+  j.idempotency_key = "k1";
+  j.body_hash = "h1";
+  auto first = store->Submit(j);
+  auto again = store->Submit(j);
+  j.body_hash = "h2";
+  auto other = store->Submit(j);
+  ASSERT_TRUE(first.ok() && again.ok() && other.ok());
+  EXPECT_EQ(first->outcome, SubmitOutcome::kCreated);
+  EXPECT_EQ(first->job_id, "j-00000001");  // the database's first job number
+  EXPECT_EQ(again->outcome, SubmitOutcome::kReplayed);
+  EXPECT_EQ(again->job_id, "j-00000001");
+  EXPECT_EQ(other->outcome, SubmitOutcome::kConflict);
+  EXPECT_EQ(FirstText(*uri, "SELECT COUNT(*) FROM jobs"), "1");
+  // A day and a second later the key is free again: a second job takes it.
+  j.submitted_at += kIdempotencyKeyTtlS + 1;
+  auto later = store->Submit(j);
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->outcome, SubmitOutcome::kCreated);
+  EXPECT_EQ(later->job_id, "j-00000002");
 }
 
 }  // namespace

@@ -284,6 +284,7 @@ struct SqliteOptions {
   int max_batch = 1024;              // writes per group commit
   int readers = 8;                   // pooled read connections
   bool group_commit = true;          // false: one transaction per write (the benchmark's baseline)
+  bool pg_pipeline = true;           // PostgreSQL only: PostgresOptions::pipeline
 };
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options);
@@ -293,6 +294,10 @@ struct PostgresOptions {
   int max_batch = 1024;       // writes per group commit
   int readers = 8;            // pooled read connections
   bool group_commit = true;   // false: one transaction per write
+  // true: a batch's statements go to the server in one round trip (libpq's
+  // pipeline mode, a submission one statement); false: the reference, each
+  // statement its own round trip, a submission four to six.
+  bool pipeline = true;
 };
 
 // Connects, applies the migrations the database has not had, and returns the
