@@ -192,6 +192,29 @@ TEST_F(ServiceReplicasTest, ServiceOfTwoReplicasRunsTwoProcesses) {
   CancelAndWait(id);
 }
 
+// The set holds one T4 on each of two nodes, so at gpu_hour_usd $3,600 ($1
+// a GPU-second) it costs 2 x $1 for every second from its start to its end,
+// not the 1 x $1 of its first node alone. The run's clock follows the wall
+// clock here: the backend stamps a process's end with it.
+TEST_F(ServiceReplicasTest, ASetIsBilledForTheGpusOfEveryReplica) {
+  clock_ = time(nullptr);
+  reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, [&] {
+    ReconcilerOptions o = reconciler_->options();
+    o.gpu_hour_usd = 3600;
+    return o;
+  }());
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  clock_ = time(nullptr);
+  CancelAndWait(id);
+  const JobRow row = Row(id);
+  ASSERT_TRUE(row.started_at && row.ended_at);
+  const int64_t seconds = *row.ended_at - *row.started_at;
+  EXPECT_GE(seconds, 2);
+  EXPECT_EQ(row.cost_micro_usd, 2 * seconds * 1'000'000);
+}
+
 // SIGKILL replica 1's process: the backend sees it killed by signal 9, and
 // the replica's first restart waits initial_backoff_ms = 500 ms
 // (BackoffMs(1) = 500 * 2^0); its second process is attempt 2.
