@@ -71,15 +71,11 @@ std::optional<Allocation> AllocationFromJson(const std::string& text, JobId job,
   return a;
 }
 
-namespace {
-
 std::string DescribeEnd(const RunObservation& o) {
   if (o.phase == RunPhase::kExited) return "exited with code " + std::to_string(o.exit_code.value_or(-1));
   if (o.phase == RunPhase::kKilled) return "killed by signal " + std::to_string(o.signal.value_or(0));
   return "lost" + (o.message.empty() ? std::string() : ": " + o.message);
 }
-
-}  // namespace
 
 Reconciler::Reconciler(Store* store, Backend* backend, Metrics* metrics, ReconcilerOptions options)
     : store_(store), backend_(backend), metrics_(metrics), options_(std::move(options)),
@@ -517,7 +513,7 @@ void Reconciler::HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out) {
       ReleaseAttempt(a, now, out);
       continue;
     }
-    const int64_t grace = a.spec ? GraceOf(*a.spec) : 30;
+    const int64_t grace = GraceOf(a);
     a.stop_kind = StopKind::kCancel;
     a.stop_retry.reset();
     // A failure is noted and retried (StopAnswered, KeepReplicaSets).

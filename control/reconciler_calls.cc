@@ -70,7 +70,7 @@ void Reconciler::RequestStop(Active& a, std::string on_stopped) {
   if (a.pending != PendingCall::kNone) return;
   BackendCall& call = RecordCall(a, PendingCall::kStop, &calls_);
   call.handle = a.row.handle;
-  call.grace_s = a.spec ? GraceOf(*a.spec) : 30;
+  call.grace_s = GraceOf(a);
   call.on_stopped = std::move(on_stopped);
 }
 

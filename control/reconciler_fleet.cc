@@ -412,7 +412,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
               victim.row.handle.empty()) {
             continue;
           }
-          const int64_t grace = victim.spec ? GraceOf(*victim.spec) : 30;
+          const int64_t grace = GraceOf(victim);
           victim.stop_kind = StopKind::kPreempt;
           metrics_->preemptions++;
           Transition(victim, JobState::kCheckpointing,

@@ -14,10 +14,10 @@ namespace meridian::control {
 
 namespace {
 
+// "replica 1 exited with code 3", "replica 1 was killed by signal 9".
 std::string ReplicaEnd(const RunObservation& o) {
-  if (o.phase == RunPhase::kExited) return "exited with code " + std::to_string(o.exit_code.value_or(-1));
-  if (o.phase == RunPhase::kKilled) return "was killed by signal " + std::to_string(o.signal.value_or(0));
-  return "was lost" + (o.message.empty() ? std::string() : ": " + o.message);
+  const std::string how = DescribeEnd(o);
+  return o.phase == RunPhase::kExited ? how : "was " + how;
 }
 
 std::string Seconds(int64_t ms) {
@@ -71,7 +71,7 @@ void Reconciler::LaunchReplica(Active& a, Replica& r) {
 void Reconciler::StopReplica(Active& a, Replica& r) {
   BackendCall call = ReplicaCall(PendingCall::kStop, a, r);
   call.handle = r.handle;
-  call.grace_s = a.spec ? GraceOf(*a.spec) : 30;
+  call.grace_s = GraceOf(a);
   r.pending = true;
   r.state = ReplicaState::kStopping;
   calls_.push_back(std::move(call));

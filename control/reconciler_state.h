@@ -110,6 +110,12 @@ struct Reconciler::FleetState {
 };
 
 int64_t GraceOf(const JobSpec& s);
+// The grace period a stop of `a` gives: its spec's, or the default when its
+// stored spec did not parse.
+inline int64_t GraceOf(const Reconciler::Active& a) { return a.spec ? GraceOf(*a.spec) : 30; }
+// How an attempt ended, in the job's events: "exited with code 3",
+// "killed by signal 9", "lost: <why>".
+std::string DescribeEnd(const RunObservation& o);
 // What the backend is asked to start for `a`'s attempt: its spec, where it
 // was placed and what its allocation holds there.
 LaunchRequest LaunchRequestFor(const Reconciler::Active& a, const std::string& checkpoint_dir,
