@@ -471,6 +471,47 @@ TEST_F(ServiceReplicasTest, ReplicaLaunchedButNotRecordedOfACancelledServiceIsSt
   EXPECT_EQ(PidOf(1, 2), 0);
 }
 
+// A death between the backend's launches of a new service's replicas and
+// the commit of either: the store holds the service scheduled, with its set
+// (stored with the placement) and no replica's process. The restarted
+// daemon finds both by their names and adopts them: the service goes on
+// from scheduled to starting and running with the two processes it had,
+// and launches none again.
+TEST_F(ServiceReplicasTest, ScheduledServiceWhoseLaunchesWereNotRecordedAdoptsThem) {
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  const pid_t p0 = PidOf(0, 1), p1 = PidOf(1, 1);
+  RestartDaemon([&] {
+    auto set = ParseReplicaSetHandle(Row(id).handle);
+    ASSERT_TRUE(set.has_value());
+    for (Replica& r : *set) {
+      r.state = ReplicaState::kStarting;
+      r.attempt = 0;
+      r.handle = "";
+    }
+    JobUpdate u;
+    u.job_id = id;
+    u.state = JobState::kScheduled;
+    u.handle = ReplicaSetHandle(*set);
+    u.clear_ended = true;  // started_at back to null
+    auto applied = store_->Apply({u});
+    ASSERT_TRUE(applied.ok() && applied->at(0)) << "the store did not take the rewrite";
+  });
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(WaitFor([&] { return Row(id).state == JobState::kRunning && AllRunning(id, 2); }))
+      << Events(id);
+  const std::string events = Events(id);
+  EXPECT_NE(events.find("found replica 0's attempt 1 (pid:"), std::string::npos) << events;
+  EXPECT_NE(events.find("found replica 1's attempt 1 (pid:"), std::string::npos) << events;
+  EXPECT_EQ(PidOf(0, 1), p0);
+  EXPECT_EQ(PidOf(1, 1), p1);
+  EXPECT_TRUE(Alive(p0));
+  EXPECT_TRUE(Alive(p1));
+  EXPECT_EQ(Replicas(id)[0]["attempt"], 1);
+  EXPECT_EQ(Replicas(id)[1]["attempt"], 1);
+  CancelAndWait(id);
+}
+
 // Retention deletes a finished service with its replicas' attempt records:
 // replica 0 ran attempt 1, replica 1 attempts 1 and 2 (reclaimed once), and
 // none of their .run or .status files is left once the service is 30 days
