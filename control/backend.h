@@ -159,6 +159,13 @@ inline bool IsDeposed(const Status& st) {
   return st.code() == StatusCode::kInternal && st.message().starts_with(kDeposedPrefix);
 }
 
+// "j-00000042.r2": the name replica 2 of the real-time service j-00000042
+// runs under (control/replica_set.h), so that a backend retiring the
+// service finds its replicas' attempts too. (Header-only, as above.)
+inline std::string ReplicaRunId(const std::string& job_id, int index) {
+  return job_id + ".r" + std::to_string(index);
+}
+
 // How the reconciler retries backend calls that failed transiently: a launch
 // up to `launch_attempts` tries in all, then the job fails with the last
 // error; a stop (a cancel or a preemption) until the backend confirms it.

@@ -63,7 +63,11 @@ nlohmann::json JobToJson(const JobRow& j) {
     o["pricing"] = j.placement.pricing;
   }
   // A real-time service's replicas (control/replica_set.h).
-  if (auto set = ParseReplicaSetHandle(j.handle)) o["replicas"] = ReplicasToJson(*set);
+  // Its shortfall of capacity: replica-seconds down while it ran.
+  if (auto set = ParseReplicaSetHandle(j.handle)) {
+    o["replicas"] = ReplicasToJson(*set);
+    o["short_of_capacity_s"] = ShortOfCapacityS(*set);
+  }
   o["reason"] = j.reason;
   o["cancel_requested"] = j.cancel_requested;
   o["cost_usd"] = static_cast<double>(j.cost_micro_usd) / 1e6;

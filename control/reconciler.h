@@ -233,6 +233,10 @@ class Reconciler {
   // A replica whose process ended (`why`) is launched again after a backoff.
   void ScheduleRestart(Active& a, Replica& r, const std::string& why, UnixSeconds now,
                        std::vector<JobUpdate>* out);
+  // A replica reclaimed from outside (control/replica_set.h) is launched
+  // again at once, without a backoff.
+  void ReplaceReclaimed(Active& a, Replica& r, const std::string& why, UnixSeconds now,
+                        std::vector<JobUpdate>* out);
   // An observation of a replica's process (false: `o` is no replica's).
   bool HandleReplicaObservation(const RunObservation& o, UnixSeconds now,
                                 std::vector<JobUpdate>* out);
@@ -240,11 +244,20 @@ class Reconciler {
   // ends (cancelled, or preempted and requeued), as `last` or a SIGTERM.
   void EndReplicaSetIfStopped(Active& a, std::optional<RunObservation> last, UnixSeconds now,
                               std::vector<JobUpdate>* out);
-  // Takes back a stored replica set as AdoptStored takes an attempt: each
-  // replica's process adopted (Backend::Adopt), one that ended meanwhile
-  // restarted, or stopped when the service was being stopped.
+  // Takes back a stored replica set as RecoverRow takes an attempt
+  // (reconciler_replica_recovery.cc): each recorded replica's process
+  // adopted (Backend::Adopt), each other replica's next attempt looked up by
+  // its name (Backend::FindLaunched) in case it was launched but not
+  // recorded, and adopted if found. One that ended meanwhile is restarted,
+  // or stopped when the service was being stopped. Both are BackendCalls.
   void AdoptReplicaSet(Active& a, std::vector<Replica> set, const std::string& when,
                        UnixSeconds now, std::vector<JobUpdate>* out);
+  void AdoptReplica(Active& a, Replica& r, const std::string& when);
+  void FindReplicaLaunch(Active& a, Replica& r, const std::string& when);
+  void ReplicaRecoveryAnswered(Active& a, Replica& r, const BackendCall& call, UnixSeconds now,
+                               std::vector<JobUpdate>* out);
+  void ReplicaFindAnswered(Active& a, Replica& r, const BackendCall& call, UnixSeconds now,
+                           std::vector<JobUpdate>* out);
   // Restarts whose backoff has passed, stops sent again, and the set's size
   // for the hour (SizeReplicaSet).
   void KeepReplicaSets(UnixSeconds now, std::vector<JobUpdate>* out);

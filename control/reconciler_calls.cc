@@ -16,10 +16,15 @@ void Make(Backend* backend, Reconciler::BackendCall* call) {
     call->launched = backend->Launch(call->launch);
   } else if (call->kind == PendingCall::kStop) {
     call->stopped = backend->Stop(call->handle, call->grace_s);
-  } else if (call->kind == PendingCall::kFind) {
-    call->found = backend->FindLaunched(call->job_id, call->attempt);
+  }
+  // A replica's process is the backend's attempt under its own name.
+  const bool replica = call->replica >= 0;
+  const std::string name = replica ? ReplicaRunId(call->job_id, call->replica) : call->job_id;
+  const int attempt = replica ? call->replica_attempt : call->attempt;
+  if (call->kind == PendingCall::kFind) {
+    call->found = backend->FindLaunched(name, attempt);
   } else if (call->kind == PendingCall::kAdopt) {
-    call->adopted = backend->Adopt(call->job_id, call->attempt, call->handle);
+    call->adopted = backend->Adopt(name, attempt, call->handle);
   }
 }
 

@@ -394,7 +394,9 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
         u.placement = p;
         u.attempts = a.row.attempts + 1;
         u.allocation_json = AllocationToJson(al, fs).dump();
-        u.handle = "";
+        // A service's set is stored before any replica is launched, so that
+        // a launch not recorded before a restart is found by its name.
+        u.handle = a.replicas.empty() ? "" : ReplicaSetHandle(a.replicas);
         u.clear_ended = true;
         std::string where = p.node + (p.gpus.empty() ? "" : " GPUs " + JoinGpus(p.gpus)) +
                             (p.mig.empty() ? "" : " MIG " + p.mig);

@@ -3,7 +3,10 @@
 // restarted after a backoff when they end while the service runs, and
 // stopped together when it is cancelled or preempted. Their calls go through
 // CallBackend like any launch or stop (the Threading paragraph of
-// reconciler.h); each replica's changes are events of the job.
+// reconciler.h); each replica's changes are events of the job. Recovery's
+// side is in reconciler_replica_recovery.cc.
+#include <signal.h>
+
 #include <algorithm>
 #include <sstream>
 
@@ -20,18 +23,58 @@ std::string ReplicaEnd(const RunObservation& o) {
   return o.phase == RunPhase::kExited ? how : "was " + how;
 }
 
+// "1.5": seconds as minutes, to a tenth (rounded down).
+std::string Minutes(int64_t s) {
+  return std::to_string(s / 60) + "." + std::to_string(s % 60 * 10 / 60);
+}
+
+// "replica 1 is back after 90s short of capacity (1.5 replica-minutes; the
+// service: 1.5 in all)".
+std::string BackAfter(const Reconciler::Active& a, const Replica& r, int64_t short_s) {
+  return "replica " + std::to_string(r.index) + " is back after " + std::to_string(short_s) +
+         "s short of capacity (" + Minutes(short_s) + " replica-minutes; the service: " +
+         Minutes(ShortOfCapacityS(a.replicas)) + " in all)";
+}
+
+// The replica's process ended while wanted: it is launched again, and the
+// service is short of it from now until its replacement runs.
+void MarkDown(Replica& r, UnixSeconds now) {
+  r.restarts++;
+  r.state = ReplicaState::kRestarting;
+  r.handle.clear();
+  if (r.down_since == 0) r.down_since = now;  // a failed launch keeps it down since the end
+}
+
+// Adds the time since the replica went down to its shortfall; the seconds added.
+int64_t EndShortfall(Replica& r, UnixSeconds now) {
+  if (r.down_since == 0) return 0;
+  const int64_t s = std::max<int64_t>(0, now - r.down_since);
+  r.short_s += s;
+  r.down_since = 0;
+  return s;
+}
+
 std::string Seconds(int64_t ms) {
   return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms";
 }
 
-Replica* Find(std::vector<Replica>& set, int index) {
+// A process ended by a SIGKILL the daemon did not send (it was not being
+// stopped), or lost with its node, was taken from outside: a spot reclaim,
+// or a node gone. Any other end (an exit code, another signal) is the
+// replica's own failure.
+bool Reclaimed(const RunObservation& o) {
+  return o.phase == RunPhase::kLost || (o.phase == RunPhase::kKilled && o.signal == SIGKILL);
+}
+
+}  // namespace
+
+Replica* FindReplica(std::vector<Replica>& set, int index) {
   for (Replica& r : set) {
     if (r.index == index) return &r;
   }
   return nullptr;
 }
 
-// A call for replica `r` of `a`'s current attempt.
 Reconciler::BackendCall ReplicaCall(PendingCall kind, const Reconciler::Active& a,
                                     const Replica& r) {
   Reconciler::BackendCall call;
@@ -41,8 +84,6 @@ Reconciler::BackendCall ReplicaCall(PendingCall kind, const Reconciler::Active& 
   call.replica = r.index;
   return call;
 }
-
-}  // namespace
 
 void Reconciler::NoteReplicas(Active& a, const std::string& message, UnixSeconds now,
                               std::vector<JobUpdate>* out) {
@@ -93,6 +134,7 @@ void Reconciler::StopReplicas(Active& a, const std::string& on_stopped, UnixSeco
     if (r.Live()) {
       StopReplica(a, r);
     } else {
+      EndShortfall(r, now);  // short until the service stopped
       r.state = ReplicaState::kStopped;
     }
   }
@@ -104,7 +146,7 @@ void Reconciler::ReplicaCallAnswered(const BackendCall& call, UnixSeconds now,
                                      std::vector<JobUpdate>* out) {
   auto it = active_.find(call.job_id);
   Active* a = it == active_.end() ? nullptr : it->second.get();
-  Replica* r = a != nullptr && a->row.attempts == call.attempt ? Find(a->replicas, call.replica)
+  Replica* r = a != nullptr && a->row.attempts == call.attempt ? FindReplica(a->replicas, call.replica)
                                                                : nullptr;
   if (r == nullptr || a->done) {
     // Nothing wants the process any more: a launch that succeeded is stopped.
@@ -118,6 +160,10 @@ void Reconciler::ReplicaCallAnswered(const BackendCall& call, UnixSeconds now,
     return;
   }
   r->pending = false;
+  if (call.kind == PendingCall::kAdopt || call.kind == PendingCall::kFind) {
+    ReplicaRecoveryAnswered(*a, *r, call, now, out);
+    return;
+  }
   if (call.kind == PendingCall::kStop) {
     ReplicaStopAnswered(*a, *r, call.stopped, now, out);
     return;
@@ -182,9 +228,7 @@ void Reconciler::ReplicaLaunchFailed(Active& a, Replica& r, const Status& st, Un
 
 void Reconciler::ScheduleRestart(Active& a, Replica& r, const std::string& why, UnixSeconds now,
                                  std::vector<JobUpdate>* out) {
-  r.restarts++;
-  r.state = ReplicaState::kRestarting;
-  r.handle.clear();
+  MarkDown(r, now);
   const int64_t wait = options_.backend_retry.BackoffMs(r.restarts);
   r.next_ms = NowMs() + wait;
   NoteReplicas(a, why + "; restarting in " + Seconds(wait) + " (restart " +
@@ -196,12 +240,14 @@ bool Reconciler::HandleReplicaObservation(const RunObservation& o, UnixSeconds n
   auto ref = ParseReplicaRunId(o.job_id);
   if (!ref) return false;
   auto it = active_.find(ref->job_id);
-  Replica* r = it == active_.end() ? nullptr : Find(it->second->replicas, ref->index);
+  Replica* r = it == active_.end() ? nullptr : FindReplica(it->second->replicas, ref->index);
   if (r == nullptr || r->attempt != o.attempt || r->handle != o.handle) return true;
   Active& a = *it->second;
   if (o.phase == RunPhase::kStarting) return true;
   if (o.phase == RunPhase::kRunning) {
     if (r->state == ReplicaState::kStarting) r->state = ReplicaState::kRunning;
+    const bool was_down = r->down_since != 0;
+    const int64_t short_s = EndShortfall(*r, now);
     if (a.row.state == JobState::kStarting) {
       JobUpdate u;
       u.started_at = o.started ? o.started : now;
@@ -209,7 +255,7 @@ bool Reconciler::HandleReplicaObservation(const RunObservation& o, UnixSeconds n
       Transition(a, JobState::kRunning, "running: replica " + std::to_string(r->index) + " up",
                  now, out, u);
     } else {
-      NoteReplicas(a, "", now, out);
+      NoteReplicas(a, was_down ? BackAfter(a, *r, short_s) : "", now, out);
     }
     return true;
   }
@@ -221,8 +267,21 @@ bool Reconciler::HandleReplicaObservation(const RunObservation& o, UnixSeconds n
     EndReplicaSetIfStopped(a, o, now, out);
     return true;
   }
-  ScheduleRestart(a, *r, ended, now, out);
+  if (Reclaimed(o)) {
+    ReplaceReclaimed(a, *r, ended, now, out);
+  } else {
+    ScheduleRestart(a, *r, ended, now, out);
+  }
   return true;
+}
+
+void Reconciler::ReplaceReclaimed(Active& a, Replica& r, const std::string& why, UnixSeconds now,
+                                  std::vector<JobUpdate>* out) {
+  MarkDown(r, now);
+  r.next_ms = 0;
+  NoteReplicas(a, why + ": reclaimed; replacing it at once (restart " +
+                      std::to_string(r.restarts) + ")", now, out);
+  LaunchReplica(a, r);
 }
 
 void Reconciler::EndReplicaSetIfStopped(Active& a, std::optional<RunObservation> last,
@@ -245,47 +304,23 @@ void Reconciler::EndReplicaSetIfStopped(Active& a, std::optional<RunObservation>
   HandleObservation(end, now, out);
 }
 
-void Reconciler::AdoptReplicaSet(Active& a, std::vector<Replica> set, const std::string& when,
-                                 UnixSeconds now, std::vector<JobUpdate>* out) {
-  a.replicas = std::move(set);
-  a.holds = true;
-  if (a.row.state == JobState::kCheckpointing) a.stop_kind = StopKind::kPreempt;
-  if (a.row.cancel_requested) a.stop_kind = StopKind::kCancel;
-  NoteReplicas(a, "re-adopted its " + std::to_string(a.replicas.size()) + " replicas " + when,
-               now, out);
-  // By index: a set being stopped ends (and is cleared) with its last replica.
-  for (size_t i = 0; i < a.replicas.size(); ++i) {
-    Replica& r = a.replicas[i];
-    if (!r.Live()) continue;  // restarting: launched again at once (next_ms 0)
-    auto obs = backend_->Adopt(ReplicaRunId(a.row.id, r.index), r.attempt, r.handle);
-    if (obs.ok() && (obs->phase == RunPhase::kStarting || obs->phase == RunPhase::kRunning)) {
-      continue;
-    }
-    RunObservation ended = obs.ok() ? std::move(obs).value() : RunObservation{};
-    if (!obs.ok()) {
-      ended.phase = RunPhase::kLost;
-      ended.message = obs.status().message();
-    }
-    ended.job_id = ReplicaRunId(a.row.id, r.index);
-    ended.attempt = r.attempt;
-    ended.handle = r.handle;
-    HandleReplicaObservation(ended, now, out);
-  }
-  if (a.stop_kind != StopKind::kNone && !a.replicas.empty()) StopReplicas(a, "", now, out);
-}
-
 void Reconciler::KeepReplicaSets(UnixSeconds now, std::vector<JobUpdate>* out) {
   const int64_t ms = NowMs();
   for (auto& entry : active_) {
     Active& a = *entry.second;
     if (a.done || a.replicas.empty() || resync_.count(a.row.id)) continue;
-    if (a.row.state != JobState::kStarting && a.row.state != JobState::kRunning &&
-        a.row.state != JobState::kCheckpointing) {
+    // Scheduled: a set taken back before any launch of it was recorded.
+    if (a.row.state != JobState::kScheduled && a.row.state != JobState::kStarting &&
+        a.row.state != JobState::kRunning && a.row.state != JobState::kCheckpointing) {
       continue;
     }
     if (a.stop_kind == StopKind::kNone) SizeReplicaSet(a, now, out);
     for (Replica& r : a.replicas) {
       if (r.pending || ms < r.next_ms) continue;
+      if (r.find_first) {
+        FindReplicaLaunch(a, r, "after a daemon restart");
+        continue;
+      }
       const bool unwanted = a.stop_kind != StopKind::kNone ||
                             (a.replicas_wanted >= 0 && r.index >= a.replicas_wanted);
       if (unwanted) {
@@ -330,6 +365,7 @@ void Reconciler::SizeReplicaSet(Active& a, UnixSeconds now, std::vector<JobUpdat
     if (r.index >= want && r.Live()) {
       StopReplica(a, r);
     } else if (r.index >= want) {
+      EndShortfall(r, now);  // down, and no longer wanted
       r.state = ReplicaState::kStopped;
       r.handle.clear();
     } else if (r.state == ReplicaState::kStopped) {

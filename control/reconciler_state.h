@@ -44,6 +44,7 @@ struct Reconciler::BackendCall {
   // A service's replica (Active::replicas) the call is for; -1: the job's
   // own attempt. A replica's calls leave the job's `pending` alone.
   int replica = -1;
+  int replica_attempt = 0;  // kFind, kAdopt of a replica: its backend attempt
   LaunchRequest launch;     // kLaunch
   std::string handle;       // kStop: the attempt to stop
   int64_t grace_s = 0;      // kStop
@@ -108,6 +109,13 @@ struct Reconciler::FleetState {
   Ledger ledger;
   std::unique_ptr<sched::CatalogMarket> market;
 };
+
+// Replica `index` of `set`; null if it has none.
+Replica* FindReplica(std::vector<Replica>& set, int index);
+// A call of `kind` for replica `r` of `a`'s current attempt; it leaves the
+// job's `pending` alone (the replica's marks it).
+Reconciler::BackendCall ReplicaCall(PendingCall kind, const Reconciler::Active& a,
+                                    const Replica& r);
 
 int64_t GraceOf(const JobSpec& s);
 // The grace period a stop of `a` gives: its spec's, or the default when its

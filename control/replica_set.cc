@@ -22,10 +22,6 @@ std::optional<ReplicaState> StateNamed(const std::string& name) {
 
 std::string_view ReplicaStateName(ReplicaState s) { return kStateNames[static_cast<size_t>(s)]; }
 
-std::string ReplicaRunId(const std::string& job_id, int index) {
-  return job_id + std::string(kRunIdMark) + std::to_string(index);
-}
-
 std::optional<ReplicaRef> ParseReplicaRunId(const std::string& run_id) {
   const size_t mark = run_id.rfind(kRunIdMark);
   if (mark == std::string::npos || mark == 0) return std::nullopt;
@@ -39,7 +35,10 @@ std::optional<ReplicaRef> ParseReplicaRunId(const std::string& run_id) {
 
 std::string ReplicaSetHandle(const std::vector<Replica>& set) {
   nlohmann::json arr = ReplicasToJson(set);
-  for (size_t i = 0; i < set.size(); ++i) arr[i]["handle"] = set[i].handle;
+  for (size_t i = 0; i < set.size(); ++i) {
+    arr[i]["handle"] = set[i].handle;
+    arr[i]["down_since"] = set[i].down_since;
+  }
   return std::string(kReplicaSetHandlePrefix) + arr.dump();
 }
 
@@ -60,6 +59,8 @@ std::optional<std::vector<Replica>> ParseReplicaSetHandle(const std::string& han
       r.restarts = j.at("restarts").get<int>();
       r.attempt = j.at("attempt").get<int>();
       r.handle = j.at("handle").get<std::string>();
+      r.short_s = j.value("short_s", int64_t{0});  // absent in sets stored before it was kept
+      r.down_since = j.value("down_since", int64_t{0});
       set.push_back(std::move(r));
     }
   } catch (const nlohmann::json::exception&) {
@@ -76,9 +77,16 @@ nlohmann::json ReplicasToJson(const std::vector<Replica>& set) {
                    {"gpus", r.gpus},
                    {"state", std::string(ReplicaStateName(r.state))},
                    {"restarts", r.restarts},
-                   {"attempt", r.attempt}});
+                   {"attempt", r.attempt},
+                   {"short_s", r.short_s}});
   }
   return arr;
+}
+
+int64_t ShortOfCapacityS(const std::vector<Replica>& set) {
+  int64_t total = 0;
+  for (const Replica& r : set) total += r.short_s;
+  return total;
 }
 
 }  // namespace meridian::control

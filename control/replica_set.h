@@ -5,8 +5,11 @@
 // "<job id>.r<index>" (ReplicaRunId), so that the backend watches, stops and
 // reports each replica apart. The daemon restarts a replica whose process
 // ends while the service runs, after a backoff that grows with the replica's
-// restarts (BackendRetryPolicy::BackoffMs); docs/control-plane.md,
-// "Real-time services".
+// restarts (BackendRetryPolicy::BackoffMs), and replaces one that was
+// reclaimed (killed by SIGKILL it was not sent, or lost with its node) at
+// once. The time each replica is down while the service runs is its
+// shortfall of capacity (short_s); docs/control-plane.md, "Real-time
+// services".
 //
 // The set is stored in the job's `handle` column as "replicas:" and a JSON
 // array (ReplicaSetHandle), so the API shows each replica's node, state and
@@ -19,6 +22,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "control/backend.h"
 
 namespace meridian::control {
 
@@ -39,18 +44,24 @@ struct Replica {
   int restarts = 0;   // launches after its first
   int attempt = 0;    // the backend attempt of its current process: 1, 2, ...
   std::string handle; // the backend's handle of that process; "" until launched
+  // Seconds the replica was down while the service ran (ended until its
+  // replacement ran), and since when it is down now (0: up or not wanted).
+  int64_t short_s = 0;
+  int64_t down_since = 0;
   // Not stored: a launch or stop on its way (Reconciler::BackendCall), and
   // when a restarting replica is launched again (steady clock, ms).
   bool pending = false;
   int64_t next_ms = 0;
+  // Its last launch may have been made without being recorded, and the
+  // backend could not say: looked up by name before it is launched again.
+  bool find_first = false;
   // Whether its process may still be alive (launched and not seen ending).
   bool Live() const {
     return !handle.empty() && state != ReplicaState::kRestarting && state != ReplicaState::kStopped;
   }
 };
 
-// "j-00000042.r2": the name replica 2 of job j-00000042 runs under.
-std::string ReplicaRunId(const std::string& job_id, int index);
+// ReplicaRunId (control/backend.h) names replica i's process "<job id>.r<i>".
 // The job id and replica index of such a name; nullopt for any other name.
 struct ReplicaRef {
   std::string job_id;
@@ -62,7 +73,10 @@ inline constexpr std::string_view kReplicaSetHandlePrefix = "replicas:";
 std::string ReplicaSetHandle(const std::vector<Replica>& set);
 // The set a stored handle holds; nullopt when it is not a replica set's.
 std::optional<std::vector<Replica>> ParseReplicaSetHandle(const std::string& handle);
-// The API's view: [{"index", "node", "gpus", "state", "restarts", "attempt"}].
+// The API's view: [{"index", "node", "gpus", "state", "restarts", "attempt",
+// "short_s"}].
 nlohmann::json ReplicasToJson(const std::vector<Replica>& set);
+// The set's shortfall of capacity so far: the replicas' short_s summed.
+int64_t ShortOfCapacityS(const std::vector<Replica>& set);
 
 }  // namespace meridian::control

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -21,6 +22,7 @@
 #include "control/job_json.h"
 #include "control/reconciler.h"
 #include "control/replica_set.h"
+#include "control/retention.h"
 #include "control/store.h"
 #include "control/submission.h"
 #include "sched/profile.h"
@@ -39,6 +41,10 @@ class SameMachineNodes : public Backend {
       : local_(std::move(local)), count_(count) {}
   std::string_view name() const override { return local_->name(); }
   Result<std::string> Launch(const LaunchRequest& request) override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (before_launch_) before_launch_(request);
+    }
     LaunchRequest here = request;
     here.node = local_->Nodes().at(0).name;
     return local_->Launch(here);
@@ -50,6 +56,18 @@ class SameMachineNodes : public Backend {
   Result<RunObservation> Adopt(const std::string& job_id, int attempt,
                                const std::string& handle) override {
     return local_->Adopt(job_id, attempt, handle);
+  }
+  Result<std::optional<std::string>> FindLaunched(const std::string& job_id, int attempt) override {
+    return local_->FindLaunched(job_id, attempt);
+  }
+  Status Retire(const std::string& job_id, int attempts) override {
+    return local_->Retire(job_id, attempts);
+  }
+  // Called before each launch (say, to let the test's clock run on while a
+  // replacement takes its time to come up).
+  void BeforeLaunch(std::function<void(const LaunchRequest&)> f) {
+    std::lock_guard<std::mutex> l(mu_);
+    before_launch_ = std::move(f);
   }
   std::vector<BackendNode> Nodes() override {
     std::vector<BackendNode> nodes;
@@ -64,6 +82,8 @@ class SameMachineNodes : public Backend {
  private:
   std::unique_ptr<Backend> local_;
   int count_;
+  std::mutex mu_;
+  std::function<void(const LaunchRequest&)> before_launch_;
 };
 
 bool Alive(pid_t pid) { return pid > 0 && kill(pid, 0) == 0; }
@@ -73,7 +93,9 @@ class ServiceReplicasTest : public testing::LocalStoreTest {
   void SetUp() override {
     OpenStore("replicas");
     fs::create_directories(dir_ + "/pids");
-    backend_ = std::make_unique<SameMachineNodes>(OneT4Backend(), 4);
+    auto backend = std::make_unique<SameMachineNodes>(OneT4Backend(), 4);
+    nodes_ = backend.get();
+    backend_ = std::move(backend);
     ReconcilerOptions o;
     o.catalog = catalog::Catalog::LoadEmbedded().value();
     o.profile = sched::EmbeddedProfile("default").value();
@@ -148,6 +170,16 @@ class ServiceReplicasTest : public testing::LocalStoreTest {
         << Events(id);
     return id;
   }
+  // A daemon restart: a new reconciler on the same store and backend, with
+  // `while_down` done to the store in between.
+  void RestartDaemon(const std::function<void()>& while_down) {
+    reconciler_->Stop();
+    while_down();
+    ASSERT_FALSE(HasFailure());
+    reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_,
+                                               reconciler_->options());
+    ASSERT_TRUE(reconciler_->Start().ok());
+  }
   void CancelAndWait(const std::string& id) {
     reconciler_->RequestCancel(id);
     EXPECT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
@@ -165,6 +197,7 @@ class ServiceReplicasTest : public testing::LocalStoreTest {
   static constexpr int64_t kHour0 = 1'799'971'200 + 600;
   std::atomic<int64_t> clock_{kHour0};
   std::unique_ptr<Backend> backend_;
+  SameMachineNodes* nodes_ = nullptr;  // backend_
   Metrics metrics_;
   std::unique_ptr<Reconciler> reconciler_;
 };
@@ -215,14 +248,15 @@ TEST_F(ServiceReplicasTest, ASetIsBilledForTheGpusOfEveryReplica) {
   EXPECT_EQ(row.cost_micro_usd, 2 * seconds * 1'000'000);
 }
 
-// SIGKILL replica 1's process: the backend sees it killed by signal 9, and
-// the replica's first restart waits initial_backoff_ms = 500 ms
-// (BackoffMs(1) = 500 * 2^0); its second process is attempt 2.
+// SIGINT replica 1's process, a failure of its own (not a reclaim, which is
+// a SIGKILL): the backend sees it killed by signal 2, and the replica's
+// first restart waits initial_backoff_ms = 500 ms (BackoffMs(1) = 500 *
+// 2^0); its second process is attempt 2.
 TEST_F(ServiceReplicasTest, KilledReplicaIsRestartedAndTheEventsSaySo) {
   const std::string id = StartTwoReplicas();
   ASSERT_FALSE(HasFailure());
   const pid_t first = PidOf(1, 1);
-  ASSERT_EQ(kill(first, SIGKILL), 0);
+  ASSERT_EQ(kill(first, SIGINT), 0);
   ASSERT_TRUE(WaitFor([&] { return PidOf(1, 2) != 0 && AllRunning(id, 2); })) << Events(id);
   EXPECT_TRUE(Alive(PidOf(1, 2)));
   EXPECT_TRUE(Alive(PidOf(0, 1)));  // replica 0 untouched
@@ -233,7 +267,7 @@ TEST_F(ServiceReplicasTest, KilledReplicaIsRestartedAndTheEventsSaySo) {
   EXPECT_EQ(r[0]["restarts"], 0);
   EXPECT_EQ(Row(id).state, JobState::kRunning);
   const std::string events = Events(id);
-  EXPECT_NE(events.find("replica 1 was killed by signal 9; restarting in 500ms (restart 1)"),
+  EXPECT_NE(events.find("replica 1 was killed by signal 2; restarting in 500ms (restart 1)"),
             std::string::npos) << events;
   EXPECT_NE(events.find("replica 1 started on node " + r[1]["node"].get<std::string>() +
                         " (attempt 2"),
@@ -336,6 +370,176 @@ TEST_F(ServiceReplicasTest, HourlyLoadAddsAndStopsReplicasAtTheHour) {
   EXPECT_EQ(r[2]["restarts"], 0);  // stopped for the hour, not restarted
   EXPECT_EQ(PidOf(2, 2), 0);
   CancelAndWait(id);
+}
+
+
+// A spot reclaim as the local backend sees one: replica 1's process group
+// killed by SIGKILL from outside. Its replacement is launched at once: the
+// restart backoff is set to 60 s here, so a replacement made after a backoff
+// would not come within the 20 s WaitFor allows. The replacement takes 90 s
+// of the daemon's clock to come up (the clock moves on in its launch), so
+// the service is short one replica from the reclaim (at kHour0) to the
+// replacement running (kHour0 + 90): 90 s = 1.5 replica-minutes, replica 0
+// none.
+TEST_F(ServiceReplicasTest, ReclaimedReplicaIsReplacedAtOnceAndItsShortfallIsCounted) {
+  reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, [&] {
+    ReconcilerOptions o = reconciler_->options();
+    o.backend_retry.initial_backoff_ms = 60000;
+    return o;
+  }());
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  nodes_->BeforeLaunch([&](const LaunchRequest& r) {
+    if (r.job_id == id + ".r1" && r.attempt == 2) clock_ += 90;
+  });
+  const pid_t first = PidOf(1, 1);
+  ASSERT_EQ(kill(-first, SIGKILL), 0);  // its group: the process was its leader
+  ASSERT_TRUE(WaitFor([&] { return PidOf(1, 2) != 0 && AllRunning(id, 2); })) << Events(id);
+  EXPECT_FALSE(Alive(first));
+  EXPECT_TRUE(Alive(PidOf(1, 2)));
+  EXPECT_TRUE(Alive(PidOf(0, 1)));
+  const nlohmann::json job = JobToJson(Row(id));
+  EXPECT_EQ(job["replicas"][1]["short_s"], 90);
+  EXPECT_EQ(job["replicas"][1]["restarts"], 1);
+  EXPECT_EQ(job["replicas"][0]["short_s"], 0);
+  EXPECT_EQ(job["short_of_capacity_s"], 90);
+  const std::string events = Events(id);
+  EXPECT_NE(events.find("replica 1 was killed by signal 9: reclaimed; replacing it at once "
+                        "(restart 1)"),
+            std::string::npos) << events;
+  EXPECT_NE(events.find("replica 1 is back after 90s short of capacity (1.5 replica-minutes; "
+                        "the service: 1.5 in all)"),
+            std::string::npos) << events;
+  EXPECT_EQ(events.find("restarting in"), std::string::npos) << events;
+  nodes_->BeforeLaunch(nullptr);
+  CancelAndWait(id);
+}
+
+// The store as a daemon's death between the backend's launch of replica 1's
+// first process and its commit leaves it: replica 1 starting, attempt 0, no
+// handle. `cancel`: a cancel was requested meanwhile.
+void ForgetReplicaOnesLaunch(Store* store, const std::string& id, bool cancel) {
+  auto row = store->GetJob(id);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  auto set = ParseReplicaSetHandle(row->handle);
+  ASSERT_TRUE(set.has_value()) << row->handle;
+  (*set)[1].state = ReplicaState::kStarting;
+  (*set)[1].attempt = 0;
+  (*set)[1].handle = "";
+  JobUpdate u;
+  u.job_id = id;
+  u.handle = ReplicaSetHandle(*set);
+  if (cancel) u.cancel_requested = true;
+  auto applied = store->Apply({u});
+  ASSERT_TRUE(applied.ok() && applied->at(0)) << "the store did not take the rewrite";
+}
+
+// The restarted daemon looks replica 1's attempt 1 up by its name and adopts
+// the process it finds instead of launching a second one: replica 1 still
+// runs the pid its attempt 1 wrote (a second launch of attempt 1 would write
+// another), and a cancel stops that process, so it is watched.
+TEST_F(ServiceReplicasTest, ReplicaLaunchedButNotRecordedIsFoundByItsNameAfterARestart) {
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  const pid_t p1 = PidOf(1, 1);
+  RestartDaemon([&] { ForgetReplicaOnesLaunch(store_.get(), id, false); });
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(WaitFor([&] { return AllRunning(id, 2); })) << Events(id);
+  const std::string events = Events(id);
+  EXPECT_NE(events.find("found replica 1's attempt 1 (pid:"), std::string::npos) << events;
+  EXPECT_NE(events.find(") under its name after a daemon restart; adopted"), std::string::npos)
+      << events;
+  EXPECT_EQ(Replicas(id)[1]["attempt"], 1);
+  EXPECT_EQ(PidOf(1, 1), p1);
+  EXPECT_TRUE(Alive(p1));
+  CancelAndWait(id);
+  EXPECT_TRUE(WaitFor([&] { return !Alive(p1); }, 5));
+}
+
+// The same death, with the service's cancel requested meanwhile: the
+// process found by its name is adopted and stopped, and the service ends
+// cancelled with no replica process left.
+TEST_F(ServiceReplicasTest, ReplicaLaunchedButNotRecordedOfACancelledServiceIsStopped) {
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  const pid_t p0 = PidOf(0, 1), p1 = PidOf(1, 1);
+  RestartDaemon([&] { ForgetReplicaOnesLaunch(store_.get(), id, true); });
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
+  EXPECT_TRUE(WaitFor([&] { return !Alive(p0) && !Alive(p1); }, 5));
+  EXPECT_NE(Events(id).find("found replica 1's attempt 1"), std::string::npos) << Events(id);
+  EXPECT_EQ(PidOf(1, 2), 0);
+}
+
+// A death between the backend's launches of a new service's replicas and
+// the commit of either: the store holds the service scheduled, with its set
+// (stored with the placement) and no replica's process. The restarted
+// daemon finds both by their names and adopts them: the service goes on
+// from scheduled to starting and running with the two processes it had,
+// and launches none again.
+TEST_F(ServiceReplicasTest, ScheduledServiceWhoseLaunchesWereNotRecordedAdoptsThem) {
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  const pid_t p0 = PidOf(0, 1), p1 = PidOf(1, 1);
+  RestartDaemon([&] {
+    auto set = ParseReplicaSetHandle(Row(id).handle);
+    ASSERT_TRUE(set.has_value());
+    for (Replica& r : *set) {
+      r.state = ReplicaState::kStarting;
+      r.attempt = 0;
+      r.handle = "";
+    }
+    JobUpdate u;
+    u.job_id = id;
+    u.state = JobState::kScheduled;
+    u.handle = ReplicaSetHandle(*set);
+    u.clear_ended = true;  // started_at back to null
+    auto applied = store_->Apply({u});
+    ASSERT_TRUE(applied.ok() && applied->at(0)) << "the store did not take the rewrite";
+  });
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(WaitFor([&] { return Row(id).state == JobState::kRunning && AllRunning(id, 2); }))
+      << Events(id);
+  const std::string events = Events(id);
+  EXPECT_NE(events.find("found replica 0's attempt 1 (pid:"), std::string::npos) << events;
+  EXPECT_NE(events.find("found replica 1's attempt 1 (pid:"), std::string::npos) << events;
+  EXPECT_EQ(PidOf(0, 1), p0);
+  EXPECT_EQ(PidOf(1, 1), p1);
+  EXPECT_TRUE(Alive(p0));
+  EXPECT_TRUE(Alive(p1));
+  EXPECT_EQ(Replicas(id)[0]["attempt"], 1);
+  EXPECT_EQ(Replicas(id)[1]["attempt"], 1);
+  CancelAndWait(id);
+}
+
+// Retention deletes a finished service with its replicas' attempt records:
+// replica 0 ran attempt 1, replica 1 attempts 1 and 2 (reclaimed once), and
+// none of their .run or .status files is left once the service is 30 days
+// (the default retention) and a second past its end.
+TEST_F(ServiceReplicasTest, RetentionRemovesTheReplicasAttemptRecords) {
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  ASSERT_EQ(kill(-PidOf(1, 1), SIGKILL), 0);
+  ASSERT_TRUE(WaitFor([&] { return PidOf(1, 2) != 0 && AllRunning(id, 2); })) << Events(id);
+  CancelAndWait(id);
+  reconciler_->Stop();
+  const fs::path attempts = fs::path(dir_) / "state" / "attempts";
+  for (const std::string run : {".r0.1.run", ".r1.1.run", ".r1.2.run", ".r0.1.status",
+                                ".r1.2.status"}) {
+    ASSERT_TRUE(fs::exists(attempts / (id + run))) << id + run;
+  }
+  const JobRow row = Row(id);
+  ASSERT_TRUE(row.ended_at.has_value());
+  Retention retention(store_.get(), backend_.get(), dir_ + "/state", RetentionOptions{});
+  auto deleted = retention.Sweep(*row.ended_at + 30 * 86400 + 1);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().message();
+  EXPECT_EQ(*deleted, 1);
+  EXPECT_EQ(store_->GetJob(id).status().code(), StatusCode::kNotFound);
+  std::vector<std::string> left;
+  for (const auto& f : fs::directory_iterator(attempts)) {
+    if (f.path().filename().string().starts_with(id)) left.push_back(f.path().filename());
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " left, the first " << left[0];
 }
 
 }  // namespace

@@ -500,12 +500,25 @@ std::vector<RunObservation> LocalBackend::Poll() {
   return changed;
 }
 
-// The attempt records (.run, .status) and the job's own working directory.
+// The attempt records (.run, .status) and the job's own working directory,
+// and a real-time service's replicas' (control::ReplicaRunId, numbered from
+// 0, each with attempts 1, 2, ...: both walks stop at the first missing).
 Status LocalBackend::Retire(const std::string& job_id, int attempts) {
   std::lock_guard<std::mutex> lock(mu_);
   std::error_code ec;
-  for (int n = 1; n <= attempts; ++n) {
-    for (const char* ext : {".run", ".status", ".status.tmp"}) fs::remove(AttemptFile(job_id, n, ext), ec);
+  auto remove = [&](const std::string& run, int ran) {
+    for (int n = 1; n <= ran; ++n) {
+      for (const char* ext : {".run", ".status", ".status.tmp"}) fs::remove(AttemptFile(run, n, ext), ec);
+    }
+  };
+  remove(job_id, attempts);
+  for (int i = 0;; ++i) {
+    const std::string replica = control::ReplicaRunId(job_id, i);
+    int ran = 0;
+    while (fs::exists(AttemptFile(replica, ran + 1, ".run"))) ++ran;
+    if (ran == 0) break;
+    remove(replica, ran);
+    fs::remove_all(fs::path(options_.state_dir) / "jobs" / SafeName(replica), ec);
   }
   fs::remove_all(fs::path(options_.state_dir) / "jobs" / SafeName(job_id), ec);
   if (ec) return Status::Internal(job_id + ": cannot remove its directory: " + ec.message());
