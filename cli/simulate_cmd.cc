@@ -185,6 +185,9 @@ std::unique_ptr<SimulateCommand> AddSimulateCommand(CLI::App& app) {
                   "mean flex-start wait in hours (default: the catalog's expected wait)");
   sub->add_flag("--no-mig-drains", cmd->no_mig_drains,
                 "never drain running MIG instances on repartitionable clusters (docs/mig.md)");
+  sub->add_flag("--no-migrations", cmd->no_migrations,
+                "never move running jobs at their checkpoints (the profile's migrate plugin; "
+                "docs/simulate.md, \"Moves at checkpoints\")");
   sub->add_option("--node-mtbf-h", cmd->node_mtbf_h,
                   "mean hours between failures of one fleet node (0: none); a failed run "
                   "restarts from its last checkpoint")
@@ -266,6 +269,7 @@ std::optional<int> RunSimulateCommand(const SimulateCommand& cmd, const std::str
     eo.seed = cmd.seed;
     eo.node_mtbf_h = cmd.node_mtbf_h;
     eo.mig_repartition = !cmd.no_mig_drains;
+    eo.migrations = !cmd.no_migrations;
     eo.on_progress = [&](const sim::Progress& p) { bar.Update(p); };
     const auto t0 = std::chrono::steady_clock::now();
     auto run = sim::Simulate(*trace, shapes, world, profile, name, eo);

@@ -38,6 +38,7 @@ struct SimulateCommand {
   double flex_wait_mean_h = -1;
   double node_mtbf_h = 0;
   bool no_mig_drains = false;
+  bool no_migrations = false;
   bool quiet = false;
 };
 

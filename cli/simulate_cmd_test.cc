@@ -74,6 +74,37 @@ TEST_F(SimulateCmd, ComparesPoliciesAndWritesTheThreeFiles) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 3);
 }
 
+// sim/migrate_test.cc's case from the command line: a preemptible 10 h job
+// starts on the dearer of two owned clusters while a job that may not be
+// stopped holds the cheaper one for 2 h, and moves there at its 4th
+// checkpoint; --no-migrations keeps it where it started.
+TEST_F(SimulateCmd, NoMigrationsTurnsMovesOff) {
+  std::ofstream(dir_ / "fleet.yaml") << R"(clusters:
+  - {name: here, region: "gcp:us-central1", pricing: owned, gpu_hour_usd: 2.00,
+     nodes: [{count: 1, gpu: H100-80GB, gpus: 8, vcpus: 96, ram_gib: 1024}]}
+  - {name: there, region: "gcp:europe-west4", pricing: owned, gpu_hour_usd: 1.00,
+     nodes: [{count: 1, gpu: H100-80GB, gpus: 8, vcpus: 96, ram_gib: 1024}]}
+elastic: false
+)";
+  std::ofstream(dir_ / "moves.jsonl")
+      << R"({"name": "blocker", "submit_s": 0, "duration_s": 7200, "gpus": 8, "gpu_model": "H100-80GB", "kind": "training"})"
+      << "\n"
+      << R"({"name": "mover", "submit_s": 1, "duration_s": 36000, "gpus": 8, "gpu_model": "H100-80GB", "kind": "training", "preemptible": true, "checkpoint": {"interval": "30m"}})"
+      << "\n";
+  for (const bool off : {false, true}) {
+    std::vector<std::string> args = {"simulate", "--trace", Path("moves.jsonl"), "--format", "jsonl",
+                                     "--fleet", Path("fleet.yaml"), "--out", Path("out")};
+    if (off) args.push_back("--no-migrations");
+    Ran r = Meridian(args);
+    ASSERT_EQ(r.rc, kExitOk) << r.err;
+    const std::string summary = Slurp(dir_ / "out" / "summary.json");
+    EXPECT_NE(summary.find(off ? "\"migrations\": 0," : "\"migrations\": 1,"), std::string::npos) << summary;
+    const std::string csv = Slurp(dir_ / "out" / "jobs.csv");
+    // The last row is the mover's; its last field, moves.
+    EXPECT_EQ(csv.substr(csv.rfind(',', csv.size() - 2) + 1), off ? "0\n" : "1\n") << csv;
+  }
+}
+
 TEST_F(SimulateCmd, BadInputIsExitTwoWithTheReason) {
   Ran unknown = Meridian({"simulate", "--trace", Path("t.jsonl"), "--format", "jsonl", "--policy", "nope"});
   EXPECT_EQ(unknown.rc, kExitBadInput);

@@ -5,6 +5,7 @@
 
 #include "estimate/defaults.h"
 #include "estimate/pricing.h"
+#include "sched/plugins/migrate.h"
 #include "sched/rng.h"
 #include "sim/charge.h"
 #include "sim/cpu_model.h"
@@ -39,6 +40,15 @@ std::optional<int64_t> DeadlineS(const TraceJob& job, const JobSpec& spec, UnixS
 }
 
 namespace engine_internal {
+
+namespace {
+
+bool HasMovePlugin(const sched::Profile& profile) {
+  return std::any_of(profile.plugins.begin(), profile.plugins.end(),
+                     [](const sched::PluginConfig& p) { return p.name == sched::Migrate::kName; });
+}
+
+}  // namespace
 
 void Engine::Note(const std::string& key) { ++notes_[key]; }
 
@@ -111,14 +121,7 @@ void Engine::Account(const Meter& l, JobOutcome& o, UnixSeconds a, UnixSeconds b
   o.co2_g += co2;
   o.gpu_ms += l.gpu_milli * (b - a);
   out_.cost_by_pricing[static_cast<size_t>(l.pay)] += cost;
-  if (l.region.valid()) {
-    if (out_.cost_by_region.size() <= l.region.index()) {
-      out_.cost_by_region.resize(l.region.index() + 1, 0);
-      out_.co2_by_region.resize(l.region.index() + 1, 0);
-    }
-    out_.cost_by_region[l.region.index()] += cost;
-    out_.co2_by_region[l.region.index()] += co2;
-  }
+  ChargeRegion(l.region, cost, co2);
   if (l.on_fleet) {
     out_.cost_by_cluster[l.cluster.index()] += cost;
     out_.fleet_gpu_ms += l.gpu_milli * (b - a);
@@ -128,6 +131,16 @@ void Engine::Account(const Meter& l, JobOutcome& o, UnixSeconds a, UnixSeconds b
   out_.region_hours.Add(l.region, a, b, static_cast<double>(l.gpu_milli) / 1000.0);
   (l.on_fleet ? fleet_milli_ : cloud_milli_) -= l.gpu_milli;
   GpuLevels(b);
+}
+
+void Engine::ChargeRegion(RegionId r, int64_t cost, int64_t co2) {
+  if (!r.valid()) return;
+  if (out_.cost_by_region.size() <= r.index()) {
+    out_.cost_by_region.resize(r.index() + 1, 0);
+    out_.co2_by_region.resize(r.index() + 1, 0);
+  }
+  out_.cost_by_region[r.index()] += cost;
+  out_.co2_by_region[r.index()] += co2;
 }
 
 // A real-time service's stretch of serving, from its run's start past the
@@ -153,6 +166,7 @@ void Engine::Requeue(uint32_t j) {
   ++l.attempt;  // events of the stopped attempt are stale
   l.retry = 0;
   l.running = false;
+  l.moved_in = false;
   SetWork(l, trace_.jobs[j]);
   Out(j).state = JobState::kWaiting;
   sched_->Enqueue(l.q);
@@ -205,11 +219,13 @@ void Engine::StartRun(uint32_t j, UnixSeconds t) {
   const UnixSeconds end = t + l.overhead_s + static_cast<int64_t>(std::ceil(left_s - 1e-6));
   if (l.spot && !StartLease(j, t, end)) return;
   l.run_start = t;
+  l.run_end = end;
   l.running = true;
   o.state = JobState::kRunning;
   if (o.start_s < 0) o.start_s = t - t0_;
   Push(end, EventKind::kEnd, j);
   if (l.spot) PushReclaims({j}, t);
+  PushCheckpoint(j, t + l.overhead_s + l.interval_s);
   if (l.flex && t + flex_max_s_ < end) Push(t + flex_max_s_, EventKind::kFlexLimit, j);
   if (l.on_fleet && options_.node_mtbf_h > 0 && l.nodes > 0) {
     sched::Rng rng(sched::Rng::Mix(options_.seed ^ 0xfa11ed, j, l.attempt));
@@ -233,7 +249,9 @@ void Engine::Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released) {
     double saved = l.interval_s > 0 ? static_cast<double>(progress / l.interval_s * l.interval_s) : 0;
     saved = std::min(saved, left_s);
     l.done = std::min(1.0, l.done + saved / l.full_s);
+    if (l.interval_s > 0) l.checkpoints += static_cast<int>(progress / l.interval_s);
     o.lost_gpu_ms += l.gpu_milli * (elapsed - static_cast<int64_t>(saved));
+    ChargeMoveOverhead(l, o, t);
     Account(l, o, l.run_start, t);
     Served(j, l, t);
     StopReplicas(j, t);
@@ -252,6 +270,7 @@ void Engine::Finish(uint32_t j, UnixSeconds t) {
   last_activity_ = std::max(last_activity_, t);
   LiveJob& l = Live(j);
   JobOutcome& o = Out(j);
+  ChargeMoveOverhead(l, o, t);
   Account(l, o, l.run_start, t);
   Served(j, l, t);
   StopReplicas(j, t);
@@ -280,6 +299,7 @@ void Engine::Handle(const Event& e) {
     case EventKind::kFlexLimit: Interrupt(e.job, e.t, Stop::kFlexLimit, false); break;
     case EventKind::kFlexCancel: Interrupt(e.job, e.t, Stop::kFlexCancel, false); break;
     case EventKind::kStart: StartRun(e.job, e.t); break;
+    case EventKind::kCheckpoint: Checkpoint(e.job, e.t); break;
     case EventKind::kRetry:
       Live(e.job).retry = 0;
       if (Out(e.job).state == JobState::kWaiting) dirty_ = true;
@@ -428,6 +448,7 @@ Result<PolicyRun> Simulate(const Trace& trace, const JobShapes& shapes, const Wo
                 options, &run);
   engine.set_cpu_allocation(profile.options.cpu_allocation);
   engine.set_replica_terms(ReplicaTermsOf(profile));
+  engine.set_migrations(options.migrations && engine_internal::HasMovePlugin(profile));
   engine.Run();
   std::vector<const sched::QueuedJob*> by_spec(trace.specs.size());
   for (size_t i = 0; i < by_spec.size(); ++i) by_spec[i] = shapes.Of(static_cast<uint32_t>(i));

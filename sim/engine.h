@@ -27,8 +27,18 @@
 // unstated); a reclaim, a preemption or flex-start's limit loses the progress
 // since the last one, and the next run begins with checkpoint.restart_overhead
 // (default 5 min). Checkpoints are computed when a run stops, not scheduled
-// as events. A requeued job is queued with its run hours scaled to the work
+// as events (but for moves, below). A requeued job is queued with its run hours scaled to the work
 // left, so the core sees what remains.
+//
+// Moves (engine_migrate.cc): under a profile with a `migrate` plugin, each
+// checkpoint of a running preemptible job is an event at which the core's
+// Scheduler::Reconsider (sched/move.h) is asked, with the work left, whether
+// to move. A move ends the run at the checkpoint (nothing lost), charges the
+// checkpoint's egress from the quote (checkpoint GB x the catalog's $/GB),
+// releases the place and commits the new one, whose run begins with the
+// restart overhead plus the quote's transfer time. The checkpoint is the
+// training state the memory model holds, estimate::kTrainingBytesPerParam x
+// model.params_b (0 GB without params_b).
 //
 // Preemptible real-time services (sim/service_replicas.h): under a profile
 // with realtime_replicas and spot, a preemptible service the scheduler places
@@ -39,7 +49,7 @@
 // engine places these replicas itself (the scheduler placed the set), the
 // one placement rule of its own. Files: engine.cc (events, the run loop, a
 // job's life), engine_place.cc (a decision's placement), engine_replicas.cc
-// (replica sets), engine_impl.h (the class they share).
+// (replica sets), engine_migrate.cc (moves), engine_impl.h (the class they share).
 //
 // Reproducible bit for bit: the same trace, fleet, profile, market and seed
 // give the same outcomes (the scheduler's randomness is seeded per decision;
@@ -121,6 +131,10 @@ struct EngineOptions {
   // Apply MIG repartition proposals between cycles on a fleet with a
   // repartitionable MIG cluster (sim/mig_cycle.h); false: never drain.
   bool mig_repartition = true;
+  // Under a profile with a `migrate` plugin, ask it at each checkpoint of a
+  // running preemptible job whether to move (Scheduler::Reconsider); false:
+  // never (`simulate --no-migrations`).
+  bool migrations = true;
   std::function<void(uint32_t job, JobState state)> on_job_end;
 };
 

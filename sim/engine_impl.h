@@ -1,11 +1,13 @@
 // The engine of `meridian simulate` (sim/engine.h), shared by its parts:
 // engine.cc (events, the run loop and a job's life), engine_place.cc (a
-// decision's placement and run time) and engine_replicas.cc (a preemptible
-// service's replicas on spot with on-demand fallback). Internal to sim/.
+// decision's placement and run time), engine_replicas.cc (a preemptible
+// service's replicas on spot with on-demand fallback) and engine_migrate.cc
+// (moves of running work at checkpoints). Internal to sim/.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -25,10 +27,12 @@ namespace meridian::sim::engine_internal {
 // set sized for the next hour's load (and a look for spot to replace
 // on-demand replicas); kReplicaRetire: the replicas that hour no longer
 // needs stop; kReplicaSpot: a spot offering a set holding on-demand
-// replicas could use changes its count (a look for spot to replace them).
+// replicas could use changes its count (a look for spot to replace them);
+// kCheckpoint: a running preemptible job's checkpoint, where it may move
+// (engine_migrate.cc; only under a profile with `migrate`).
 enum class EventKind : uint8_t {
   kEnd, kReclaim, kReplicaReclaim, kNodeFailure, kFlexLimit, kFlexCancel, kStart, kRetry,
-  kReplicaCheck, kReplicaRetire, kReplicaSpot
+  kReplicaCheck, kReplicaRetire, kReplicaSpot, kCheckpoint
 };
 
 struct Event {
@@ -79,6 +83,17 @@ struct LiveJob : Meter {
   uint32_t nodes = 0;                   // fleet nodes held
   bool spot = false, flex = false, running = false;
   OfferingId offering;
+  UnixSeconds run_end = 0;              // the current run's planned end
+  // Moves (engine_migrate.cc): the candidate this attempt was placed on and
+  // its description, the checkpoints taken before this run, the last move,
+  // and whether this run follows a move (its restart and the checkpoint's
+  // transfer, transfer_s, are then the move's).
+  sched::Candidate placement;
+  std::string where;
+  int checkpoints = 0;
+  std::optional<UnixSeconds> last_move;
+  bool moved_in = false;
+  int64_t transfer_s = 0;
   // A job with a CPU profile: the vCPUs its recorded speed holds at (the GPU
   // share) and the run-time factor of the vCPUs it was given.
   double cpu_share = 0;
@@ -127,6 +142,8 @@ class Engine {
   void set_cpu_allocation(sched::CpuAllocation a) { cpu_allocation_ = a; }
   // The profile's replica terms for preemptible services.
   void set_replica_terms(const ReplicaTerms& t) { replica_terms_ = t; }
+  // Ask the profile's move plugin at running jobs' checkpoints (EngineOptions::migrations).
+  void set_migrations(bool on) { migrations_ = on; }
 
  private:
   static constexpr uint32_t kNone = ~0u;
@@ -164,6 +181,7 @@ class Engine {
   void Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released);
   void Finish(uint32_t j, UnixSeconds t);
   void Account(const Meter& m, JobOutcome& o, UnixSeconds a, UnixSeconds b);
+  void ChargeRegion(RegionId r, int64_t cost, int64_t co2);
   void Served(uint32_t j, const LiveJob& l, UnixSeconds b);
   void SetWork(LiveJob& l, const TraceJob& tj);
   void Requeue(uint32_t j);
@@ -198,6 +216,12 @@ class Engine {
   void WatchSpot(uint32_t j, UnixSeconds t);
   void BackToSpot(uint32_t j, UnixSeconds t);
   void Retire(uint32_t j, UnixSeconds t);
+  // Moves at checkpoints (engine_migrate.cc).
+  void PushCheckpoint(uint32_t j, UnixSeconds at);
+  void Checkpoint(uint32_t j, UnixSeconds t);
+  void MoveTo(uint32_t j, const sched::MoveDecision& m, UnixSeconds t);
+  void ChargeEgress(const LiveJob& l, JobOutcome& o, int64_t micros, UnixSeconds t);
+  void ChargeMoveOverhead(const LiveJob& l, JobOutcome& o, UnixSeconds b);
 
   const Trace& trace_;
   const JobShapes& shapes_;
@@ -231,6 +255,7 @@ class Engine {
   sched::CpuAllocation cpu_allocation_ = sched::CpuAllocation::kGpuShare;
   SpotLeases spot_;  // this run's spot leases; the market its scheduler sees
   ReplicaTerms replica_terms_;
+  bool migrations_ = false;
   // Replicas' spot leases: keys from the trace's job count up (a job's own
   // lease is keyed by its index), and the job each belongs to.
   uint32_t next_lease_;

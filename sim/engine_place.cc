@@ -169,6 +169,8 @@ void Engine::Place(uint32_t j, const sched::Decision& d, UnixSeconds t) {
   o.region = l.region;
   o.pay = l.pay;
   l.demand = c.demand;
+  l.placement = c;
+  l.where = d.chosen->where;
   l.replicas = ReplicasOf(*l.shape, c, a, cat, l.gpu_milli);
   l.replica_set = false;
   l.set.clear();
@@ -189,7 +191,9 @@ void Engine::Place(uint32_t j, const sched::Decision& d, UnixSeconds t) {
                        l.cpu_factor;
   l.full_s = hours * 3600.0;
   o.run_s = std::llround(l.full_s);
-  l.overhead_s = o.preemptions > 0 ? l.restart_s : 0;
+  // A restart follows a stop (a preemption, a reclaim) or a move; a move's
+  // checkpoint transfer comes before it.
+  l.overhead_s = (o.preemptions > 0 || l.moved_in ? l.restart_s : 0) + (l.moved_in ? l.transfer_s : 0);
   if (d.kind != sched::DecisionKind::kDefer) {
     StartRun(j, t);
     return;

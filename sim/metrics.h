@@ -46,6 +46,12 @@ struct JobOutcome {
   int64_t lost_gpu_ms = 0;   // of which lost to reclaims and preemption (rework and restarts)
   uint16_t preemptions = 0;  // spot reclaims, node failures, preemptions, flex-start limits
   uint16_t flex_cancels = 0; // flex-start requests cancelled unserved
+  // Moves at checkpoints (sim/engine.h): how many, and what they cost: the
+  // checkpoints' egress plus the new places' dollars over the restart and
+  // transfer (already in cost_micros), and the GPU-seconds of those (in gpu_ms).
+  uint16_t moves = 0;
+  int64_t move_cost_micros = 0;
+  int64_t move_gpu_ms = 0;
   // Where the last attempt ran.
   RegionId region;
   GpuModelId gpu_model;      // invalid on a CPU node
@@ -83,7 +89,8 @@ class Timeline {
     kFleetGpus,       // level: fleet GPUs running work (thousandths)
     kCloudGpus,       // level: elastic GPUs running work (thousandths)
     kSpend,           // amounts: micro-dollars, kSpend + PayKind
-    kCount = kSpend + kPayKinds,
+    kMoves = kSpend + kPayKinds,  // amounts: running jobs moved at checkpoints
+    kCount,
   };
   explicit Timeline(int64_t bucket_s = 3600) : width_(bucket_s > 0 ? bucket_s : 3600) {}
 
@@ -157,6 +164,11 @@ struct Summary {
   int64_t preemptions = 0;
   int64_t flex_cancels = 0;
   double lost_gpu_hours = 0;
+  // Moves of running jobs at checkpoints: their count, cost (egress and the
+  // restart's and transfer's dollars) and GPU-hours (restart and transfer).
+  int64_t migrations = 0;
+  int64_t migration_cost_micros = 0;
+  double migration_gpu_hours = 0;
   std::optional<double> utilization;   // of owned and reserved capacity
   // Real-time services: service-minutes meeting the SLO over those due
   // (sim/service_slo.h).

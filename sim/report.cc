@@ -46,6 +46,9 @@ nlohmann::ordered_json ToJson(const Summary& s) {
   j["preemptions"] = s.preemptions;
   j["flex_cancels"] = s.flex_cancels;
   j["lost_gpu_hours"] = s.lost_gpu_hours;
+  j["migrations"] = s.migrations;
+  j["migration_cost_usd"] = Usd(s.migration_cost_micros);
+  j["migration_gpu_hours"] = s.migration_gpu_hours;
   j["utilization"] = Optional(s.utilization);
   j["slo_met_frac"] = Optional(s.slo_met_frac);
   j["replica_reclaims"] = s.replica_reclaims;
@@ -185,7 +188,7 @@ void WriteJobsCsv(const Simulation& sim, std::ostream& out) {
   const UnixSeconds start = sim.world->market->options().start;
   out << "policy,job,submit_s,start_s,end_s,state,region,gpu_model,gpus,mig,cpu,pricing,"
          "cost_usd,co2_g,preemptions,lost_gpu_h,deadline_s,deadline_met,recorded_on,run_s,"
-         "slo_met_frac\n";
+         "slo_met_frac,moves\n";
   for (const PolicyRun& run : sim.runs) {
     std::vector<std::optional<double>> slo(run.jobs.size());
     for (const ServiceMinutes& m : run.services) {
@@ -213,7 +216,7 @@ void WriteJobsCsv(const Simulation& sim, std::ostream& out) {
           << (deadline ? (o.state == JobState::kDone && o.end_s <= *deadline ? "true" : "false") : "")
           << ',' << Field(sim.trace->specs[tj.spec]->work.recorded_on) << ','
           << (placed && o.run_s >= 0 ? std::to_string(o.run_s) : "") << ','
-          << (slo[i] ? SloFraction(*slo[i]) : "") << '\n';
+          << (slo[i] ? SloFraction(*slo[i]) : "") << ',' << o.moves << '\n';
     }
   }
 }

@@ -237,6 +237,20 @@ std::string SpendOverTime(const Simulation& sim) {
   return out + "</div>";
 }
 
+// Running jobs moved at checkpoints per interval, one line per policy; ""
+// when no policy moved any.
+std::string MovesOverTime(const Simulation& sim) {
+  const bool any = std::any_of(sim.summaries.begin(), sim.summaries.end(),
+                               [](const Summary& s) { return s.migrations > 0; });
+  if (!any) return "";
+  const TimeAxis axis = AxisFor(sim);
+  svg::LineChart c{"Running jobs moved at checkpoints (per interval)", axis.label, "moves", false, 0, {}};
+  for (size_t p = 0; p < sim.runs.size(); ++p) {
+    c.lines.push_back(SeriesLine(sim.runs[p], Timeline::kMoves, 1, p, axis));
+  }
+  return "<h2>Moves of running work over time</h2>" + svg::Render(c) + "\n";
+}
+
 std::string WhereAndWhen(const Simulation& sim) {
   const catalog::Catalog& cat = *sim.world->catalog;
   std::string out;
@@ -284,6 +298,7 @@ std::string ReportHtml(const Simulation& sim) {
   html += "<h2>Job completion time</h2>" + JctCdf(sim) + "\n";
   html += "<h2>Queue and utilization over time</h2>" + QueueAndUtilization(sim) + "\n";
   html += "<h2>Spend by pricing model over time</h2>" + SpendOverTime(sim) + "\n";
+  html += MovesOverTime(sim);
   html += "<h2>Where work ran, by region and hour of day</h2>" + WhereAndWhen(sim) + "\n";
   html += "<h2>Notes</h2>" + Notes(sim) + "\n</body></html>\n";
   return html;

@@ -68,7 +68,7 @@ Summary Summarize(const Trace& trace, const World& world, const PolicyRun& run) 
   s.decisions = run.decisions;
   const UnixSeconds start = world.market->options().start;
   std::vector<int64_t> jct;
-  int64_t waits = 0, started = 0, deadline_met = 0, gpu_ms = 0, lost_ms = 0;
+  int64_t waits = 0, started = 0, deadline_met = 0, gpu_ms = 0, lost_ms = 0, move_ms = 0;
   int64_t first_submit = INT64_MAX, last_end = 0;
   for (size_t i = 0; i < trace.jobs.size(); ++i) {
     const TraceJob& tj = trace.jobs[i];
@@ -97,6 +97,9 @@ Summary Summarize(const Trace& trace, const World& world, const PolicyRun& run) 
     s.flex_cancels += o.flex_cancels;
     gpu_ms += o.gpu_ms;
     lost_ms += o.lost_gpu_ms;
+    s.migrations += o.moves;
+    s.migration_cost_micros += o.move_cost_micros;
+    move_ms += o.move_gpu_ms;
   }
   std::sort(jct.begin(), jct.end());
   if (!jct.empty()) {
@@ -110,6 +113,7 @@ Summary Summarize(const Trace& trace, const World& world, const PolicyRun& run) 
   s.avg_wait_s = started > 0 ? static_cast<double>(waits) / static_cast<double>(started) : 0;
   s.gpu_hours = static_cast<double>(gpu_ms) / 1000.0 / 3600.0;
   s.lost_gpu_hours = static_cast<double>(lost_ms) / 1000.0 / 3600.0;
+  s.migration_gpu_hours = static_cast<double>(move_ms) / 1000.0 / 3600.0;
   if (s.deadline_jobs > 0) {
     s.deadline_met_frac = static_cast<double>(deadline_met) / static_cast<double>(s.deadline_jobs);
   }

@@ -80,16 +80,21 @@ inline World TestWorld(const FleetSpec& spec) {
 }
 
 inline PolicyRun RunPolicy(const Trace& trace, const World& world, const std::string& policy,
-                           uint64_t seed = 1, bool keep_waits = true) {
+                           const EngineOptions& o) {
   auto profile = sched::EmbeddedProfile(policy);
   if (!profile.ok()) throw std::runtime_error(profile.status().ToString());
   JobShapes shapes = JobShapes::Make(trace, *world.catalog);
-  EngineOptions o;
-  o.seed = seed;
-  o.keep_waits = keep_waits;
   auto run = Simulate(trace, shapes, world, *profile, policy, o);
   if (!run.ok()) throw std::runtime_error(run.status().ToString());
   return std::move(run).value();
+}
+
+inline PolicyRun RunPolicy(const Trace& trace, const World& world, const std::string& policy,
+                           uint64_t seed = 1, bool keep_waits = true) {
+  EngineOptions o;
+  o.seed = seed;
+  o.keep_waits = keep_waits;
+  return RunPolicy(trace, world, policy, o);
 }
 
 }  // namespace meridian::sim::testing

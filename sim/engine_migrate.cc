@@ -1,0 +1,114 @@
+// Moves of running work at checkpoints (sim/engine.h, "Moves"): the engine
+// asks the core (Scheduler::Reconsider, sched/move.h) at each checkpoint of a
+// running preemptible job and applies its verdict. The costs it charges are
+// the quote's (egress, transfer time) and the restart overhead the job's
+// checkpoint terms give, so the core and the simulator price a move alike.
+#include <algorithm>
+#include <cmath>
+
+#include "estimate/defaults.h"
+#include "sim/charge.h"
+#include "sim/engine_impl.h"
+
+namespace meridian::sim::engine_internal {
+
+namespace {
+
+// The training state the memory model holds per parameter, in GB: what a
+// checkpoint carries to the new place (0 without model.params_b).
+double CheckpointGb(const JobSpec& spec) {
+  return spec.model.params_b.value_or(0) * estimate::kTrainingBytesPerParam;
+}
+
+}  // namespace
+
+// The next checkpoint of j's run at `at`, when it comes before the run ends.
+// Only running preemptible jobs, and not replica sets (their replicas move
+// on their own rules, sim/service_replicas.h).
+void Engine::PushCheckpoint(uint32_t j, UnixSeconds at) {
+  const LiveJob& l = Live(j);
+  if (!migrations_ || !l.q.preemptible || l.replica_set || l.interval_s <= 0) return;
+  if (at < l.run_end) Push(at, EventKind::kCheckpoint, j);
+}
+
+// At a checkpoint of j's run: the work done so far is saved; the core is
+// asked with the work left whether to move. Staying changes nothing.
+void Engine::Checkpoint(uint32_t j, UnixSeconds t) {
+  LiveJob& l = Live(j);
+  if (!l.running) return;
+  const int64_t progress = t - l.run_start - l.overhead_s;
+  sched::QueuedJob before = l.q;
+  const double done_before = l.done;
+  l.done = std::min(1.0, l.done + static_cast<double>(progress) / l.full_s);
+  SetWork(l, trace_.jobs[j]);
+  sched::RunningJob r;
+  r.job = &l.q;
+  r.placement = l.placement;
+  r.where = l.where;
+  r.checkpoints = l.checkpoints + static_cast<int>(progress / l.interval_s);
+  r.checkpoint_gb = CheckpointGb(*l.q.spec);
+  r.last_move = l.last_move;
+  sched::MoveDecision m = sched_->Reconsider(r, Snap(t));
+  if (m.verdict == sched::MoveVerdict::kMove && m.placement && m.quote) {
+    l.checkpoints = r.checkpoints;
+    MoveTo(j, m, t);
+    return;
+  }
+  l.q = std::move(before);
+  l.done = done_before;
+  PushCheckpoint(j, t + l.interval_s);
+}
+
+// Ends j's run at checkpoint `t` with its work saved (l.done already counts
+// it), charges the checkpoint's egress, and starts it on the move's place.
+void Engine::MoveTo(uint32_t j, const sched::MoveDecision& m, UnixSeconds t) {
+  last_activity_ = std::max(last_activity_, t);
+  LiveJob& l = Live(j);
+  JobOutcome& o = Out(j);
+  // The ending run's restart overhead is its only time without progress.
+  o.lost_gpu_ms += l.gpu_milli * std::min<int64_t>(l.overhead_s, t - l.run_start);
+  ChargeMoveOverhead(l, o, t);
+  Account(l, o, l.run_start, t);
+  Served(j, l, t);
+  ChargeEgress(l, o, m.quote->costs.egress_usd.micros(), t);
+  EndLease(j, t);
+  sched_->Release(JobId(j), Snap(t), &ledger_);
+  if (Status s = sched_->Commit(*m.placement, Snap(t), &ledger_); !s.ok()) {
+    // The place was found against this very ledger less the job; a refusal
+    // here is a core error, and the job is queued again rather than lost.
+    Note("move not committed (the job is queued again): " + s.message());
+    Requeue(j);
+    return;
+  }
+  ++o.moves;
+  out_.timeline.Spread(Timeline::kMoves, t - t0_, t - t0_, 1.0);
+  l.last_move = t;
+  l.moved_in = true;
+  l.transfer_s = static_cast<int64_t>(std::ceil(m.quote->costs.transfer_hours * 3600.0));
+  l.running = false;
+  Place(j, *m.placement, t);
+}
+
+// Egress is billed where the checkpoint leaves from: the old place's region
+// and pricing model, so totals by job, pricing model and region stay equal.
+void Engine::ChargeEgress(const LiveJob& l, JobOutcome& o, int64_t micros, UnixSeconds t) {
+  if (micros <= 0) return;
+  o.cost_micros += micros;
+  o.move_cost_micros += micros;
+  out_.cost_by_pricing[static_cast<size_t>(l.pay)] += micros;
+  ChargeRegion(l.region, micros, 0);
+  out_.timeline.Spread(static_cast<Timeline::Series>(Timeline::kSpend + static_cast<int>(l.pay)),
+                       t - t0_, t - t0_, static_cast<double>(micros));
+}
+
+// A run that follows a move: its restart and transfer, up to `b` (the run
+// may stop before they are over), at its own rate, are the move's cost.
+void Engine::ChargeMoveOverhead(const LiveJob& l, JobOutcome& o, UnixSeconds b) {
+  if (!l.moved_in) return;
+  const UnixSeconds end = std::min(b, l.run_start + l.overhead_s);
+  if (end <= l.run_start) return;
+  o.move_cost_micros += RunCostMicros(l.rate, l.run_start, end);
+  o.move_gpu_ms += l.gpu_milli * (end - l.run_start);
+}
+
+}  // namespace meridian::sim::engine_internal

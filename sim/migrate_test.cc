@@ -1,0 +1,140 @@
+// Moves of running work in the simulator (sim/engine_migrate.cc): a job
+// worth moving moves once at a checkpoint and loses no work, one that is not
+// stays put, --no-migrations never moves, and summary.json and jobs.csv
+// count moves alike. Test catalog: H100-80GB; 0.05 $/GB of egress from
+// gcp:us-central1 to gcp:europe-west4; migrate at its defaults (25 Gbit/s).
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "sim/report.h"
+#include "sim/test_world.h"
+
+namespace meridian::sim {
+namespace {
+
+using testing::AddJob;
+using testing::FixedJob;
+
+// Two owned clusters of one node of 8 H100s: "onprem" in us-central1 at
+// $2.00/GPU-h (testing::OneCluster) and "there" at `there_usd` in `there_region`.
+FleetSpec TwoClusters(const std::string& there_region, double there_usd) {
+  FleetSpec f = testing::OneCluster(1, 8);
+  ClusterSpec there = f.clusters.front();
+  there.name = "there";
+  there.region = there_region;
+  there.gpu_hour = Money::FromDollars(there_usd);
+  f.clusters.push_back(there);
+  return f;
+}
+
+// At second 0 a job that may not be stopped takes the cheaper cluster for
+// 2 h; at second 1 a preemptible 8-GPU job of 10 h (checkpoints every
+// 30 min, 5 min restart, 1B parameters: a 16 GB checkpoint) starts on the
+// dearer one.
+Trace BlockedThenFreed() {
+  Trace t;
+  AddJob(t, FixedJob(8, "H100-80GB", 30), "blocker", 0, 7200);
+  JobSpec mover = FixedJob(8, "H100-80GB", 30);
+  mover.preemptible = true;
+  mover.checkpoint.interval_s = 1800;
+  mover.checkpoint.restart_overhead_s = 300;
+  mover.model.params_b = 1;
+  AddJob(t, mover, "mover", 1, 36000);
+  return t;
+}
+
+PolicyRun RunDefault(const Trace& trace, const World& world, bool migrations) {
+  auto profile = sched::EmbeddedProfile("default");
+  if (!profile.ok()) throw std::runtime_error(profile.status().ToString());
+  const JobShapes shapes = JobShapes::Make(trace, *world.catalog);
+  EngineOptions o;
+  o.migrations = migrations;
+  auto run = Simulate(trace, shapes, world, *profile, "default", o);
+  if (!run.ok()) throw std::runtime_error(run.status().ToString());
+  return std::move(run).value();
+}
+
+RegionId Region(const World& w, const std::string& id) {
+  const auto& regions = w.catalog->regions();
+  for (size_t i = 0; i < regions.size(); ++i) {
+    if (regions[i].id == id) return RegionId(static_cast<uint32_t>(i));
+  }
+  return RegionId();
+}
+
+TEST(SimMigrateTest, AJobWorthMovingMovesOnceAtACheckpointAndLosesNoWork) {
+  const World w = testing::TestWorld(TwoClusters("gcp:europe-west4", 1.00));
+  const Trace trace = BlockedThenFreed();
+  const PolicyRun run = RunDefault(trace, w, true);
+  const JobOutcome& o = run.jobs[1];
+  ASSERT_EQ(o.state, JobState::kDone);
+  EXPECT_EQ(o.start_s, 1);
+  // The blocker ends at 7200; the mover's 4th checkpoint is at 1 + 4 x 1800
+  // = 7201 with 7200 s of its 36000 s done. Staying: 8 h x 8 x $2 = $128;
+  // moving: 8 h x 8 x $1 = $64 plus 16 GB x $0.05 = $0.80 egress and
+  // (5 min + 16 x 8 / 25 s) at $8/h: it moves, once (it never moves back to
+  // the dearer place).
+  EXPECT_EQ(o.moves, 1);
+  EXPECT_EQ(o.region, Region(w, "gcp:europe-west4"));
+  // The transfer: 16 GB x 8 / 25 Gbit/s = 5.12 s, 6 s whole; the new run
+  // begins with 300 + 6 s and then runs the 28800 s left: nothing is lost.
+  EXPECT_EQ(o.end_s, 7201 + 306 + 28800);
+  EXPECT_EQ(o.lost_gpu_ms, 0);
+  // $16/h x 7200 s = $32.00 here; $8/h x 29106 s = $64.68 there; $0.80 egress.
+  EXPECT_EQ(o.cost_micros, 32000000 + 64680000 + 800000);
+  // The move's cost: egress $0.80 + $8/h x 306 s = $0.68; 8 GPUs x 306 s.
+  EXPECT_EQ(o.move_cost_micros, 800000 + 680000);
+  EXPECT_EQ(o.move_gpu_ms, 8000 * 306);
+}
+
+TEST(SimMigrateTest, AJobNotWorthMovingStaysPut) {
+  // The freed cluster is in the same region (same carbon, no egress) at
+  // $1.99: 8 h x 8 x $0.01 = $0.64 saved against a restart of 5 min + 6 s
+  // at $15.92/h = $1.35, under the hysteresis bar ($1.35 x 1.5): it stays.
+  const World w = testing::TestWorld(TwoClusters("gcp:us-central1", 1.99));
+  const PolicyRun run = RunDefault(BlockedThenFreed(), w, true);
+  const JobOutcome& o = run.jobs[1];
+  ASSERT_EQ(o.state, JobState::kDone);
+  EXPECT_EQ(o.moves, 0);
+  EXPECT_EQ(o.end_s, 1 + 36000);
+  EXPECT_EQ(o.cost_micros, 160000000);  // 10 h x $16/h where it started
+  EXPECT_EQ(o.move_cost_micros, 0);
+}
+
+TEST(SimMigrateTest, NoMigrationsNeverMoves) {
+  const World w = testing::TestWorld(TwoClusters("gcp:europe-west4", 1.00));
+  const Trace trace = BlockedThenFreed();
+  const PolicyRun run = RunDefault(trace, w, false);
+  const Summary s = Summarize(trace, w, run);
+  EXPECT_EQ(s.migrations, 0);
+  EXPECT_EQ(run.jobs[1].end_s, 1 + 36000);          // 10 h where it started
+  EXPECT_EQ(run.jobs[1].cost_micros, 160000000);    // x $16/h
+}
+
+TEST(SimMigrateTest, SummaryAndJobsCsvCountMovesAlike) {
+  const World w = testing::TestWorld(TwoClusters("gcp:europe-west4", 1.00));
+  const Trace trace = BlockedThenFreed();
+  Simulation sim;
+  sim.trace = &trace;
+  sim.world = &w;
+  sim.runs.push_back(RunDefault(trace, w, true));
+  sim.summaries.push_back(Summarize(trace, w, sim.runs.back()));
+  const Summary& s = sim.summaries.back();
+  // The one move above: $1.48, 8 GPUs x 306 s = 0.68 GPU-h.
+  EXPECT_EQ(s.migrations, 1);
+  EXPECT_EQ(s.migration_cost_micros, 1480000);
+  EXPECT_DOUBLE_EQ(s.migration_gpu_hours, 8.0 * 306 / 3600);
+  std::ostringstream csv;
+  WriteJobsCsv(sim, csv);
+  std::istringstream in(csv.str());
+  std::string line;
+  std::getline(in, line);
+  ASSERT_EQ(line.substr(line.rfind(',') + 1), "moves");
+  int64_t moves = 0;
+  while (std::getline(in, line)) moves += std::stoll(line.substr(line.rfind(',') + 1));
+  EXPECT_EQ(moves, s.migrations);
+}
+
+}  // namespace
+}  // namespace meridian::sim
