@@ -145,11 +145,11 @@ TEST(Cli, TableShowsArithmeticAndRejections) {
   EXPECT_NE(r.out.find("speed:"), std::string::npos);
   EXPECT_NE(r.out.find("/h x "), std::string::npos);
   // The 70B fine-tune on 24 H100s: its layout, communication share and MFU
-  // (docs/estimator.md, section 2's worked example: 18.80 h, MFU 56.3%; the
-  // pipeline sends, 2 x 171 x 67.1 MB / 40 GB/s = 0.574 s of a 142.240 s
-  // step, are its only exposed communication: 0.4%).
-  EXPECT_NE(r.out.find("layout: TP 1 x PP 4 x DP 6 (ZeRO-3), communication 0.4% of the run, "
-                       "MFU 56.3%"),
+  // (docs/estimator.md, section 2's worked example: 23.56 h, MFU 44.9%; the
+  // pipeline sends, 2 x 171 x 67.1 MB / 40 GB/s = 0.574 s of a 174.552 +
+  // 3.062 + 0.574 = 178.188 s step, are its only exposed communication: 0.3%).
+  EXPECT_NE(r.out.find("layout: TP 1 x PP 4 x DP 6 (ZeRO-3), communication 0.3% of the run, "
+                       "MFU 44.9%"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\nNotes\n"), std::string::npos);
@@ -305,9 +305,10 @@ TEST(Cli, PlanJsonCarriesLayoutCommunicationAndMfu) {
   const json& t = (*h100)["throughput"];
   EXPECT_EQ(t["layout"], "TP 1 x PP 4 x DP 6 (ZeRO-3)");
   // MFU: (6 x 7e10 + 12 x 80 x 4096 x 8192 of attention) x 2e9 = 9.0442e20
-  // model FLOP / (24 x 989e12 x 18.80 h x 3600) = 0.563 (docs/estimator.md,
-  // section 2's worked example).
-  EXPECT_NEAR(t["mfu"].get<double>(), 0.563, 0.001);
+  // model FLOP / (24 x 989e12 x 23.556 h x 3600) = 0.449 (docs/estimator.md,
+  // section 2's worked example: 83,071 s x (174.552 + 3.062 + 0.574) /
+  // 174.552 = 84,802 s).
+  EXPECT_NEAR(t["mfu"].get<double>(), 0.449, 0.001);
   EXPECT_GT(t["communication_share"].get<double>(), 0);
   EXPECT_LT(t["communication_share"].get<double>(), 0.01);
   ASSERT_TRUE(j["notes"].is_array());

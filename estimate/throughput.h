@@ -23,37 +23,17 @@ namespace meridian::estimate {
 // 0.50 for data science and rendering.
 double DefaultEfficiency(WorkloadKind kind);
 
-// The hidden size h0 at which a transformer's matmuls run at half a GPU's
-// best-shape efficiency: a model of hidden size h reaches best x h / (h + h0).
-// Fitted to one GPT-3 2.7B run (h = 2560) on one GPU, the whole model's
-// matmuls at `measured` of peak: h0 = 2560 x (best / measured - 1)
-// (docs/estimator.md, section 3): 875 on the A100 (0.869 best, 0.6477
-// measured), 2177 on the H100 (0.803, 0.43393). A GPU model whose best-shape
-// figure is one of these chips' (A100-40GB: the A100 SXM's; H200-141GB: the
-// H100 SXM's) takes its h0; every other model the larger, 2177.
-int HalfEfficiencyHidden(const catalog::GpuModel& gpu);
-
 struct Efficiency {
   double value = 0;
   bool measured = false;
-  double best = 0;       // the best-shape figure, before the model's size
-  int hidden = 0;        // the model's hidden size it was scaled by; 0 = not scaled
-  int half_hidden = 0;   // HalfEfficiencyHidden(gpu) where scaled
 };
 // The catalog's measured matmul efficiency (a bf16 measurement, used for
-// bf16/fp16) where present, else DefaultEfficiency(kind); for a transformer
-// of hidden size `hidden` (0: none is modelled) x hidden / (hidden + h0).
-Efficiency ComputeEfficiency(const catalog::GpuModel& gpu, Precision p, WorkloadKind kind,
-                             int hidden = 0);
+// bf16/fp16) where present, else DefaultEfficiency(kind).
+Efficiency ComputeEfficiency(const catalog::GpuModel& gpu, Precision p, WorkloadKind kind);
 
-// The hidden size the efficiency is scaled by for `job`: its model's, where
-// it trains or serves a transformer of known shape; else 0.
-int EfficiencyHidden(const ResolvedJob& job);
-
-// Effective TFLOPS of one GPU at `p` for `kind` (peak x efficiency at the
-// model's `hidden`, 0 = none); 0 when the precision is not native.
-double EffectiveTflops(const catalog::GpuModel& gpu, Precision p, WorkloadKind kind,
-                       int hidden = 0);
+// Effective TFLOPS of one GPU at `p` for `kind` (peak x efficiency); 0 when
+// the precision is not native.
+double EffectiveTflops(const catalog::GpuModel& gpu, Precision p, WorkloadKind kind);
 
 // Whether gpu_hours of `kind` scale with memory bandwidth (rendering, decode)
 // rather than with compute at the job's precision (training, prefill, rest).
@@ -63,8 +43,7 @@ bool BandwidthLimited(WorkloadKind kind);
 // rendering/inference by bandwidth ratio, others by effective-TFLOPS ratio.
 // Unresolvable when either GPU lacks the precision.
 Result<double> ConvertGpuHours(double gpu_hours, const catalog::GpuModel& reference,
-                               const catalog::GpuModel& target, Precision p, WorkloadKind kind,
-                               int hidden = 0);
+                               const catalog::GpuModel& target, Precision p, WorkloadKind kind);
 
 struct ThroughputQuery {
   int gpus = 1;

@@ -189,8 +189,8 @@ def main():
             mfu, elementwise, efficiency = whole_model_efficiency(*measured)
             best = catalog_best(gpu)
             print(f"{gpu}: {measured[0]} tokens/s = {100 * mfu:.1f}% MFU; element-wise "
-                  f"{100 * elementwise:.1f}% of the time; matmuls {efficiency:.4f} of peak; "
-                  f"h0 = {GPT3_2_7B['hidden']} x ({best} / {efficiency:.4f} - 1) = "
+                  f"{100 * elementwise:.1f}% of the time; matmuls {efficiency:.5f} of peak; "
+                  f"h0 = {GPT3_2_7B['hidden']} x ({best} / {efficiency:.5f} - 1) = "
                   f"{half_efficiency_hidden(efficiency, best):.0f}")
     if not args.matmul_efficiency:
         print_ratios(args.meridian, None)
