@@ -212,6 +212,20 @@ TEST(ThroughputTest, TrainingGpuHoursConvertByComputeAtPrecision) {
   EXPECT_EQ(v.status().code(), StatusCode::kUnresolvable);
 }
 
+TEST(ThroughputTest, StatedGpuHoursOfAModelConvertAtItsWidthOnBothGpus) {
+  auto cat = TestCatalog();
+  JobSpec j = Training7B(0);
+  j.work.form = Work::Form::kGpuHours;
+  j.work.gpu_hours = 100;
+  j.work.on_gpu = "A100-80GB";
+  // A 4096-wide model: A100 312 x 0.869 x 4096 / (4096 + 875) = 223.40
+  // TFLOPS, H100 989 x 0.803 x 4096 / (4096 + 2177) = 518.56: 100 x 223.40 /
+  // 518.56 = 43.08 h on one H100 (34.14 h at the best shapes, x 6273 / 4971).
+  auto t = EstimateThroughput(Resolve(j), *cat->FindGpu("H100-80GB"), *cat, {});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_NEAR(t->run_hours, 43.08, 0.01);
+}
+
 TEST(ThroughputTest, DecodeIsBoundByMemoryBandwidth) {
   auto cat = TestCatalog();
   JobSpec j;
