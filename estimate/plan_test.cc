@@ -85,23 +85,25 @@ TEST(PlanTest, FineTune7BFitsTwoH100sOnATwoGpuInstance) {
   EXPECT_EQ(two->instances, 1);
   EXPECT_EQ(two->gpus, 2);
   // (6 x 7e9 + 12 x 32 x 2048 x 4096 of attention) x 1e9 = 4.52212e19 FLOP
-  // (56942 s) + element-wise kernels (5021 s) is 17.2119 h on one H100
-  // (throughput_test.cc) / 2 = 8.6060 h: ZeRO-3's gathers over NVLink (59.7 s
-  // a step) hide behind 2/3 of the step's compute (parallelism_test.cc,
-  // OneNode). x $10.76654/h = $92.656.
-  EXPECT_NEAR(two->hours, 8.6060, 1e-4);
-  EXPECT_NEAR(two->cost.dollars(), 92.656, 0.001);
-  // Energy: 700 W x 2 x 8.6060 h / 1000 = 12.0483 kWh; x 430 g/kWh (Iowa yearly) = 5180.8 g.
-  EXPECT_NEAR(two->energy_kwh, 12.0483, 1e-4);
+  // (87206 s at 0.803 x 4096 / (4096 + 2177) = 0.52432) + element-wise
+  // kernels (5021 s) is 25.6186 h on one H100 (throughput_test.cc) / 2 =
+  // 12.8093 h: ZeRO-3's gathers over NVLink (59.7 s a step) hide behind 2/3
+  // of the step's compute (parallelism_test.cc, OneNode). x $10.76654/h =
+  // $137.912.
+  EXPECT_NEAR(two->hours, 12.8093, 1e-4);
+  EXPECT_NEAR(two->cost.dollars(), 137.912, 0.001);
+  // Energy: 700 W x 2 x 12.8093 h / 1000 = 17.9330 kWh; x 430 g/kWh (Iowa yearly) = 7711.2 g.
+  EXPECT_NEAR(two->energy_kwh, 17.9330, 1e-4);
   EXPECT_DOUBLE_EQ(two->carbon_gco2_per_kwh, 430);
   EXPECT_EQ(two->carbon_source, catalog::CarbonSourceKind::kYearly);
-  EXPECT_NEAR(static_cast<double>(two->co2.grams()), 5181.0, 1.0);
+  EXPECT_NEAR(static_cast<double>(two->co2.grams()), 7711.0, 1.0);
   EXPECT_EQ(EstimateOf(p, "H100-80GB")->throughput.layout, "TP 1 x PP 1 x DP 2 (ZeRO-3)");
   EXPECT_DOUBLE_EQ(EstimateOf(p, "H100-80GB")->throughput.communication_share, 0);
   // MFU: 4.52212e19 model FLOP (attention's counted, as PaLM's MFU does) /
-  // (2 x 989e12 x 8.6060 h x 3600) = 0.7379, the matmul efficiency x 56942 /
-  // 61963 s: the element-wise kernels' share, nothing lost to communication.
-  EXPECT_NEAR(EstimateOf(p, "H100-80GB")->throughput.mfu, 0.7379, 1e-4);
+  // (2 x 989e12 x 12.8093 h x 3600) = 0.4958, the matmul efficiency 0.52432
+  // x 87206 / 92227 s: the element-wise kernels' share, nothing lost to
+  // communication.
+  EXPECT_NEAR(EstimateOf(p, "H100-80GB")->throughput.mfu, 0.4958, 1e-4);
 }
 
 TEST(PlanTest, EveryOptionIsPricedFitsAndCountsItsCarbon) {
@@ -130,17 +132,20 @@ TEST(PlanTest, SpansOfSingleGpuInstancesPayTheNetwork) {
   // x 0.80) = 20.414 s: 195.066 s + bubble 195.066 / 1024 = 0.190 s + sends
   // 2 x 1024 x 16.78 MB / 25.6 GB/s = 1.342 s + the all-reduce's 2 x 1/2 x 7e9
   // B / 25.6 GB/s = 0.273 s less the last micro-batch's backward, 2/3 x
-  // 195.066 / 1024 = 0.127 s. Spread one GPU an instance at 25 / 8 Gbit/s x
-  // 0.80 = 0.3125 GB/s, the same layout sends 2 x 1024 x 16.78 MB / 0.3125
-  // GB/s = 109.951 s and all-reduces 7e9 B / 0.3125 GB/s = 22.400 s, 22.273 s
-  // exposed: 327.480 s a step. 51.675 h (throughput_test.cc) / 4 x 327.480 /
-  // 195.066 = 21.688 h.
+  // 195.066 / 1024 = 0.127 s. (All at the flat 0.75; at the model's width,
+  // 0.75 x 4096 / (4096 + 2177) = 0.48972, the matmuls take 174.652 x 0.75 /
+  // 0.48972 = 267.479 s: compute 287.893 s, bubble 0.281 s, the all-reduce's
+  // window 0.187 s.) Spread one GPU an instance at 25 / 8 Gbit/s x 0.80 =
+  // 0.3125 GB/s, the same layout sends 2 x 1024 x 16.78 MB / 0.3125 GB/s =
+  // 109.951 s and all-reduces 7e9 B / 0.3125 GB/s = 22.400 s, 22.213 s
+  // exposed: 420.337 s a step. 76.265 h (throughput_test.cc) / 4 x 420.337 /
+  // 287.893 = 27.838 h.
   auto l40s = std::find_if(p.options.begin(), p.options.end(), [](const Option& o) {
     return o.gpu == "L40S" && o.gpus_used == 4 && o.pricing == PricingModel::kOnDemand;
   });
   ASSERT_NE(l40s, p.options.end());
   EXPECT_EQ(l40s->instances, 4);
-  EXPECT_NEAR(l40s->hours, 21.688, 1e-3);
+  EXPECT_NEAR(l40s->hours, 27.838, 1e-3);
   EXPECT_TRUE(std::any_of(l40s->notes.begin(), l40s->notes.end(), [](const std::string& n) {
     return n.find("spans 4 instances") != std::string::npos;
   }));
@@ -150,14 +155,15 @@ TEST(PlanTest, AGangIsNotOfferedWhereTheInstanceNetworkWouldSlowIt) {
   Plan p = MustPlan(FineTune7B());
   // 2 H100s on two a3-highgpu-1g (25 Gbit/s, fallback) instead of one
   // a3-highgpu-2g: over the reference (1000 / 8 Gbit/s a GPU) the spread takes
-  // x 1.0428 (run_time_test.cc, SpanFactor): 8.6060 x 1.0428 = 8.97 h; over
-  // 25 Gbit/s the pipeline's sends take 2 x 2048 x 16.78 MB / 2.5 GB/s = 27.5 s
-  // a step more: slower, so not offered, and the plan says why. Nor are 4 of
+  // x 1.0289 (run_time_test.cc, SpanFactor): 12.8093 x 1.0289 = 13.18 h; over
+  // 25 Gbit/s the pipeline's sends take 2 x 2048 x 16.78 MB / 2.5 GB/s = 27.49 s
+  // instead of 5.50 s: (193.413 + 0.094 + 27.488) / 193.413 = 1.1426, 12.8093 x
+  // 1.1426 = 14.64 h: slower, so not offered, and the plan says why. Nor are 4 of
   // them: ZeRO-1 fits 4 GPUs, but its all-reduce, 2 x 3/4 x 14e9 B / 2.5 GB/s
   // = 8.4 s a step, waits for the last of 512 micro-batches and hides behind
-  // only 2/3 x 64.97 s / 512 = 0.08 s of its backward (59.71 s of matmuls +
-  // 5.27 s element-wise; x 1.128), against 1.68 s at the reference's 12.5 GB/s
-  // (x 1.025).
+  // only 2/3 x 96.72 s / 512 = 0.13 s of its backward (59.71 s of matmuls at
+  // 0.803, 91.45 s at 0.52432, + 5.27 s element-wise; x 1.085), against 1.68 s
+  // at the reference's 12.5 GB/s (x 1.016).
   for (int gpus : {2, 4}) {
     EXPECT_TRUE(std::none_of(p.options.begin(), p.options.end(), [&](const Option& o) {
       return o.gpu == "H100-80GB" && o.gpus_used == gpus && o.instances > 1;
@@ -165,8 +171,8 @@ TEST(PlanTest, AGangIsNotOfferedWhereTheInstanceNetworkWouldSlowIt) {
   }
   EXPECT_TRUE(std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) {
     return n.starts_with("H100-80GB: 2 x a3-highgpu-1g (Ethernet 25 Gbit/s (fallback)): ") &&
-           n.find("against 8.97 h over GPUDirect-TCPX 1000 Gbit/s; not offered across "
-                  "instances") != std::string::npos;
+           n.find("14.64 h over its network against 13.18 h over GPUDirect-TCPX 1000 "
+                  "Gbit/s; not offered across instances") != std::string::npos;
   }));
 }
 
@@ -284,9 +290,9 @@ TEST(PlanTest, RealtimeServiceNearItsUsers) {
                           [](const Assumption& a) { return a.field == "work.duration"; }));
 }
 
-// Llama-3.1-8B serving chat (estimate/serving_test.cc: 16.471 ms to the
-// first token, 9.0238 req/s per H100 replica) with the example's daily
-// load, for one day from 00:00 UTC. k = ceil(rps / 9.0238): 1 in the 14
+// Llama-3.1-8B serving chat (estimate/serving_test.cc: 22.046 ms to the
+// first token, 8.5916 req/s per H100 replica) with the example's daily
+// load, for one day from 00:00 UTC. k = ceil(rps / 8.5916): 1 in the 14
 // hours of 1-8 req/s, 2 in the 10 hours of 10-15 req/s (08:00-17:59); the
 // set (0.999 at 0.995 each): 2 for k = 1, 3 for k = 2 (0.995^3 + 3 x
 // 0.995^2 x 0.005 = 0.99993). 14 x 2 + 10 x 3 = 58 replica-hours, each
@@ -302,8 +308,8 @@ TEST(PlanTest, RealtimeServicePricesItsReplicaSetByTheHour) {
   const GpuEstimate* e = EstimateOf(*p, "H100-80GB");
   ASSERT_NE(e, nullptr);
   ASSERT_TRUE(e->service.has_value());
-  EXPECT_NEAR(e->service->replica_rps, 9.0238, 1e-4);
-  EXPECT_NEAR(e->service->request_ms, 16.471, 1e-3);
+  EXPECT_NEAR(e->service->replica_rps, 8.5916, 1e-4);
+  EXPECT_NEAR(e->service->request_ms, 22.046, 1e-3);
   EXPECT_EQ(e->service->peak_replicas, 3);
   EXPECT_EQ(e->service->min_replicas, 2);
   EXPECT_NEAR(e->service->replica_hours, 58, 1e-9);
@@ -316,7 +322,7 @@ TEST(PlanTest, RealtimeServicePricesItsReplicaSetByTheHour) {
   }
 }
 
-// The same service on an L4: one request alone takes 158.591 ms to its
+// The same service on an L4: one request alone takes 207.374 ms to its
 // first token (estimate/serving_test.cc; a request alone, whatever the
 // batch: 4 here, so the KV cache fits the L4's memory), over a 50 ms SLO
 // before any round trip: the model is rejected, as the scheduler's latency
@@ -329,10 +335,10 @@ TEST(PlanTest, RealtimeServiceSlowerThanItsSloIsRejected) {
   j.resources.gpu_models = {"L4", "H100-80GB"};
   Plan p = MustPlan(j);
   EXPECT_EQ(ReasonFor(p, "L4"),
-            "latency: one request takes 158.6 ms to its first token here, over latency.slo_ms 50 before any "
+            "latency: one request takes 207.4 ms to its first token here, over latency.slo_ms 50 before any "
             "round trip");
   EXPECT_EQ(EstimateOf(p, "L4"), nullptr);
-  EXPECT_NE(EstimateOf(p, "H100-80GB"), nullptr);  // 16.5 ms
+  EXPECT_NE(EstimateOf(p, "H100-80GB"), nullptr);  // 22.0 ms
 }
 
 TEST(PlanTest, VramShortfallPricesTheSmallerMicroBatch) {
@@ -353,15 +359,16 @@ TEST(PlanTest, VramShortfallPricesTheSmallerMicroBatch) {
   ASSERT_TRUE(e->shortfall.has_value());  // 45.9 GiB at micro_batch 8 > 43.2 usable
   ASSERT_FALSE(p.options.empty());
   // (6 x 1.3e9 + 12 x 24 x 2048 x 2048 = 1.20796e9 of attention) x 1e9 =
-  // 9.00796e18 / (362 x 0.75 = 271.5 TFLOPS) = 33178 s, + element-wise kernels
-  // (22 + 88/3) x 24 x 2048 x 2 B = 5,046,272 B a token x 1e9 / (864 GB/s x
-  // 0.80) = 7301 s: 40479 s = 11.244 h, x 1.10 at micro_batch 4 = 12.369 h;
-  // cheapest is on-demand $1.861 x 12.369 = $23.018 (reserved pays a whole
-  // year: $1.17243 x 8760 = $10270.49).
+  // 9.00796e18 / (362 x 0.75 x 2048 / (2048 + 2177) = 362 x 0.36355 = 131.61
+  // TFLOPS) = 68447 s, + element-wise kernels (22 + 88/3) x 24 x 2048 x 2 B =
+  // 5,046,272 B a token x 1e9 / (864 GB/s x 0.80) = 7301 s: 75748 s = 21.041
+  // h, x 1.10 at micro_batch 4 = 23.145 h; cheapest is on-demand $1.861 x
+  // 23.145 = $43.073 (reserved pays a whole year: $1.17243 x 8760 =
+  // $10270.49).
   const Option& o = p.options.front();
   EXPECT_EQ(o.pricing, PricingModel::kOnDemand);
-  EXPECT_NEAR(o.hours, 12.369, 1e-3);
-  EXPECT_NEAR(o.cost.dollars(), 23.018, 1e-3);
+  EXPECT_NEAR(o.hours, 23.145, 1e-3);
+  EXPECT_NEAR(o.cost.dollars(), 43.073, 1e-3);
   EXPECT_TRUE(std::any_of(o.notes.begin(), o.notes.end(), [](const std::string& n) {
     return n.find("VRAM short") != std::string::npos;
   }));
@@ -428,21 +435,22 @@ TEST(PlanTest, FineTune70BFitsH100WithFullRecomputation) {
   EXPECT_EQ(e->memory.recompute, Recompute::kFull);
   EXPECT_NEAR(e->memory.per_gpu_gib, 50.52, 0.01);
   // Four forward passes a token: 8 x 7e10 + 16 x 80 x 4096 x 8192 (4.29497e10 of
-  // attention) = 6.02950e11 FLOP; x 2e9 = 1.20590e21 / (24 x 989 x 0.803 =
-  // 19060 TFLOPS) = 63268.6 s, + element-wise kernels with the forward's run
-  // twice, (2 x 22 + 88/3) x 80 x 8192 x 2 B = 96,119,467 B a token x 2e9 /
-  // (24 x 3350 GB/s x 0.80) = 2988.8 s: 66257.4 s.
+  // attention) = 6.02950e11 FLOP; x 2e9 = 1.20590e21 / (24 x 989 x 0.803 x
+  // 8192 / (8192 + 2177) = 24 x 989 x 0.63441 = 15058 TFLOPS) = 80082.0 s, +
+  // element-wise kernels with the forward's run twice, (2 x 22 + 88/3) x 80 x
+  // 8192 x 2 B = 96,119,467 B a token x 2e9 / (24 x 3350 GB/s x 0.80) =
+  // 2988.8 s: 83070.8 s.
   // Layout PP 4 x DP 6 (ZeRO-3): ZeRO-1 needs 4 x 7e10 / 4 B of weights and
   // gradients per stage, 65.2 GiB + 32.6 of optimizer: out; ZeRO-3 over all 24
   // gathers across nodes at 12.5 GB/s a GPU (43 micro-batches x 3 x 23/24 x
   // 1.4e11 B / 12.5e9 = 1384 s a step). With DP 6 inside a node and 4 stages
   // across nodes, a step of 1026 sequences (171 micro-batches on each of 6
-  // replicas) computes 6.0295e11 x 1026 x 4096 / 1.906e16 = 132.943 s +
-  // 96,119,467 x 1026 x 4096 / 6.432e13 = 6.280 s element-wise = 139.223 s,
-  // + bubble 139.223 x 3 / 171 = 2.443 s + sends 2 x 171 x 67.1 MB / 12.5 GB/s
+  // replicas) computes 6.0295e11 x 1026 x 4096 / 1.5058e16 = 168.272 s +
+  // 96,119,467 x 1026 x 4096 / 6.432e13 = 6.280 s element-wise = 174.552 s,
+  // + bubble 174.552 x 3 / 171 = 3.062 s + sends 2 x 171 x 67.1 MB / 12.5 GB/s
   // = 1.836 s; the gathers, 171 x 3 x 5/6 x 3.5e10 B / 360 GB/s = 41.6 s, hide:
-  // 143.502 / 139.223 = 1.03072; 66257.4 s x 1.03072 = 18.970 h.
-  EXPECT_NEAR(e->throughput.run_hours, 18.970, 0.001);
+  // 179.450 / 174.552 = 1.02806; 83070.8 s x 1.02806 = 23.723 h.
+  EXPECT_NEAR(e->throughput.run_hours, 23.723, 0.001);
   EXPECT_EQ(e->throughput.layout, "TP 1 x PP 4 x DP 6 (ZeRO-3)");
   EXPECT_NE(e->throughput.arithmetic.find("(8 x 7e+10 + 16 x 80 x 4096 x 8192 attention)"),
             std::string::npos);
@@ -450,8 +458,8 @@ TEST(PlanTest, FineTune70BFitsH100WithFullRecomputation) {
     return a.field == "training.activation_recompute" && a.value == "full on H100-80GB";
   }));
   // On demand in us-central1: 3 x a3-highgpu-8g = 3 x $43.06615 = $129.19845/h
-  // x 18.970 h = $2451.0 (48 GPUs cost more: more stages and a longer bubble;
-  // flex-start at 0.47 of on-demand is cheapest: $1151.9).
+  // x 23.723 h = $3064.9 (48 GPUs cost more: more stages and a longer bubble;
+  // flex-start at 0.47 of on-demand, $60.72332/h, is cheapest: $1440.5).
   auto o = std::find_if(p.options.begin(), p.options.end(), [](const Option& x) {
     return x.gpus_used == 24 && x.pricing == PricingModel::kOnDemand &&
            x.offering.region == "gcp:us-central1";
@@ -459,8 +467,8 @@ TEST(PlanTest, FineTune70BFitsH100WithFullRecomputation) {
   ASSERT_NE(o, p.options.end());
   EXPECT_EQ(o->instances, 3);
   EXPECT_EQ(o->offering.instance_type, "a3-highgpu-8g");
-  EXPECT_NEAR(o->cost.dollars(), 2451.0, 0.1);
-  EXPECT_NEAR(p.options.front().cost.dollars(), 1151.9, 0.1);
+  EXPECT_NEAR(o->cost.dollars(), 3064.9, 0.1);
+  EXPECT_NEAR(p.options.front().cost.dollars(), 1440.5, 0.1);
   EXPECT_TRUE(std::any_of(o->notes.begin(), o->notes.end(), [](const std::string& n) {
     return n.find("full activation recomputation") != std::string::npos;
   }));

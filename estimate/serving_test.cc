@@ -26,21 +26,24 @@ ThroughputQuery OneGpu(const catalog::Catalog& cat, const std::string& gpu) {
 // A prompt token's forward is 2 x 8e9 FLOP of weights + 4 x 32 layers x 512
 // x 4096 = 2.68435e8 of attention over the 512-token prompt = 1.62684e10.
 //
-// H100 (989 TFLOPS bf16 x 0.803 measured = 7.9417e14 FLOP/s; 3,350 GB/s x 0.80
-// = 2.68e12 B/s):
-//   first token: prefill 1.62684e10 x 512 = 8.3294e12 FLOP / 7.9417e14 =
-//     10.488 ms; one decode step reads 1.6e10 B of weights + 131,072 x 513 / 2
+// The matmuls run at the best-shape efficiency x 4096 / (4096 + 2177) =
+// x 0.65296 (h0 2177 for both: the H100's, and the rule for the L4).
+// H100 (989 TFLOPS bf16 x 0.803 x 0.65296 = 989 x 0.52432 = 5.1856e14 FLOP/s;
+// 3,350 GB/s x 0.80 = 2.68e12 B/s):
+//   first token: prefill 1.62684e10 x 512 = 8.3294e12 FLOP / 5.1856e14 =
+//     16.063 ms; one decode step reads 1.6e10 B of weights + 131,072 x 513 / 2
 //     B of KV = 1.60336e10 B / 2.68e12 = 5.983 ms (compute 2 x 8e9 /
-//     7.9417e14 = 0.02 ms is less): 16.471 ms
-//   batch of 16: prefill 1.62684e10 x 16 x 512 = 1.33271e14 / 7.9417e14 =
-//     0.16781 s; decode 256 steps x (1.6e10 + 131,072 x 768 x 16 / 2) B =
-//     4.30216e12 B / 2.68e12 = 1.60528 s (compute 6.5536e13 FLOP = 0.0825 s
-//     is less): 1.77310 s, 16 / 1.77310 = 9.0238 req/s
-// L4 (121 TFLOPS x 0.75 default = 9.075e13 FLOP/s; 300 GB/s x 0.80 = 2.4e11 B/s):
-//   first token: 8.3294e12 / 9.075e13 = 91.784 ms + 1.60336e10 / 2.4e11 =
-//     66.807 ms: 158.591 ms
-//   batch of 16: 1.33271e14 / 9.075e13 = 1.46855 s + 4.30216e12 / 2.4e11 =
-//     17.92566 s = 19.39422 s, 16 / 19.39422 = 0.82499 req/s
+//     5.1856e14 = 0.03 ms is less): 22.046 ms
+//   batch of 16: prefill 1.62684e10 x 16 x 512 = 1.33271e14 / 5.1856e14 =
+//     0.25700 s; decode 256 steps x (1.6e10 + 131,072 x 768 x 16 / 2) B =
+//     4.30216e12 B / 2.68e12 = 1.60528 s (compute 6.5536e13 FLOP = 0.1264 s
+//     is less): 1.86228 s, 16 / 1.86228 = 8.5916 req/s
+// L4 (121 TFLOPS x 0.75 default x 0.65296 = 121 x 0.48972 = 5.9256e13
+// FLOP/s; 300 GB/s x 0.80 = 2.4e11 B/s):
+//   first token: 8.3294e12 / 5.9256e13 = 140.567 ms + 1.60336e10 / 2.4e11 =
+//     66.807 ms: 207.374 ms
+//   batch of 16: 1.33271e14 / 5.9256e13 = 2.24908 s + 4.30216e12 / 2.4e11 =
+//     17.92566 s = 20.17474 s, 16 / 20.17474 = 0.79307 req/s
 TEST(ServingTest, FirstTokenAndBatchRateFromTheRoofline) {
   auto cat = TestCatalog();
   const ResolvedJob job = Resolve(Chat8B());
@@ -48,7 +51,7 @@ TEST(ServingTest, FirstTokenAndBatchRateFromTheRoofline) {
     const char* gpu;
     double request_ms;
     double requests_per_s;
-  } cases[] = {{"H100-80GB", 16.471, 9.0238}, {"L4", 158.591, 0.82499}};
+  } cases[] = {{"H100-80GB", 22.046, 8.5916}, {"L4", 207.374, 0.79307}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.gpu);
     Result<ReplicaServing> s = EstimateReplicaServing(job, *cat->FindGpu(c.gpu), *cat, OneGpu(*cat, c.gpu));

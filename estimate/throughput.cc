@@ -34,6 +34,65 @@ bool BandwidthLimited(WorkloadKind kind) {
 
 namespace {
 
+// h0 of the efficiency's dependence on a transformer's hidden size h: its
+// matmuls run at best x h / (h + h0), half the best-shape figure at h = h0.
+// Fitted to Lambda's GPT-3 2.7B (h = 2560) FlashAttention-2 run on one GPU
+// (LambdaLabsML/examples, flash-attention-2/README.md, commit
+// 1884943455184be70dd73109f6cd81cf613b156a): its matmuls ran at 0.6477 of
+// peak on an A100-80GB and 0.43393 on an H100-80GB (docs/estimator.md,
+// sections 3 and 5a), against the catalog's best-shape 0.869 and 0.803:
+// h0 = 2560 x (best / measured - 1) = 875 and 2177.
+constexpr int kHalfEfficiencyHiddenA100 = 875;
+constexpr int kHalfEfficiencyHiddenH100 = 2177;
+
+// The A100-40GB and H200-141GB share the measured chips' best-shape figures
+// (the catalog's MAMF rows "NVIDIA A100 SXM", "NVIDIA H100 SXM"), and so their
+// h0; every other model takes the larger h0, the slower of the two.
+int HalfEfficiencyHidden(const catalog::GpuModel& gpu) {
+  if (gpu.name == "A100-80GB" || gpu.name == "A100-40GB") return kHalfEfficiencyHiddenA100;
+  return kHalfEfficiencyHiddenH100;
+}
+
+// The hidden size the efficiency is scaled by: the model's, where the job
+// trains or serves a transformer of known shape; else 0 (the flat figure).
+int EfficiencyHidden(const ResolvedJob& job) {
+  if (!job.dims) return 0;
+  if (!TrainsWeights(job.spec.kind) && !IsInference(job.spec.kind)) return 0;
+  return job.dims->hidden;
+}
+
+// The share of the best-shape efficiency the job's model reaches on `gpu`:
+// h / (h + h0), or 1 without a model width.
+double WidthShare(const catalog::GpuModel& gpu, const ResolvedJob& job) {
+  const int hidden = EfficiencyHidden(job);
+  if (hidden <= 0) return 1;
+  return static_cast<double>(hidden) / (hidden + HalfEfficiencyHidden(gpu));
+}
+
+// ComputeEfficiency at the job's model width: best x h / (h + h0).
+double EfficiencyAtWidth(const catalog::GpuModel& gpu, Precision p, const ResolvedJob& job) {
+  return ComputeEfficiency(gpu, p, job.spec.kind).value * WidthShare(gpu, job);
+}
+
+// "efficiency 0.803 x 4096 / (4096 + 2177) = 0.524; " where the model's width
+// scales it, else empty.
+std::string EfficiencyArithmetic(const catalog::GpuModel& gpu, const ResolvedJob& job) {
+  const int hidden = EfficiencyHidden(job);
+  if (hidden <= 0) return "";
+  const std::string h = std::to_string(hidden);
+  return "efficiency " + Fixed(ComputeEfficiency(gpu, job.precision, job.spec.kind).value, 3) +
+         " x " + h + " / (" + h + " + " + std::to_string(HalfEfficiencyHidden(gpu)) + ") = " +
+         Fixed(EfficiencyAtWidth(gpu, job.precision, job), 3) + "; ";
+}
+
+// Effective TFLOPS of one GPU for `job`: peak at `p` x the efficiency at its
+// model's width; 0 when `p` is not native.
+double EffectiveTflopsAtWidth(const catalog::GpuModel& gpu, Precision p, const ResolvedJob& job) {
+  std::optional<double> peak = gpu.PeakTflops(p);
+  if (!peak) return 0;
+  return *peak * EfficiencyAtWidth(gpu, p, job);
+}
+
 Status NotNative(const catalog::GpuModel& gpu, Precision p) {
   return Status::Unresolvable(std::string(ToString(p)) + " is not supported natively on " +
                               gpu.name);
@@ -242,6 +301,8 @@ Result<Timing> GpuHoursTime(const ResolvedJob& job, const catalog::GpuModel& gpu
   Result<double> h = ConvertGpuHours(job.spec.work.gpu_hours, *ref, gpu, job.precision,
                                      job.spec.kind);
   if (!h.ok()) return h.status();
+  // The best-shape ratio, moved to the model's width on both GPUs.
+  if (!BandwidthLimited(job.spec.kind)) *h *= WidthShare(*ref, job) / WidthShare(gpu, job);
   Timing out;
   out.seconds = *h * 3600 / gpus;
   out.bound = BandwidthLimited(job.spec.kind) ? "memory-bandwidth" : "compute";
@@ -249,8 +310,8 @@ Result<Timing> GpuHoursTime(const ResolvedJob& job, const catalog::GpuModel& gpu
       BandwidthLimited(job.spec.kind)
           ? Fixed(ref->memory_bandwidth_gbps, 0) + " / " + Fixed(gpu.memory_bandwidth_gbps, 0) +
                 " GB/s"
-          : Fixed(EffectiveTflops(*ref, job.precision, job.spec.kind), 1) + " / " +
-                Fixed(EffectiveTflops(gpu, job.precision, job.spec.kind), 1) + " eff. TFLOPS";
+          : Fixed(EffectiveTflopsAtWidth(*ref, job.precision, job), 1) + " / " +
+                Fixed(EffectiveTflopsAtWidth(gpu, job.precision, job), 1) + " eff. TFLOPS";
   out.arithmetic = Fixed(job.spec.work.gpu_hours, 1) + " GPU-h on " + ref->name + " x " + ratio +
                    " = " + Fixed(*h, 1) + " GPU-h on " + gpu.name + " / " +
                    std::to_string(gpus) + " GPU(s)";
@@ -318,14 +379,14 @@ Result<ThroughputEstimate> EstimateThroughput(const ResolvedJob& job,
   t.precision = job.precision;
   t.peak_tflops_per_gpu = *peak;
   Efficiency e = ComputeEfficiency(gpu, job.precision, job.spec.kind);
-  t.efficiency = e.value;
+  t.efficiency = EfficiencyAtWidth(gpu, job.precision, job);
   t.efficiency_measured = e.measured;
   Result<Timing> timing = WorkTime(job, gpu, catalog, t, q);
   if (!timing.ok()) return timing.status();
   t.bound = timing->bound;
   double slowdown = job.spec.work.form == Work::Form::kNone ? 1.0 : q.slowdown;
   t.run_hours = timing->seconds / 3600 * slowdown;
-  t.arithmetic = timing->arithmetic;
+  t.arithmetic = EfficiencyArithmetic(gpu, job) + timing->arithmetic;
   t.layout = timing->layout;
   t.shape = timing->shape;
   t.communication_share = timing->communication_share;

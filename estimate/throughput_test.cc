@@ -44,27 +44,32 @@ TEST(ThroughputTest, TrainingCountsSixPTPlusAttention) {
   // context, 12 x 32 layers x 2048 x 4096 x 1e9 = 3.2212e18: 4.52212e19 FLOP.
   // Element-wise kernels: (22 + 88/3) values x 32 layers x 4096 x 2 B =
   // 13,456,725 B a token, x 1e9 = 1.345673e16 B over HBM x 0.80.
+  // The matmuls run at the best-shape efficiency x 4096 / (4096 + h0).
   const ComputeCase cases[] = {
-      // H100 bf16 989 TFLOPS x 0.803 = 794.2 TFLOPS: 4.52212e19 / 7.94167e14
-      // = 56942 s; + 1.345673e16 B / (3350 GB/s x 0.80) = 5021 s: 61963 s = 17.212 h.
-      {"H100-80GB", 1, 17.212},
+      // H100 bf16 989 TFLOPS x 0.803 x 4096 / (4096 + 2177) = 989 x 0.52432 =
+      // 518.56 TFLOPS: 4.52212e19 / 5.1856e14 = 87206 s; + 1.345673e16 B /
+      // (3350 GB/s x 0.80) = 5021 s: 92227 s = 25.619 h.
+      {"H100-80GB", 1, 25.619},
       // 2 GPUs, ZeRO-3 over NVLink (parallelism_test.cc, OneNode): the
       // gathers (59.7 s a step) hide behind 2/3 of the step's compute:
-      // 17.212 / 2 = 8.606 h.
-      {"H100-80GB", 2, 8.606},
-      // A100 312 x 0.869 = 271.13 TFLOPS: 4.52212e19 / 2.7113e14 = 166789 s
-      // + 1.345673e16 / (2000 GB/s x 0.80) = 8410 s: 175200 s = 48.667 h.
-      {"A100-80GB", 1, 48.667},
-      // L40S has no measured efficiency: 362 x 0.75 = 271.5 TFLOPS: 46.267 h
-      // + 1.345673e16 / (864 GB/s x 0.80) = 19469 s = 5.408 h: 51.675 h.
-      {"L40S", 1, 51.675},
+      // 25.619 / 2 = 12.809 h.
+      {"H100-80GB", 2, 12.809},
+      // A100 312 x 0.869 x 4096 / (4096 + 875) = 312 x 0.71604 = 223.40
+      // TFLOPS: 4.52212e19 / 2.2340e14 = 202419 s + 1.345673e16 / (2000 GB/s
+      // x 0.80) = 8410 s: 210829 s = 58.564 h.
+      {"A100-80GB", 1, 58.564},
+      // L40S has no measured efficiency: the default 0.75 x 4096 / (4096 +
+      // 2177, the rule for a model without a measured h0) = 0.48972, 362 x
+      // 0.48972 = 177.28 TFLOPS: 255087 s = 70.857 h + 1.345673e16 / (864
+      // GB/s x 0.80) = 19469 s = 5.408 h: 76.265 h.
+      {"L40S", 1, 76.265},
       // 16 GPUs on two nodes: two pipeline stages of 8 replicas, whose
       // all-reduce stays within a node. A step of 2048 x 2048 tokens computes
-      // 14.927 s of matmuls + 13,456,725 x 4,194,304 B / (16 x 2.68e12 B/s) =
-      // 1.316 s element-wise = 16.243 s; bubble 16.243 / 256 = 0.063 s; sends
-      // 0.687 s (parallelism_test.cc, TwoNodes): x 1.04621.
-      // 17.212 / 16 x 1.04621 = 1.1255 h.
-      {"H100-80GB", 16, 1.1255},
+      // 14.927 s of matmuls at 0.803 (parallelism_test.cc, TwoNodes), x 0.803 /
+      // 0.52432 = 22.861 s, + 13,456,725 x 4,194,304 B / (16 x 2.68e12 B/s) =
+      // 1.316 s element-wise = 24.177 s; bubble 24.177 / 256 = 0.094 s; sends
+      // 0.687 s: x 1.03232. 25.619 / 16 x 1.03232 = 1.6529 h.
+      {"H100-80GB", 16, 1.6529},
   };
   for (const auto& c : cases) {
     auto t = EstimateThroughput(job, *cat->FindGpu(c.gpu), *cat, On(*cat, c.gpu, c.gpus));
@@ -83,21 +88,22 @@ TEST(ThroughputTest, FullRecomputationCountsOneMoreForwardPass) {
   const catalog::GpuModel& h100 = *cat->FindGpu("H100-80GB");
   ThroughputQuery q = On(*cat, "H100-80GB", 1, Recompute::kFull);
   // Four forward passes, not three: (8 x 7e9 + 16 x 32 x 2048 x 4096) x 1e9 =
-  // 6.02950e19 FLOP / 7.94167e14 = 75922 s, + the forward's element-wise
-  // kernels twice: (2 x 22 + 88/3) x 32 x 4096 x 2 B x 1e9 = 1.922389e16 B /
-  // 2.68e12 B/s = 7173 s: 83095 s = 23.082 h.
+  // 6.02950e19 FLOP / (989e12 x 0.52432 = 5.1856e14) = 116275 s, + the
+  // forward's element-wise kernels twice: (2 x 22 + 88/3) x 32 x 4096 x 2 B x
+  // 1e9 = 1.922389e16 B / 2.68e12 B/s = 7173 s: 123448 s = 34.291 h.
   auto t = EstimateThroughput(Resolve(Training7B(1e9)), h100, *cat, q);
   ASSERT_TRUE(t.ok());
-  EXPECT_NEAR(t->run_hours, 23.082, 0.001);
+  EXPECT_NEAR(t->run_hours, 34.291, 0.001);
   EXPECT_TRUE(t->arithmetic.starts_with(
-      "(8 x 7e+09 + 16 x 32 x 2048 x 4096 attention) x 1e+09 (one more forward with "
+      "efficiency 0.803 x 4096 / (4096 + 2177) = 0.524; (8 x 7e+09 + 16 x 32 x 2048 x 4096 attention) x 1e+09 (one more forward with "
       "recomputation)"))
       << t->arithmetic;
-  // Stated FLOPs take the extra forward pass as x 4/3: 4.2e19 -> 19.587 h too.
+  // Stated FLOPs take the extra forward pass as x 4/3: 4.2e19 x 4/3 = 5.6e19 /
+  // 5.1856e14 = 107992 s = 29.998 h (no tokens: no element-wise kernels).
   JobSpec flops = Training7B(0);
   flops.work.form = Work::Form::kFlops;
   flops.work.flops = 4.2e19;
-  EXPECT_NEAR(EstimateThroughput(Resolve(flops), h100, *cat, q)->run_hours, 19.587, 0.001);
+  EXPECT_NEAR(EstimateThroughput(Resolve(flops), h100, *cat, q)->run_hours, 29.998, 0.001);
   // Inference never recomputes: 2 x P x T as before.
   JobSpec infer = Training7B(1e9);
   infer.kind = WorkloadKind::kBatchInference;
@@ -129,8 +135,8 @@ TEST(ThroughputTest, SlowdownOfASmallerMicroBatchLengthensTheRun) {
   auto cat = TestCatalog();
   auto t = EstimateThroughput(Resolve(Training7B(1e9)), *cat->FindGpu("H100-80GB"), *cat,
                               {.gpus = 1, .slowdown = 1.10});
-  // 17.212 h x 1.10 = 18.933 h.
-  EXPECT_NEAR(t->run_hours, 18.933, 0.001);
+  // 25.619 h x 1.10 = 28.180 h.
+  EXPECT_NEAR(t->run_hours, 28.180, 0.001);
 }
 
 TEST(ThroughputTest, Bf16IsNotNativeOnV100) {
@@ -204,6 +210,20 @@ TEST(ThroughputTest, TrainingGpuHoursConvertByComputeAtPrecision) {
   Result<double> v = ConvertGpuHours(100, *cat->FindGpu("A100-80GB"), *cat->FindGpu("V100-32GB"),
                                      Precision::kBf16, WorkloadKind::kTraining);
   EXPECT_EQ(v.status().code(), StatusCode::kUnresolvable);
+}
+
+TEST(ThroughputTest, StatedGpuHoursOfAModelConvertAtItsWidthOnBothGpus) {
+  auto cat = TestCatalog();
+  JobSpec j = Training7B(0);
+  j.work.form = Work::Form::kGpuHours;
+  j.work.gpu_hours = 100;
+  j.work.on_gpu = "A100-80GB";
+  // A 4096-wide model: A100 312 x 0.869 x 4096 / (4096 + 875) = 223.40
+  // TFLOPS, H100 989 x 0.803 x 4096 / (4096 + 2177) = 518.56: 100 x 223.40 /
+  // 518.56 = 43.08 h on one H100 (34.14 h at the best shapes, x 6273 / 4971).
+  auto t = EstimateThroughput(Resolve(j), *cat->FindGpu("H100-80GB"), *cat, {});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_NEAR(t->run_hours, 43.08, 0.01);
 }
 
 TEST(ThroughputTest, DecodeIsBoundByMemoryBandwidth) {

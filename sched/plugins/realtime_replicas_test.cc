@@ -104,12 +104,12 @@ TEST(RealtimeReplicasTest, SetSizeForAnHoursLoad) {
 }
 
 // An 8B chat service at 20 requests/s (estimate/serving_test.cc works one
-// replica out: 9.0238 req/s on an H100; on an A100-80GB, 312 TFLOPS x 0.869
-// and 2,000 GB/s x 0.80: prefill 1.33271e14 (attention included) /
-// 2.71128e14 = 0.49154 s + decode 4.30216e12 / 1.6e12 = 2.68885 s =
-// 3.18039 s for 16: 5.0308 req/s).
-//   H100: ceil(20 / 9.0238) = 3 up, 4 with the target (above)
-//   A100: ceil(20 / 5.0308) = 4 up, 5 with the target
+// replica out: 8.5916 req/s on an H100; on an A100-80GB, 312 TFLOPS x 0.869
+// x 4096 / (4096 + 875) = 312 x 0.71604 = 2.23404e14 FLOP/s and 2,000 GB/s x
+// 0.80: prefill 1.33271e14 (attention included) / 2.23404e14 = 0.59655 s +
+// decode 4.30216e12 / 1.6e12 = 2.68885 s = 3.28540 s for 16: 4.8700 req/s).
+//   H100: ceil(20 / 8.5916) = 3 up, 4 with the target (above)
+//   A100: ceil(20 / 4.8700) = 5 up, 6 with the target
 // Without a load: the availability count, 2.
 TEST(RealtimeReplicasTest, ReplicasFollowThePeakLoadPerGpuModel) {
   testing::World w = TwoClusterWorld();
@@ -133,10 +133,10 @@ TEST(RealtimeReplicasTest, ReplicasFollowThePeakLoadPerGpuModel) {
   QueuedJob job = Queue(w, spec, 1);
   ASSERT_EQ(job.demands.size(), 2u);
   RealtimeReplicas p = Prepared(w);
-  EXPECT_NEAR(job.demands[0].replica_rps, 9.0238, 0.001);
-  EXPECT_NEAR(job.demands[1].replica_rps, 5.0308, 0.001);
+  EXPECT_NEAR(job.demands[0].replica_rps, 8.5916, 0.001);
+  EXPECT_NEAR(job.demands[1].replica_rps, 4.8700, 0.001);
   EXPECT_EQ(p.ReplicasOf(job, job.demands[0]), 4);
-  EXPECT_EQ(p.ReplicasOf(job, job.demands[1]), 5);
+  EXPECT_EQ(p.ReplicasOf(job, job.demands[1]), 6);
   // Two a3-highgpu-1g replicas (H100) for a load that needs 4: refused.
   testing::Cycle cy(w, job);
   Candidate two;

@@ -9,10 +9,14 @@ rate over meridian's rate on the count its source uses (meridian's run time
 over the published one). The published figures and their sources are the
 table's in docs/estimator.md and each spec's header comment.
 
+Each row also prints the efficiency the plan ran the matmuls at: the
+catalog's best-shape figure x h / (h + h0) for the model's hidden size h
+(section 3). --whole-model-efficiency first prints how each GPU's h0 is worked
+out from the efficiency a whole model reached on one GPU (WHOLE_MODEL below),
+for comparison with kHalfEfficiencyHidden* in estimate/throughput.cc.
+
 --matmul-efficiency plans against a copy of data/catalog whose gpus.csv gives
-that GPU model that matmul efficiency instead (a what-if; section 5a).
---whole-model-efficiency does so with the efficiencies a whole model reached on
-one GPU (WHOLE_MODEL below), printing how each is worked out.
+that GPU model that best-shape matmul efficiency instead (a what-if).
 """
 import argparse
 import csv
@@ -68,6 +72,19 @@ def whole_model_efficiency(tokens_per_s, peak_tflops, hbm_gbps):
     bytes_per_token = (22 + 88 / 3) * m["layers"] * m["hidden"] * 2
     elementwise = tokens_per_s * bytes_per_token / (hbm_gbps * 1e9 * 0.80)
     return mfu, elementwise, mfu / (1 - elementwise)
+
+
+def catalog_best(gpu):
+    """data/catalog/gpus.csv's best-shape matmul_efficiency of `gpu`."""
+    lines = (CATALOG / "gpus.csv").read_text().splitlines()
+    rows = csv.DictReader(line for line in lines if not line.startswith("#"))
+    return next(float(row["matmul_efficiency"]) for row in rows if row["name"] == gpu)
+
+
+def half_efficiency_hidden(measured, best):
+    """h0 such that best x h / (h + h0) is the measured efficiency at the
+    measured model's hidden size: h0 = h x (best / measured - 1)."""
+    return GPT3_2_7B["hidden"] * (best / measured - 1)
 
 
 def spec_numbers(spec):
@@ -149,12 +166,15 @@ def efficiency_arg(text):
 
 
 def print_ratios(meridian, catalog):
-    lines = [f"{'run':22} {'count':13} {'published':>10} {'meridian':>10} {'ratio':>6}"]
+    lines = [f"{'run':22} {'count':13} {'efficiency':>10} {'published':>10} {'meridian':>10} "
+             f"{'ratio':>6}"]
     for spec, published, count, vocab in RUNS:
         numbers, estimate = plan(meridian, catalog, spec)
         rate = meridian_rate(numbers, estimate, count, vocab)
         ratio = published / rate
-        lines.append(f"{spec:22} {count:13} {published:10.1f} {rate:10.1f} {ratio:6.2f}")
+        efficiency = estimate["throughput"]["efficiency"]
+        lines.append(f"{spec:22} {count:13} {efficiency:10.3f} {published:10.1f} {rate:10.1f} "
+                     f"{ratio:6.2f}")
     print("\n".join(lines))
 
 
@@ -167,9 +187,11 @@ def main():
     if args.whole_model_efficiency:
         for gpu, measured in WHOLE_MODEL.items():
             mfu, elementwise, efficiency = whole_model_efficiency(*measured)
+            best = catalog_best(gpu)
             print(f"{gpu}: {measured[0]} tokens/s = {100 * mfu:.1f}% MFU; element-wise "
-                  f"{100 * elementwise:.1f}% of the time; matmuls {efficiency:.3f} of peak")
-            args.matmul_efficiency.append((gpu, f"{efficiency:.3f}"))
+                  f"{100 * elementwise:.1f}% of the time; matmuls {efficiency:.5f} of peak; "
+                  f"h0 = {GPT3_2_7B['hidden']} x ({best} / {efficiency:.5f} - 1) = "
+                  f"{half_efficiency_hidden(efficiency, best):.0f}")
     if not args.matmul_efficiency:
         print_ratios(args.meridian, None)
         return
