@@ -348,18 +348,13 @@ Result<std::vector<JobRow>> Reconciler::ReadQueued(
   // jobs are mostly the newest, so few known ones come with them).
   ListFilter f;
   f.state = JobState::kQueued;
-  int64_t first = marks.front()->seq;
-  for (const Store::ActiveMark* m : marks) first = std::min(first, m->seq);
-  f.after_seq = first - 1;
+  f.after_seq = marks.front()->seq - 1;  // ActiveMarks come by seq
   f.limit = static_cast<int>(std::min<size_t>(marks.size() * 2 + 64, 100000));
   auto listed = store_->ListJobs(f);
   if (!listed.ok()) return listed.status();
-  std::vector<JobRow> out;
   std::set<int64_t> found;
-  for (JobRow& row : *listed) {
-    found.insert(row.seq);
-    out.push_back(std::move(row));
-  }
+  for (const JobRow& row : *listed) found.insert(row.seq);
+  std::vector<JobRow> out = std::move(listed).value();
   // Those the list did not hold (past its limit, or no longer queued), one by one.
   for (const Store::ActiveMark* m : marks) {
     if (found.count(m->seq) != 0) continue;
