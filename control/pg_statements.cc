@@ -1,5 +1,6 @@
 #include "control/pg_statements.h"
 
+#include <map>
 #include <set>
 
 #include "control/pg_schema.h"
@@ -68,33 +69,68 @@ Status ApplyMigration(PgConn& db, const PgMigration& m) {
 }
 
 Status AddEvent(PgConn& db, const JobUpdate& u, const std::string& id, JobState from) {
-  auto e = db.Query(
+  return db.Send(
       "INSERT INTO events(job_id,seq,at,type,from_state,to_state,message) "
       "VALUES($1,(SELECT COALESCE(MAX(seq),0)+1 FROM events WHERE job_id=$1),$2,$3,$4,$5,$6)",
       {Param(id), Param(u.at), Param(u.state ? "state" : "note"),
        Param(u.state ? JobStateName(from) : ""), Param(u.state ? JobStateName(*u.state) : ""),
-       Param(u.message)});
-  return e.ok() ? Status::Ok() : e.status();
+       Param(u.message)},
+      nullptr);
 }
 
 // The attempts table: a launch adds (or replaces) its attempt's row; an end
 // closes the current one.
 Status RecordAttempt(PgConn& db, const JobUpdate& u, const JobRow& j) {
   if (u.handle && u.placement && u.attempts) {
-    auto a = db.Query(
+    return db.Send(
         "INSERT INTO attempts(job_id,attempt,node,handle,started_at) VALUES($1,$2,$3,$4,$5) "
         "ON CONFLICT(job_id,attempt) DO UPDATE SET node=excluded.node,handle=excluded.handle,"
         "started_at=excluded.started_at,ended_at=NULL,exit_code=NULL",
         {Param(j.id), Param(*u.attempts), Param(u.placement->node), Param(*u.handle),
-         Param(u.at)});
-    return a.ok() ? Status::Ok() : a.status();
+         Param(u.at)},
+        nullptr);
   }
   if (u.ended_at && j.attempts > 0) {
-    auto a = db.Query("UPDATE attempts SET ended_at=$1, exit_code=$2 WHERE job_id=$3 AND attempt=$4",
-                      {Param(*u.ended_at), Param(u.exit_code), Param(j.id), Param(j.attempts)});
-    return a.ok() ? Status::Ok() : a.status();
+    return db.Send("UPDATE attempts SET ended_at=$1, exit_code=$2 WHERE job_id=$3 AND attempt=$4",
+                   {Param(*u.ended_at), Param(u.exit_code), Param(j.id), Param(j.attempts)},
+                   nullptr);
   }
   return Status::Ok();
+}
+
+// Writes `u` over `before` (the locked row): the job, its event and its
+// attempt, each sent with PgConn::Send. Returns the row as `u` leaves it.
+Result<JobRow> WritePgUpdate(PgConn& db, const JobUpdate& u, const JobRow& before) {
+  JobRow j = WithUpdate(before, u);
+  MERIDIAN_RETURN_IF_ERROR(db.Send(
+      "UPDATE jobs SET state=$2,started_at=$3,ended_at=$4,attempts=$5,exit_code=$6,node=$7,"
+      "gpus=$8,mig=$9,region=$10,pricing=$11,reason=$12,handle=$13,allocation=$14,"
+      "cancel_requested=$15,cost_micro_usd=$16,co2_mg=$17 WHERE id=$1",
+      {Param(j.id), Param(JobStateName(j.state)), Param(j.started_at), Param(j.ended_at),
+       Param(j.attempts), Param(j.exit_code), Param(j.placement.node),
+       Param(StoredGpuList(j.placement.gpus)), Param(j.placement.mig), Param(j.placement.region),
+       Param(j.placement.pricing), Param(j.reason), Param(j.handle), Param(j.allocation_json),
+       Param(j.cancel_requested), Param(j.cost_micro_usd), Param(j.co2_mg)},
+      nullptr));
+  if (u.state || !u.message.empty()) MERIDIAN_RETURN_IF_ERROR(AddEvent(db, u, j.id, before.state));
+  MERIDIAN_RETURN_IF_ERROR(RecordAttempt(db, u, j));
+  return j;
+}
+
+// `ids` as a PostgreSQL text[] literal: each element quoted, with its quotes
+// and backslashes escaped.
+std::string TextArray(const std::set<std::string>& ids) {
+  std::string out = "{";
+  for (const std::string& id : ids) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char c : id) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
 }
 
 }  // namespace
@@ -194,22 +230,39 @@ Result<bool> ApplyPg(PgConn& db, const JobUpdate& u) {
   auto rows = ReadPgJobs(*g);
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return false;
-  const JobRow before = std::move((*rows)[0]);
+  const JobRow& before = (*rows)[0];
   if (u.expect_state && before.state != *u.expect_state) return false;
-  const JobRow j = WithUpdate(before, u);
-  auto w = db.Query(
-      "UPDATE jobs SET state=$2,started_at=$3,ended_at=$4,attempts=$5,exit_code=$6,node=$7,"
-      "gpus=$8,mig=$9,region=$10,pricing=$11,reason=$12,handle=$13,allocation=$14,"
-      "cancel_requested=$15,cost_micro_usd=$16,co2_mg=$17 WHERE id=$1",
-      {Param(j.id), Param(JobStateName(j.state)), Param(j.started_at), Param(j.ended_at),
-       Param(j.attempts), Param(j.exit_code), Param(j.placement.node),
-       Param(StoredGpuList(j.placement.gpus)), Param(j.placement.mig), Param(j.placement.region),
-       Param(j.placement.pricing), Param(j.reason), Param(j.handle), Param(j.allocation_json),
-       Param(j.cancel_requested), Param(j.cost_micro_usd), Param(j.co2_mg)});
-  if (!w.ok()) return w.status();
-  if (u.state || !u.message.empty()) MERIDIAN_RETURN_IF_ERROR(AddEvent(db, u, j.id, before.state));
-  MERIDIAN_RETURN_IF_ERROR(RecordAttempt(db, u, j));
-  return true;
+  auto written = WritePgUpdate(db, u, before);
+  return written.ok() ? Result<bool>(true) : Result<bool>(written.status());
+}
+
+Result<std::vector<bool>> ApplyPgBatch(PgConn& db, const std::vector<JobUpdate>& updates,
+                                       bool pipeline) {
+  std::set<std::string> ids;
+  for (const JobUpdate& u : updates) ids.insert(u.job_id);
+  // Locked in id order, so two writers locking overlapping sets take turns.
+  auto g = db.Query(std::string("SELECT ") + kPgJobCols +
+                        " FROM jobs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+                    {Param(TextArray(ids))});
+  if (!g.ok()) return g.status();
+  auto rows = ReadPgJobs(*g);
+  if (!rows.ok()) return rows.status();
+  std::map<std::string, JobRow> current;
+  for (JobRow& j : *rows) current.emplace(j.id, std::move(j));
+  // The read ended the pipeline; the writes go in a new one, with the batch's
+  // COMMIT's round trip or the next read's.
+  if (pipeline) MERIDIAN_RETURN_IF_ERROR(db.BeginPipeline());
+  std::vector<bool> applied(updates.size(), false);
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const JobUpdate& u = updates[i];
+    auto it = current.find(u.job_id);
+    if (it == current.end() || (u.expect_state && it->second.state != *u.expect_state)) continue;
+    auto written = WritePgUpdate(db, u, it->second);
+    if (!written.ok()) return written.status();
+    it->second = std::move(written).value();  // a later update of the job starts from here
+    applied[i] = true;
+  }
+  return applied;
 }
 
 Result<std::vector<Store::JobTotal>> SelectPgJobTotals(PgConn& db, const std::string& tenant) {

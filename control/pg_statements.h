@@ -37,6 +37,13 @@ Status SendPgSubmit(PgConn& db, const NewJob& job, std::optional<Result<SubmitRe
 // One update (store.h, JobUpdate); false when the job is missing or not in
 // the expected state. The job's row is locked until the transaction ends.
 Result<bool> ApplyPg(PgConn& db, const JobUpdate& u);
+// Every update of `updates` in two round trips, whatever their number: one
+// read that locks their jobs' rows, then every write sent together (in a
+// pipeline when `pipeline`; answered at the next Sync). Updates of one job
+// apply in order, each over the row the one before left. Per update, as
+// ApplyPg: false when the job is missing or not in the expected state.
+Result<std::vector<bool>> ApplyPgBatch(PgConn& db, const std::vector<JobUpdate>& updates,
+                                       bool pipeline);
 
 Result<std::vector<Store::JobTotal>> SelectPgJobTotals(PgConn& db, const std::string& tenant);
 Result<int64_t> CountPgPreemptions(PgConn& db, const std::string& tenant);

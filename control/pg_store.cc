@@ -119,6 +119,9 @@ class PgStore final : public Store {
   }
 
   Result<std::vector<bool>> Apply(const std::vector<JobUpdate>& updates) override {
+    if (options_.pipeline) {
+      return writes_->WriteValue([&](PgConn& db) { return ApplyPgBatch(db, updates, true); });
+    }
     std::vector<bool> applied(updates.size(), false);
     Status st = Write([&](PgConn& db) -> Status {
       for (size_t i = 0; i < updates.size(); ++i) {

@@ -2,7 +2,9 @@
 // applied once however many processes open the database; job numbers from a
 // sequence, so two stores on one database never give the same id; --db
 // picking the store by its scheme; connection errors that never print a
-// password; a pipeline whose failed statement fails only its own write. The assertions every store passes are in store_test.cc and
+// password; a pipeline whose failed statement fails only its own write; many
+// job updates written in one read and one pipeline, each over the one
+// before. The assertions every store passes are in store_test.cc and
 // retention_store_test.cc.
 #include <set>
 #include <thread>
@@ -204,6 +206,52 @@ TEST(PgStoreTest, AnIdempotencyKeyReplaysThroughTheOneStatementSubmission) {
   ASSERT_TRUE(later.ok());
   EXPECT_EQ(later->outcome, SubmitOutcome::kCreated);
   EXPECT_EQ(later->job_id, "j-00000002");
+}
+
+TEST(PgStoreTest, ManyUpdatesInOneApplyEachSeeTheOneBeforeAndAMissingJobAnswersFalse) {
+  auto uri = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(uri.ok()) << uri.status().message();
+  auto store = testing::OpenStoreOn(*uri);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Submit(Job("a")).ok());  // j-00000001
+  ASSERT_TRUE(store->Submit(Job("b")).ok());  // j-00000002
+  auto update = [](const std::string& id, std::optional<JobState> expect, std::optional<JobState> to) {
+    JobUpdate u;
+    u.job_id = id;
+    u.expect_state = expect;
+    u.state = to;
+    u.at = 1796000100;
+    return u;
+  };
+  JobUpdate reason = update("j-00000001", std::nullopt, std::nullopt);
+  reason.reason = "no schedulable nodes";
+  const std::vector<JobUpdate> updates = {
+      reason,
+      update("j-00000002", JobState::kQueued, JobState::kScheduled),
+      // Expects what the update before it in this call left.
+      update("j-00000002", JobState::kScheduled, JobState::kStarting),
+      // Still queued, not running: not applied.
+      update("j-00000001", JobState::kRunning, JobState::kFailed),
+      // No such job; its id is quoted in the array literal the read sends.
+      update("j-\"x\\,y}", std::nullopt, JobState::kFailed),
+  };
+  auto applied = store->Apply(updates);
+  ASSERT_TRUE(applied.ok()) << applied.status().message();
+  EXPECT_EQ(*applied, (std::vector<bool>{true, true, true, false, false}));
+  EXPECT_EQ(store->GetJob("j-00000001")->state, JobState::kQueued);
+  EXPECT_EQ(store->GetJob("j-00000001")->reason, "no schedulable nodes");
+  EXPECT_EQ(store->GetJob("j-00000002")->state, JobState::kStarting);
+  // b's events: submitted (seq 1), then one per applied state change (2, 3).
+  auto events = store->Events("j-00000002");
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 3u);
+  EXPECT_EQ((*events)[1].seq, 2);
+  EXPECT_EQ((*events)[1].to, "scheduled");
+  EXPECT_EQ((*events)[2].seq, 3);
+  EXPECT_EQ((*events)[2].from, "scheduled");
+  EXPECT_EQ((*events)[2].to, "starting");
+  // a's reason took no event: only its submission's.
+  EXPECT_EQ(store->Events("j-00000001")->size(), 1u);
 }
 
 }  // namespace

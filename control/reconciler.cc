@@ -3,6 +3,7 @@
 #include <bit>
 #include <chrono>
 #include <iostream>
+#include <set>
 
 #include "control/reconciler_state.h"
 #include "control/submission.h"
@@ -312,6 +313,7 @@ Status Reconciler::Resync(UnixSeconds now, std::vector<JobUpdate>* out) {
 Status Reconciler::LoadNewJobs() {
   auto marks = store_->ActiveMarks();
   if (!marks.ok()) return marks.status();
+  std::vector<const Store::ActiveMark*> queued;  // new to this view, by seq
   for (const Store::ActiveMark& m : *marks) {
     if (auto known = by_seq_.find(m.seq); known != by_seq_.end()) {
       // A cancel written through any replica's API (HandleCancels acts on it).
@@ -324,17 +326,45 @@ Status Reconciler::LoadNewJobs() {
       resync_.insert(m.id);
       continue;
     }
-    auto row = store_->GetJob(m.id);
-    if (!row.ok() && row.status().code() == StatusCode::kNotFound) continue;
-    if (!row.ok()) return row.status();
-    if (IsTerminal(row->state)) continue;  // ended (cancelled) since the marks were read
+    queued.push_back(&m);
+  }
+  if (queued.empty()) return Status::Ok();
+  auto rows = ReadQueued(queued);
+  if (!rows.ok()) return rows.status();
+  for (JobRow& row : *rows) {
+    if (by_seq_.count(row.seq) != 0) continue;
     auto a = std::make_unique<Active>();
-    auto spec = SpecFromJson(row->spec_json, row->id);
+    auto spec = SpecFromJson(row.spec_json, row.id);
     if (spec.ok()) a->spec = std::make_shared<const JobSpec>(std::move(spec).value());
-    a->row = std::move(row).value();
+    a->row = std::move(row);
     AddActive(std::move(a));
   }
   return Status::Ok();
+}
+
+Result<std::vector<JobRow>> Reconciler::ReadQueued(
+    const std::vector<const Store::ActiveMark*>& marks) {
+  // One read for them all: the queued jobs from the first new one on (new
+  // jobs are mostly the newest, so few known ones come with them).
+  ListFilter f;
+  f.state = JobState::kQueued;
+  f.after_seq = marks.front()->seq - 1;  // ActiveMarks come by seq
+  f.limit = static_cast<int>(std::min<size_t>(marks.size() * 2 + 64, 100000));
+  auto listed = store_->ListJobs(f);
+  if (!listed.ok()) return listed.status();
+  std::set<int64_t> found;
+  for (const JobRow& row : *listed) found.insert(row.seq);
+  std::vector<JobRow> out = std::move(listed).value();
+  // Those the list did not hold (past its limit, or no longer queued), one by one.
+  for (const Store::ActiveMark* m : marks) {
+    if (found.count(m->seq) != 0) continue;
+    auto row = store_->GetJob(m->id);
+    if (!row.ok() && row.status().code() == StatusCode::kNotFound) continue;
+    if (!row.ok()) return row.status();
+    if (IsTerminal(row->state)) continue;  // ended (cancelled) since the marks were read
+    out.push_back(std::move(row).value());
+  }
+  return out;
 }
 
 void Reconciler::Transition(Active& a, JobState to, const std::string& message,

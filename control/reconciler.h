@@ -194,6 +194,8 @@ class Reconciler {
   void Forget();
   UnixSeconds Now() const;
   Status LoadNewJobs();
+  // The rows of new queued jobs (`marks`, by seq), in one read where it can.
+  Result<std::vector<JobRow>> ReadQueued(const std::vector<const Store::ActiveMark*>& marks);
   // `offered`: the backend's Nodes(), asked before the cycle took mu_.
   Status RefreshFleet(UnixSeconds now, const std::vector<BackendNode>& offered,
                       std::vector<JobUpdate>* out);

@@ -12,20 +12,26 @@ namespace meridian::control {
 
 namespace {
 
-// Whether the job's attempt may have processes to sample.
-bool MayHaveProcesses(JobState s) {
-  switch (s) {
-    case JobState::kStarting:
-    case JobState::kRunning:
-    case JobState::kCheckpointing: return true;
-    case JobState::kQueued:
-    case JobState::kScheduled:
-    case JobState::kSucceeded:
-    case JobState::kFailed:
-    case JobState::kCancelled:
-    case JobState::kPreempted: return false;
+// The jobs whose attempts may have processes to sample (starting, running
+// or checkpointing), read by state, a page at a time: the queue, however
+// long, is not read.
+Result<std::vector<JobRow>> JobsWithProcesses(Store* store) {
+  constexpr int kPage = 1000;
+  std::vector<JobRow> out;
+  for (JobState s : {JobState::kStarting, JobState::kRunning, JobState::kCheckpointing}) {
+    ListFilter f;
+    f.state = s;
+    f.limit = kPage;
+    for (;;) {
+      auto page = store->ListJobs(f);
+      if (!page.ok()) return page.status();
+      const size_t n = page->size();
+      if (n > 0) f.after_seq = page->back().seq;
+      for (JobRow& j : *page) out.push_back(std::move(j));
+      if (n < static_cast<size_t>(kPage)) break;
+    }
   }
-  return false;
+  return out;
 }
 
 // The process group of a local backend's handle, "pid:<pid>:<start time>"
@@ -122,7 +128,7 @@ void TelemetrySampler::Loop() {
 }
 
 void TelemetrySampler::SampleOnce() {
-  auto active = store_->ActiveJobs();
+  auto active = JobsWithProcesses(store_);
   auto nodes = store_->Nodes();
   if (!active.ok() || !nodes.ok()) return;
   const int64_t now = NowMs();
@@ -139,7 +145,7 @@ void TelemetrySampler::SampleOnce() {
   }
   std::map<std::string, bool> seen;
   for (const JobRow& job : *active) {
-    if (!MayHaveProcesses(job.state)) continue;
+    if (seen.count(job.id) != 0) continue;  // read twice: its state changed between the reads
     const pid_t pgid = GroupOf(job.handle);
     if (pgid <= 0) continue;
     auto& slot = jobs_[job.id];
