@@ -1,5 +1,7 @@
 #include "sched/plugins/migrate.h"
 
+#include <limits>
+
 #include "estimate/defaults.h"
 #include "estimate/pricing.h"
 #include "sched/registry.h"
@@ -13,6 +15,15 @@ using estimate::Fixed;
 std::string Usd(Money m) { return "$" + m.ToString(); }
 std::string Kg(int64_t grams) { return Fixed(static_cast<double>(grams) / 1000.0, 1) + " kg CO2"; }
 
+// How much worse `there` is than `stay`, as a fraction of `stay` (negative:
+// better); any rise over nothing is infinitely worse.
+double WorseBy(double there, double stay) {
+  if (stay > 0) return there / stay - 1;
+  return there > stay ? std::numeric_limits<double>::infinity() : 0;
+}
+
+std::string Percent(double fraction) { return Fixed(fraction * 100, 1) + "%"; }
+
 }  // namespace
 
 Result<std::unique_ptr<Plugin>> Migrate::Create(PluginArgs& args) {
@@ -25,6 +36,7 @@ Result<std::unique_ptr<Plugin>> Migrate::Create(PluginArgs& args) {
   o.usd_per_kg_co2 = args.Number("usd_per_kg_co2", o.usd_per_kg_co2, 0, 100);
   o.transfer_gbit_s = args.Number("transfer_gbit_s", o.transfer_gbit_s, 0.001, 100000);
   o.max_wait_s = args.Duration("max_wait", o.max_wait_s);
+  o.max_worse = args.Number("max_worse", o.max_worse, 0, 100);
   return FinishPlugin<Migrate>(args, o);
 }
 
@@ -80,6 +92,26 @@ std::string Migrate::Refusal(const MoveQuote& q, const Tally& t) const {
     return "it saves " + Usd(t.net()) + " net of staying's " + Usd(t.stay) +
            ", below min_relative_saving " + Fixed(options_.min_relative_saving * 100, 1) +
            "% (" + Usd(relative) + ")";
+  }
+  return WorseRefusal(q);
+}
+
+std::string Migrate::WorseRefusal(const MoveQuote& q) const {
+  const Money usd_there = q.move.usd + q.costs.egress_usd + q.costs.overhead_usd;
+  const double usd_worse = WorseBy(usd_there.dollars(), q.stay.usd.dollars());
+  if (usd_worse > options_.max_worse) {
+    return "it would cost " + Usd(usd_there) + " with the move against staying's " +
+           Usd(q.stay.usd) + ", " + Percent(usd_worse) + " more, beyond max_worse " +
+           Percent(options_.max_worse);
+  }
+  if (!q.stay.grams_known || !q.move.grams_known) return "";
+  const int64_t grams_there = q.move.grams + q.costs.overhead_grams;
+  const double co2_worse =
+      WorseBy(static_cast<double>(grams_there), static_cast<double>(q.stay.grams));
+  if (co2_worse > options_.max_worse) {
+    return "it would emit " + Kg(grams_there) + " with the move against staying's " +
+           Kg(q.stay.grams) + ", " + Percent(co2_worse) + " more, beyond max_worse " +
+           Percent(options_.max_worse);
   }
   return "";
 }

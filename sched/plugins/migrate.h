@@ -25,6 +25,10 @@
 //   hysteresis gross > move cost x (1 + hysteresis)
 //   absolute   net >= min_saving_usd
 //   relative   net >= min_relative_saving x stay
+//   no worse   neither the work left's dollars there (with egress and the
+//              overhead's dollars) nor its CO2 there (with the overhead's)
+//              exceeds staying's by more than max_worse, whatever the
+//              combined saving (CO2 only when both sides have a figure)
 // and never (Hold) for a job that is not preemptible, or within
 // min_checkpoints_between checkpoint intervals of its last move: a job that
 // just moved does not flap back on a small swing.
@@ -42,6 +46,9 @@
 //                               fallback network (estimate::kUnknownNetworkGbitPerS)
 //   max_wait: 0                 longest wait for the new place (a duration;
 //                               0: it must start now)
+//   max_worse: 0.02             largest share by which a move may make the
+//                               work left's dollars or its CO2 worse than
+//                               staying (0..100)
 #pragma once
 
 #include "sched/move.h"
@@ -60,6 +67,7 @@ class Migrate final : public Plugin, public MovePlugin {
     double usd_per_kg_co2 = 0.19;
     double transfer_gbit_s = 25;
     int64_t max_wait_s = 0;
+    double max_worse = 0.02;
   };
   static constexpr std::string_view kName = "migrate";
   static Result<std::unique_ptr<Plugin>> Create(PluginArgs& args);
@@ -83,6 +91,8 @@ class Migrate final : public Plugin, public MovePlugin {
   Tally TallyOf(const MoveQuote& q) const;
   // Why the move fails a rule, or "" when it passes them all.
   std::string Refusal(const MoveQuote& q, const Tally& t) const;
+  // Why the move makes dollars or CO2 more than max_worse worse, or "".
+  std::string WorseRefusal(const MoveQuote& q) const;
 
   Options options_;
 };

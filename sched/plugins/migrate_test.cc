@@ -29,13 +29,17 @@ using testing::TwoHourJob;
 //   a move: checkpoint GB x 0.05 $/GB (us-central1 -> europe-west4) egress;
 //     GB x 8 / 25 Gbit/s transfer + 300 s restart on the new place at
 //     32.62747 $/h and 15671 g / 11.857708 h.
+// As in `default`, price leads the ranking (cheapest_price weight 50) and
+// carbon breaks near-ties.
 constexpr const char* kSpotProfile = R"(name: t
 options:
   elastic: true
   pricing_models: [on-demand, spot]
 plugins:
   - name: gpu_fit
+  - name: residency
   - name: cheapest_price
+    weight: 50
   - name: carbon
   - name: migrate
     args: {%s}
@@ -274,6 +278,59 @@ plugins:
   }
 }
 
+TEST(MigrateTest, StaysWhenTheMoveSavesDollarsButRaisesCo2BeyondMaxWorse) {
+  testing::World w = MakeWorld(CloudOnly());
+  // Kept to us-central1 (residency), on on-demand there: 10 h at 43.06615 $/h
+  //   = 430.661500 $; 56 kWh x 430 g/kWh = 24080 g. The best place for the
+  //   work left is us-central1 spot: 425.378419 $ and 28553 g (its rework).
+  // A 0 GB checkpoint within the region: no egress, no transfer; 300 s
+  //   restart = 0.083333 h x 35.87358 $/h = 2.989465 $ and 28553 g /
+  //   11.857708 h x 0.083333 h = 201 g.
+  // At 0.19 $/kg: stay 430.661500 + 4.575200 = 435.236700 $; there
+  //   425.378419 + 5.425070 = 430.803489 $; gross 4.433211 $; move cost
+  //   2.989465 + 0.038190 = 3.027655 $; net 1.405556 $ >= 1 $ (hysteresis
+  //   and min_relative_saving 0 let it pass those rules).
+  // Dollars with the move: 425.378419 + 2.989465 = 428.367884 $, 0.5% less;
+  //   CO2: 28553 + 201 = 28754 g against 24080 g, 19.4% more.
+  JobSpec spec = TwoHourJob("train", 8, 70);
+  spec.work.duration_s = 10 * 3600;
+  spec.resources.gpu_models = {"H100-80GB"};
+  spec.preemptible = true;
+  spec.residency = {"gcp:us-central1"};
+  QueuedJob job = Queue(w, spec, 1);
+  RunningJob r = OnUsCentralSpot(w, job, 0);
+  r.placement.pricing = PricingModel::kOnDemand;
+  r.where = "gcp:us-central1 a3-highgpu-8g x1 on-demand";
+  struct Case {
+    const char* max_worse;
+    MoveVerdict want;
+  } cases[] = {
+      {"0.02", MoveVerdict::kStay},  // 19.4% > 2%
+      {"0.2", MoveVerdict::kMove},   // 19.4% <= 20%
+  };
+  for (const Case& c : cases) {
+    auto s = SpotScheduler(
+        w, std::string("hysteresis: 0, min_relative_saving: 0, max_worse: ") + c.max_worse);
+    MoveDecision d = s->Reconsider(r, w.At());
+    EXPECT_EQ(d.verdict, c.want) << c.max_worse << ": " << d.reason;
+    ASSERT_TRUE(d.quote) << d.reason;
+    EXPECT_NEAR(d.quote->stay.usd.dollars(), 430.661500, 1e-3);
+    EXPECT_NEAR(d.quote->move.usd.dollars(), 425.378419, 1e-3);
+    EXPECT_NEAR(static_cast<double>(d.quote->stay.grams), 24080, 1);
+    EXPECT_NEAR(static_cast<double>(d.quote->move.grams), 28553, 1);
+    EXPECT_NEAR(static_cast<double>(d.quote->costs.overhead_grams), 201, 1);
+    if (c.want == MoveVerdict::kStay) {
+      EXPECT_NE(d.reason.find("it would emit 28.8 kg CO2 with the move against staying's "
+                              "24.1 kg CO2, 19.4% more, beyond max_worse 2.0%"),
+                std::string::npos)
+          << d.reason;
+    } else {
+      ASSERT_TRUE(d.placement);
+      EXPECT_EQ(d.placement->chosen->candidate.pricing, PricingModel::kSpot);
+    }
+  }
+}
+
 TEST(MigrateTest, AJobThatIsNotPreemptibleNeverMoves) {
   testing::World w = MakeWorld(CloudOnly());
   auto s = SpotScheduler(w, "");
@@ -289,7 +346,8 @@ TEST(MigrateTest, AJobThatIsNotPreemptibleNeverMoves) {
 
 TEST(MigrateTest, ArgumentsAreValidated) {
   auto args = PluginArgs::FromYaml(
-      "{hysteresis: -1, min_relative_saving: 2, transfer_gbit_s: 0, max_wait: soon}", "p.yaml",
+      "{hysteresis: -1, min_relative_saving: 2, transfer_gbit_s: 0, max_wait: soon, "
+      "max_worse: -0.1}", "p.yaml",
       "plugins[9].args");
   ASSERT_TRUE(args.ok());
   auto made = Migrate::Create(*args);
@@ -300,6 +358,7 @@ TEST(MigrateTest, ArgumentsAreValidated) {
       "plugins[9].args.min_relative_saving: \"2\" must be <= 1",
       "plugins[9].args.transfer_gbit_s: \"0\" must be >= 0.001",
       "plugins[9].args.max_wait: \"soon\"",
+      "plugins[9].args.max_worse: \"-0.1\" must be >= 0",
   };
   for (const char* want : wants) {
     EXPECT_NE(made.status().message().find(want), std::string::npos) << made.status().message();
