@@ -177,8 +177,6 @@ TEST(OlderGpus, NoGeneratedJobIsRejectedForPrecisionOnItsRecordedGpu) {
 // at least as many deadlines as skypilot-like, which takes the cheapest list
 // price, spot first, with no deadline rule, and pays no more in all (the
 // summary's cost: every run, plus the reservation's idle hours over the run).
-// Placement alone: default without moves at checkpoints, whose greed against
-// later arrivals costs more here (docs/simulate.md, "Moves at checkpoints").
 TEST(SameJobs, DefaultMeetsAsManyDeadlinesAsSkypilotLikeForNoMore) {
   auto fleet = spec::LoadFleetFile("examples/fleets/reserved-plus-cloud.yaml");
   ASSERT_TRUE(fleet.ok()) << fleet.status().ToString();
@@ -200,10 +198,7 @@ TEST(SameJobs, DefaultMeetsAsManyDeadlinesAsSkypilotLikeForNoMore) {
       s.cost = Summarize(t, w, run).cost_micros;
       return s;
     };
-    EngineOptions placement_only;
-    placement_only.seed = 7;
-    placement_only.migrations = false;
-    const Totals def = totals(testing::RunPolicy(t, w, "default", placement_only));
+    const Totals def = totals(testing::RunPolicy(t, w, "default", 7));
     const Totals sky = totals(testing::RunPolicy(t, w, "skypilot-like", 7));
     EXPECT_GE(def.met, sky.met);
     EXPECT_LE(def.cost, sky.cost);
