@@ -103,6 +103,11 @@ class ServiceReplicasTest : public testing::LocalStoreTest {
     o.interval_ms = 50;
     o.clock = [this] { return clock_.load(); };
     o.backend_retry.initial_backoff_ms = 500;  // a replica's first restart waits 500 ms
+    // The daemon's clock starts in 2027 while the local backend stamps a
+    // process's end with the wall clock, so a service that ends in a test
+    // would look older than the default 30 days to the loop's own sweep and
+    // be deleted before the test reads it. The retention test sweeps itself.
+    o.retention.retention_s = int64_t{10} * 365 * 86400;
     reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, o);
   }
   void TearDown() override {
