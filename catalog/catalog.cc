@@ -1,6 +1,7 @@
 #include "catalog/catalog.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace meridian::catalog {
@@ -21,8 +22,52 @@ std::optional<Money> Offering::PricePerHour(PricingModel m) const {
   return std::nullopt;
 }
 
+namespace {
+
+// The sum of hours[clamp(k, 0, last)] for k in [a, b), 0 <= a <= b: hours
+// past the end repeat the last one, as At reads them. run[k] is the sum of
+// hours[0, k).
+double ClampedRunSum(const std::vector<float>& hours, const std::vector<double>& run, int64_t a,
+                     int64_t b) {
+  if (a >= b) return 0;
+  const int64_t size = static_cast<int64_t>(hours.size());
+  const int64_t in_end = std::min(b, size);
+  double sum = a < in_end ? run[static_cast<size_t>(in_end)] - run[static_cast<size_t>(a)] : 0;
+  const int64_t past_end = b - std::max(a, size);
+  if (past_end > 0) sum += static_cast<double>(past_end) * hours.back();
+  return sum;
+}
+
+}  // namespace
+
 CarbonSeries::CarbonSeries(std::string zone, std::map<int, std::vector<float>> by_year)
-    : zone_(std::move(zone)), by_year_(std::move(by_year)) {}
+    : zone_(std::move(zone)), by_year_(std::move(by_year)) {
+  // Every value is a whole multiple of 2^finest (a float has 24 significant
+  // bits), so any sum of them below 2^(53 + finest) is exact in a double.
+  int finest = 0;
+  bool bounded = true;
+  for (const auto& [year, hours] : by_year_) {
+    std::vector<double>& run = running_[year];
+    run.reserve(hours.size() + 1);
+    run.push_back(0);
+    for (float v : hours) {
+      if (!std::isfinite(v) || v < 0) bounded = false;
+      if (v > 0) {
+        int e = 0;
+        std::frexp(v, &e);
+        finest = std::min(finest, e - 24);
+      }
+      run.push_back(run.back() + v);
+    }
+  }
+  const double bound = std::ldexp(1.0, 53 + finest);
+  for (const auto& [year, run] : running_) bounded = bounded && run.back() < bound;
+  if (bounded) {
+    exact_below_ = bound;
+  } else {
+    running_.clear();
+  }
+}
 
 int CarbonSeries::first_year() const { return by_year_.empty() ? 0 : by_year_.begin()->first; }
 int CarbonSeries::last_year() const { return by_year_.empty() ? 0 : by_year_.rbegin()->first; }
@@ -46,6 +91,17 @@ double CarbonSeries::At(UnixSeconds t) const {
 }
 
 double CarbonSeries::SumAt(UnixSeconds start, int64_t step_s, int count) const {
+  if (step_s == 3600 && exact_below_ > 0) {
+    // Below the bound every partial sum is exact in either order, so this is
+    // the loop's double; at or above it the loop may round, so run the loop.
+    const double sum = SumPointByPoint(start, step_s, count, true);
+    if (sum < exact_below_) return sum;
+  }
+  return SumPointByPoint(start, step_s, count, false);
+}
+
+double CarbonSeries::SumPointByPoint(UnixSeconds start, int64_t step_s, int count,
+                                     bool hourly_runs) const {
   double sum = 0;
   if (by_year_.empty() || count <= 0) return sum;
   if (step_s < 3600 || step_s % 3600 != 0) {
@@ -73,6 +129,16 @@ double CarbonSeries::SumAt(UnixSeconds start, int64_t step_s, int count) const {
     if (hours.empty()) return sum;
     const int64_t last = static_cast<int64_t>(hours.size()) - 1;
     int64_t h = (t - year_start) / 3600;
+    if (hourly_runs) {
+      // The hours left in this target year, from the year's running sums.
+      const int64_t n = std::min<int64_t>(count - i, (next_year - t + 3599) / 3600);
+      const std::vector<double>& run = running_.at(it->first);
+      const int64_t before_mar1 = std::clamp<int64_t>(kMar1 - h, 0, n);
+      sum += ClampedRunSum(hours, run, h, h + before_mar1) +
+             ClampedRunSum(hours, run, h + before_mar1 + shift, h + n + shift);
+      i += static_cast<int>(n);
+      continue;
+    }
     UnixSeconds ti = t;
     for (; i < count && ti < next_year; ++i, h += step_h, ti += step_s) {
       int64_t k = h >= kMar1 ? h + shift : h;

@@ -124,16 +124,25 @@ class CarbonSeries {
   // Intensity at an instant. A year outside the data uses the same month, day
   // and hour of the latest year (Feb 29 falls back to Feb 28 where needed).
   double At(UnixSeconds t) const;
-  // The sum of At(start + i x step_s) for i in [0, count), added in that
-  // order (so the same double as the loop), in O(count) array reads rather
-  // than a calendar conversion per point. step_s must be a whole number of
-  // hours (>= 3600).
+  // The sum of At(start + i x step_s) for i in [0, count): the same double
+  // as that loop. Hourly steps read a running sum per year (O(1) per
+  // calendar year the span crosses); other whole-hour steps read the arrays
+  // point by point; any other step calls At per point.
   double SumAt(UnixSeconds start, int64_t step_s, int count) const;
   const std::map<int, std::vector<float>>& years() const { return by_year_; }
 
  private:
+  double SumPointByPoint(UnixSeconds start, int64_t step_s, int count, bool hourly_runs) const;
+
   std::string zone_;
   std::map<int, std::vector<float>> by_year_;
+  // year -> running sums: running_[y][k] = hours[0] + ... + hours[k - 1].
+  std::map<int, std::vector<double>> running_;
+  // Every sum of this series' values below this bound is exact in a double,
+  // so a running-sum difference equals the loop's sum; 0 when the values
+  // allow no such bound (a negative or non-finite value, or a year's total
+  // above it).
+  double exact_below_ = 0;
 };
 
 // The answer to "how dirty is this region's power at t", with its source.
