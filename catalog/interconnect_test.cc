@@ -2,8 +2,12 @@
 // written out by hand, and the loader's errors for bad rows.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <utility>
+
 #include "catalog/catalog.h"
 #include "catalog/csv.h"
+#include "catalog/embedded.h"
 #include "catalog/parse.h"
 
 namespace meridian::catalog {
@@ -73,6 +77,15 @@ TEST(Interconnect, InstanceNetworksMatchTheProviderDocs) {
       {"azure", "Standard_ND96isr_H200_v5", NetworkKind::kInfiniBand, 3200},
       // Azure ND A100 v4: one 200 Gb/s HDR link per GPU, 8 x 200 = 1,600.
       {"azure", "Standard_ND96asr_v4", NetworkKind::kInfiniBand, 1600},
+      // AWS instance types, accelerated computing network specifications:
+      // p5en.48xlarge 3,200 Gigabit over 16 EFAv3 cards.
+      {"aws", "p5en.48xlarge", NetworkKind::kEfa, 3200},
+      // Same page: p6-b200.48xlarge 8 x 400 = 3,200 Gigabit.
+      {"aws", "p6-b200.48xlarge", NetworkKind::kEfa, 3200},
+      // Same page: p4de.24xlarge 4 x 100 = 400 Gigabit, as p4d.
+      {"aws", "p4de.24xlarge", NetworkKind::kEfa, 400},
+      // Same page: p5.4xlarge, one GPU, 100 Gigabit.
+      {"aws", "p5.4xlarge", NetworkKind::kEfa, 100},
   };
   for (const Case& c : cases) {
     const Offering* o = FindType(c.provider, c.type);
@@ -89,6 +102,50 @@ TEST(Interconnect, EveryOfferingHasANetworkAndALink) {
     EXPECT_GT(o.intra_node_gbyte_per_s, 0) << o.provider << " " << o.instance_type;
     EXPECT_FALSE(o.intra_node_link.empty()) << o.instance_type;
   }
+}
+
+// The built file itself: one row per instance type of the offerings, and every
+// row either cites a source (fallback=0) or is the documented fallback
+// (fallback=1: Ethernet, 25 Gbit/s, a source naming the fallback). An instance
+// type added to the offerings without a row of
+// tools/catalog_interconnect_instances.csv must come out as the marked
+// fallback, never as an uncited figure.
+TEST(Interconnect, EveryInstanceTypeHasACitedRowOrTheMarkedFallback) {
+  const CatalogFiles& files = EmbeddedCatalogFiles();
+  auto it = files.find("instance_networks.csv");
+  ASSERT_NE(it, files.end());
+  auto table = CsvTable::Parse("instance_networks.csv", it->second);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::set<std::pair<std::string, std::string>> rows;
+  for (const CsvRow& row : table->rows()) {
+    CsvRecord r(*table, row);
+    const std::string where = r.Text("provider") + " " + r.Text("instance_type");
+    EXPECT_TRUE(rows.emplace(r.Text("provider"), r.Text("instance_type")).second) << where;
+    const std::string& source = r.Text("source");
+    if (r.Text("fallback") == "1") {
+      EXPECT_EQ(r.Text("network_kind"), "Ethernet") << where;
+      EXPECT_EQ(r.Text("network_gbit_per_s"), "25") << where;
+      EXPECT_EQ(source.rfind("fallback:", 0), 0u) << where << ": " << source;
+    } else {
+      EXPECT_EQ(r.Text("fallback"), "0") << where;
+      EXPECT_GT(source.size(), 20u) << where << " cites no source";
+      EXPECT_NE(source.rfind("fallback", 0), 0u) << where;
+    }
+  }
+  std::set<std::pair<std::string, std::string>> offered;
+  for (const auto& o : Embedded().offerings()) offered.emplace(o.provider, o.instance_type);
+  EXPECT_EQ(rows, offered);
+}
+
+TEST(Interconnect, LambdaInstancesAreTheMarkedFallback) {
+  // Lambda publishes no network figure between its on-demand instances
+  // (docs/catalog.md, Interconnect): its 8x H100 SXM type stays on the
+  // fallback, not on the InfiniBand of its separately sold clusters.
+  const Offering* o = FindType("lambda", "gpu_8x_h100_sxm5");
+  ASSERT_NE(o, nullptr);
+  EXPECT_TRUE(o->network_fallback);
+  EXPECT_DOUBLE_EQ(o->network_gbit_per_s, 25);
+  EXPECT_EQ(o->intra_node_link, "NVLink 4 (NVSwitch)");
 }
 
 TEST(Interconnect, UndocumentedInstanceIsAMarkedFallback) {
