@@ -58,6 +58,13 @@ struct GpuModel {
   // empty and 0 for a catalog without that file.
   std::string intra_node_link;
   double intra_node_gbyte_per_s = 0;
+  // h0 of the matmul efficiency's dependence on a transformer's hidden size h:
+  // best x h / (h + h0), half the best-shape figure at h = h0 (gpus.csv
+  // matmul_half_width, derived by tools/build_catalog.py from the measurement
+  // in tools/catalog_matmul_width.csv). The loader requires it > 0; 0 only in
+  // a catalog built by hand (Catalog::FromParts) that gives none, where the
+  // estimator keeps the flat best-shape figure.
+  int matmul_half_width = 0;
 
   bool Supports(Precision p) const { return dense_tflops.count(p) > 0; }
   std::optional<double> PeakTflops(Precision p) const;

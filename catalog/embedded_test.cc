@@ -58,6 +58,24 @@ TEST(EmbeddedCatalog, GpuFiguresMatchTheirSources) {
   EXPECT_FALSE(Embedded().FindGpu("L4")->matmul_efficiency.has_value());
 }
 
+TEST(EmbeddedCatalog, MatmulHalfWidthFromTheLambdaMeasurement) {
+  // h0 = 2560 x (best / measured - 1), Lambda's GPT-3 2.7B on one GPU
+  // (tools/catalog_matmul_width.csv; docs/estimator.md section 5a):
+  // A100-80GB 2560 x (0.869 / 0.6477 - 1) = 2560 x 0.34167 = 874.7 -> 875;
+  // H100-80GB 2560 x (0.803 / 0.43393 - 1) = 2560 x 0.85053 = 2177.4 -> 2177.
+  // The A100-40GB and H200-141GB share those GPUs' MAMF rows and so their h0;
+  // the rest take the larger, 2177.
+  const std::pair<const char*, int> cases[] = {
+      {"A100-80GB", 875}, {"A100-40GB", 875}, {"H100-80GB", 2177}, {"H200-141GB", 2177},
+      {"B200", 2177},     {"L4", 2177},       {"MI300X", 2177},
+  };
+  for (const auto& [name, h0] : cases) {
+    const GpuModel* g = Embedded().FindGpu(name);
+    ASSERT_NE(g, nullptr) << name;
+    EXPECT_EQ(g->matmul_half_width, h0) << name;
+  }
+}
+
 TEST(EmbeddedCatalog, UnsupportedPrecisionsAreAbsent) {
   for (const char* name : {"V100-16GB", "V100-32GB", "T4"}) {
     const GpuModel* g = Embedded().FindGpu(name);

@@ -13,8 +13,8 @@ std::map<std::string, std::string> MinimalFiles() {
       {"gpus.csv",
        "# generated\nname,vendor,architecture,vram_gib,memory_bandwidth_gbps,fp64_tflops,"
        "fp32_tflops,tf32_tflops,fp16_tflops,bf16_tflops,fp8_tflops,int8_tflops,"
-       "matmul_efficiency,power_w,source\n"
-       "H100-80GB,nvidia,hopper,80,3350,67,67,494.5,989,989,1979,1979,0.803,700,\"a, b\"\n"},
+       "matmul_efficiency,matmul_half_width,power_w,source\n"
+       "H100-80GB,nvidia,hopper,80,3350,67,67,494.5,989,989,1979,1979,0.803,2177,700,\"a, b\"\n"},
       {"mig_profiles.csv",
        "gpu,name,compute_slices,memory_slices,memory_gib,max_instances,sm_count\n"
        "H100-80GB,1g.10gb,1,1,10,7,16\n"
@@ -147,6 +147,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"SpotAboveOnDemand", "offerings.csv",
                 kOfferHeader + "aws,aws:us-west-2,,p5,H100-80GB,1,16,256,6.88,7,,,\n",
                 "offerings.csv:2: column spot_usd_per_hour: 7 exceeds the on-demand price 6.88"},
+        BadCase{"ZeroMatmulHalfWidth", "gpus.csv",
+                "name,vendor,architecture,vram_gib,memory_bandwidth_gbps,fp64_tflops,fp32_tflops,"
+                "tf32_tflops,fp16_tflops,bf16_tflops,fp8_tflops,int8_tflops,matmul_efficiency,"
+                "matmul_half_width,power_w,source\n"
+                "H100-80GB,nvidia,hopper,80,3350,67,67,494.5,989,989,1979,1979,0.803,0,700,s\n",
+                "gpus.csv:2: column matmul_half_width: must be > 0 (a hidden size), got 0"},
         BadCase{"MissingColumn", "egress.csv", "from,to\n",
                 "egress.csv: header lacks column \"usd_per_gb\""},
         BadCase{"EgressUnknownRegion", "egress.csv",

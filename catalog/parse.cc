@@ -62,6 +62,7 @@ Result<GpuModel> ParseGpuRow(const CsvRecord& r) {
   MERIDIAN_ASSIGN_OR_RETURN(g.memory_bandwidth_gbps, r.Number("memory_bandwidth_gbps"));
   MERIDIAN_ASSIGN_OR_RETURN(g.power_w, r.Number("power_w"));
   MERIDIAN_ASSIGN_OR_RETURN(g.matmul_efficiency, r.OptionalNumber("matmul_efficiency"));
+  MERIDIAN_ASSIGN_OR_RETURN(g.matmul_half_width, r.Integer("matmul_half_width"));
   g.source = r.Text("source");
   for (Precision p : AllPrecisions()) {
     std::string col = std::string(ToString(p)) + "_tflops";
@@ -74,12 +75,16 @@ Result<GpuModel> ParseGpuRow(const CsvRecord& r) {
   if (g.matmul_efficiency && (*g.matmul_efficiency <= 0 || *g.matmul_efficiency > 1)) {
     return r.Error("matmul_efficiency", "must be in (0, 1], got " + r.Text("matmul_efficiency"));
   }
+  if (g.matmul_half_width <= 0) {
+    return r.Error("matmul_half_width", "must be > 0 (a hidden size), got " + r.Text("matmul_half_width"));
+  }
   return g;
 }
 
 std::vector<std::string_view> GpuColumns() {
   std::vector<std::string_view> cols = {"name", "vendor", "architecture", "vram_gib",
-                                        "memory_bandwidth_gbps", "matmul_efficiency", "power_w",
+                                        "memory_bandwidth_gbps", "matmul_efficiency", "matmul_half_width",
+                                        "power_w",
                                         "source"};
   return cols;
 }

@@ -40,6 +40,14 @@ inline std::vector<catalog::GpuModel> TestGpus() {
   catalog::GpuModel l4{"L4", "nvidia", "ada", 24, 300,
                        {{P::kFp32, 30.3}, {P::kBf16, 121}, {P::kFp16, 121}, {P::kFp8, 242.5}},
                        std::nullopt, 72, {}, "test", "PCIe Gen4 x16", 64};
+  // h0 of the width-dependent matmul efficiency, as data/catalog/gpus.csv
+  // (matmul_half_width) gives it: measured on the A100-80GB (875) and the
+  // H100-80GB (2177); the others take the larger, 2177.
+  h100.matmul_half_width = 2177;
+  a100.matmul_half_width = 875;
+  l40s.matmul_half_width = 2177;
+  v100.matmul_half_width = 2177;
+  l4.matmul_half_width = 2177;
   return {h100, a100, l40s, v100, l4};
 }
 

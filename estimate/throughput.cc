@@ -34,25 +34,6 @@ bool BandwidthLimited(WorkloadKind kind) {
 
 namespace {
 
-// h0 of the efficiency's dependence on a transformer's hidden size h: its
-// matmuls run at best x h / (h + h0), half the best-shape figure at h = h0.
-// Fitted to Lambda's GPT-3 2.7B (h = 2560) FlashAttention-2 run on one GPU
-// (LambdaLabsML/examples, flash-attention-2/README.md, commit
-// 1884943455184be70dd73109f6cd81cf613b156a): its matmuls ran at 0.6477 of
-// peak on an A100-80GB and 0.43393 on an H100-80GB (docs/estimator.md,
-// sections 3 and 5a), against the catalog's best-shape 0.869 and 0.803:
-// h0 = 2560 x (best / measured - 1) = 875 and 2177.
-constexpr int kHalfEfficiencyHiddenA100 = 875;
-constexpr int kHalfEfficiencyHiddenH100 = 2177;
-
-// The A100-40GB and H200-141GB share the measured chips' best-shape figures
-// (the catalog's MAMF rows "NVIDIA A100 SXM", "NVIDIA H100 SXM"), and so their
-// h0; every other model takes the larger h0, the slower of the two.
-int HalfEfficiencyHidden(const catalog::GpuModel& gpu) {
-  if (gpu.name == "A100-80GB" || gpu.name == "A100-40GB") return kHalfEfficiencyHiddenA100;
-  return kHalfEfficiencyHiddenH100;
-}
-
 // The hidden size the efficiency is scaled by: the model's, where the job
 // trains or serves a transformer of known shape; else 0 (the flat figure).
 int EfficiencyHidden(const ResolvedJob& job) {
@@ -63,10 +44,12 @@ int EfficiencyHidden(const ResolvedJob& job) {
 
 // The share of the best-shape efficiency the job's model reaches on `gpu`:
 // h / (h + h0), or 1 without a model width.
+// h0 is the catalog's (GpuModel::matmul_half_width, docs/estimator.md
+// section 3); a hand-built catalog without one keeps the flat figure.
 double WidthShare(const catalog::GpuModel& gpu, const ResolvedJob& job) {
   const int hidden = EfficiencyHidden(job);
-  if (hidden <= 0) return 1;
-  return static_cast<double>(hidden) / (hidden + HalfEfficiencyHidden(gpu));
+  if (hidden <= 0 || gpu.matmul_half_width <= 0) return 1;
+  return static_cast<double>(hidden) / (hidden + gpu.matmul_half_width);
 }
 
 // ComputeEfficiency at the job's model width: best x h / (h + h0).
@@ -78,10 +61,10 @@ double EfficiencyAtWidth(const catalog::GpuModel& gpu, Precision p, const Resolv
 // scales it, else empty.
 std::string EfficiencyArithmetic(const catalog::GpuModel& gpu, const ResolvedJob& job) {
   const int hidden = EfficiencyHidden(job);
-  if (hidden <= 0) return "";
+  if (hidden <= 0 || gpu.matmul_half_width <= 0) return "";
   const std::string h = std::to_string(hidden);
   return "efficiency " + Fixed(ComputeEfficiency(gpu, job.precision, job.spec.kind).value, 3) +
-         " x " + h + " / (" + h + " + " + std::to_string(HalfEfficiencyHidden(gpu)) + ") = " +
+         " x " + h + " / (" + h + " + " + std::to_string(gpu.matmul_half_width) + ") = " +
          Fixed(EfficiencyAtWidth(gpu, job.precision, job), 3) + "; ";
 }
 

@@ -91,8 +91,48 @@ def build_gpus(data):
         source.append(h["source"])
         rows.append([h["name"], h["vendor"], h["architecture"], fmt(vram), fmt(bw)]
                     + [fmt(tflops[p]) for p in PRECISIONS] + [fmt(eff), fmt(power), "; ".join(source)])
+    half_width = matmul_half_widths(read_csv(f"{TOOLS}/catalog_gpus.csv"), {r[0]: num(r[-3]) for r in rows})
+    for r in rows:
+        h0, why = half_width[r[0]]
+        r[-3:-2] = [r[-3], str(h0)]
+        r[-1] = f"{r[-1]}; matmul_half_width: {why}"
     rows.sort()
     return rows
+
+
+def matmul_half_widths(gpu_rows, best):
+    """h0 of best x h / (h + h0) per GPU name, with the reason: a measurement of
+    tools/catalog_matmul_width.csv (h0 = hidden x (best / measured - 1)), the
+    measured GPU of the same MAMF row, else the largest measured h0."""
+    mamf_row = {g["name"]: g["mamf_row"] for g in gpu_rows}
+    measured = {}
+    for m in read_csv(f"{TOOLS}/catalog_matmul_width.csv"):
+        gpu = m["gpu"]
+        if gpu not in best:
+            sys.exit(f"catalog_matmul_width.csv: GPU {gpu!r} is not in catalog_gpus.csv")
+        hidden, eff = num(m["hidden"]), num(m["measured_efficiency"])
+        if not best[gpu] or not hidden or hidden <= 0 or not eff or not 0 < eff < best[gpu]:
+            sys.exit(f"catalog_matmul_width.csv: {gpu} needs hidden > 0 and 0 < measured_efficiency < "
+                     f"its matmul_efficiency {best[gpu]}, got {m['hidden']!r}, {m['measured_efficiency']!r}")
+        h0 = round(hidden * (best[gpu] / eff - 1))
+        measured[gpu] = (h0, f"{fmt(hidden)} x ({fmt(best[gpu])} / {m['measured_efficiency']} - 1) = {h0}, {m['source']}")
+    if not measured:
+        sys.exit("catalog_matmul_width.csv has no rows")
+    fallback = max(measured.items(), key=lambda kv: kv[1][0])
+    out = {}
+    for gpu in best:
+        if gpu in measured:
+            out[gpu] = measured[gpu]
+            stats["gpus: matmul_half_width measured"] += 1
+            continue
+        twin = next((m for m in sorted(measured) if mamf_row[gpu] and mamf_row[m] == mamf_row[gpu]), None)
+        if twin:
+            out[gpu] = (measured[twin][0], f"{measured[twin][0]}, the h0 of {twin}, whose MAMF row it shares")
+            stats["gpus: matmul_half_width of the measured GPU with the same MAMF row"] += 1
+        else:
+            out[gpu] = (fallback[1][0], f"fallback {fallback[1][0]}, the largest measured h0 ({fallback[0]}): no measurement of its own")
+            stats["gpus: matmul_half_width on the fallback"] += 1
+    return out
 
 
 def build_mig(data):
@@ -502,8 +542,9 @@ def main(argv):
     gpus = build_gpus(data)
     write_csv(f"{out_dir}/gpus.csv",
               ["name", "vendor", "architecture", "vram_gib", "memory_bandwidth_gbps"]
-              + [f"{p}_tflops" for p in PRECISIONS] + ["matmul_efficiency", "power_w", "source"],
-              gpus, "vram_gib: the vendor's nominal GB figure read as GiB (NVIDIA's 80GB = 81920 MiB); dense TFLOPS; empty = not supported")
+              + [f"{p}_tflops" for p in PRECISIONS] + ["matmul_efficiency", "matmul_half_width", "power_w", "source"],
+              gpus, "vram_gib: the vendor's nominal GB figure read as GiB (NVIDIA's 80GB = 81920 MiB); dense TFLOPS; empty = not supported; "
+              "matmul_half_width: h0 of the matmul efficiency best x h / (h + h0) at hidden size h, from tools/catalog_matmul_width.csv")
     mig = build_mig(data)
     write_csv(f"{out_dir}/mig_profiles.csv",
               ["gpu", "name", "compute_slices", "memory_slices", "memory_gib", "max_instances", "sm_count"],

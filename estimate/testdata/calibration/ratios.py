@@ -13,7 +13,8 @@ Each row also prints the efficiency the plan ran the matmuls at: the
 catalog's best-shape figure x h / (h + h0) for the model's hidden size h
 (section 3). --whole-model-efficiency first prints how each GPU's h0 is worked
 out from the efficiency a whole model reached on one GPU (WHOLE_MODEL below),
-for comparison with kHalfEfficiencyHidden* in estimate/throughput.cc.
+for comparison with gpus.csv's matmul_half_width (tools/build_catalog.py
+derives it from tools/catalog_matmul_width.csv).
 
 --matmul-efficiency plans against a copy of data/catalog whose gpus.csv gives
 that GPU model that best-shape matmul efficiency instead (a what-if).
