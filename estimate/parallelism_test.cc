@@ -126,6 +126,145 @@ TEST(Parallelism, InterleavingDividesTheBubbleAndMultipliesTheSends) {
   EXPECT_EQ(two.Describe(), "TP 1 x PP 2 (2 chunks each) x DP 8 (ZeRO-1)");
 }
 
+// The 1T GPT of Narayanan et al. 2021 (arXiv:2104.04473, Table 1: 128 layers,
+// hidden 25600, 2048 tokens, batch 3072, 3072 A100-80GB, fp16, recomputed) at
+// the layout the paper ran, TP 8 x PP 64 x DP 6, against the layout meridian
+// picks for it (docs/estimator.md, section 5a). Worked from the formulas of
+// parallelism.h, A100: peak 312e12 x 0.869 x 25600 / (25600 + 875) =
+// 2.62166e14 FLOP/s; NVLink 600 / 2 x 0.80 = 240 GB/s; InfiniBand 1600 Gbit/s
+// / 8 bits / 8 GPUs x 0.80 = 20 GB/s a GPU; s b h v = 2048 x 25600 x 2 B =
+// 1.048576e8 B.
+//   compute (8 x 1.008e12 + 16 x 128 x 2048 x 25600 = 8.171374e12 FLOP a
+//   token) x 3072 x 2048 / (3072 x 2.62166e14) = 63.8332 s + element-wise
+//   73.333 x 128 x 25600 x 2 B x 3072 x 2048 / (3072 x 1.6e12) = 0.6152 s
+//   = 64.4484 s, the same for every layout.
+LayoutQuery Gpt1TQuery() {
+  LayoutQuery q;
+  q.gpus = 3072;
+  q.micro_batch = 1;
+  q.recompute = true;
+  q.peak_flops = 312e12 * 0.869 * 25600 / (25600 + 875);
+  q.memory_bytes_per_s = 2000e9 * 0.80;
+  q.bytes_per_value = 2;
+  return q;
+}
+
+ModelDims Gpt1TDims() {
+  ModelDims d;
+  d.params = 1.008e12;
+  d.layers = 128;
+  d.hidden = 25600;
+  d.heads = 160;
+  d.kv_heads = 160;
+  d.seq_len = 2048;
+  d.global_batch_tokens = 3072.0 * 2048;
+  return d;
+}
+
+TEST(Parallelism, Gpt1TAtThePublishedLayoutIsSlowerThanTheOneChosen) {
+  Interconnect net;
+  net.gpus_per_node = 8;
+  net.intra_gbyte_per_s = 600;
+  net.inter_gbit_per_s = 1600;
+  // Chosen: TP 4 x PP 16, 4 chunks, DP 48 (ZeRO-1); m = 3072 / 48 = 64.
+  //   bubble 64.4484 x 15 / (4 x 64) = 3.7763 s
+  //   tensor 64 x 8 x 6 x 2 x 3/4 x 1.048576e8 / 240e9 = 2.0133 s
+  //   sends 2 x 4 x 64 x 1.048576e8 / 20e9 = 2.6844 s
+  //   data 2 x 47/48 x 1.008e12 x 2 / 64 / 20e9 = 3.0844 s, less 2/3 x
+  //   64.4484 / 64 = 0.6713 overlapped: 2.4131 s; step 75.3355 s
+  Layout chosen{4, 16, 48, ZeroStage::kOne, 64, 3072};
+  chosen.chunks = 4;
+  // Published: TP 8 x PP 64 x DP 6, one chunk; m = 3072 / 6 = 512.
+  //   bubble 64.4484 x 63 / 512 = 7.9302 s
+  //   tensor 512 x 2 x 6 x 2 x 7/8 x 1.048576e8 / 240e9 = 4.6976 s
+  //   sends 2 x 512 x 1.048576e8 / 20e9 = 5.3687 s
+  //   data 2 x 5/6 x 2.016e12 / 512 / 20e9 = 0.3281 s, less 2/3 x 64.4484 /
+  //   512 = 0.0839: 0.2442 s; step 82.6891 s, 1.0976 x the chosen one's.
+  Layout published{8, 64, 6, ZeroStage::kOne, 512, 3072};
+  const StepCost a = CostOf(Gpt1TDims(), Gpt1TQuery(), net, chosen);
+  const StepCost b = CostOf(Gpt1TDims(), Gpt1TQuery(), net, published);
+  EXPECT_NEAR(a.compute_s, 64.4484, 1e-3);
+  EXPECT_NEAR(a.bubble_s, 3.7763, 1e-3);
+  EXPECT_NEAR(a.tensor_s, 2.0133, 1e-3);
+  EXPECT_NEAR(a.pipeline_s, 2.6844, 1e-3);
+  EXPECT_NEAR(a.data_exposed_s, 2.4131, 1e-3);
+  EXPECT_NEAR(a.total_s, 75.3355, 2e-3);
+  EXPECT_NEAR(b.compute_s, 64.4484, 1e-3);
+  EXPECT_NEAR(b.bubble_s, 7.9302, 1e-3);
+  EXPECT_NEAR(b.tensor_s, 4.6976, 1e-3);
+  EXPECT_NEAR(b.pipeline_s, 5.3687, 1e-3);
+  EXPECT_NEAR(b.data_exposed_s, 0.2442, 1e-3);
+  EXPECT_NEAR(b.total_s, 82.6891, 2e-3);
+  EXPECT_NEAR(b.total_s / a.total_s, 1.0976, 1e-3);
+  // The same with two interleaved chunks (Table 1 does not name the
+  // schedule): bubble 7.9302 / 2 = 3.9651 s, sends x 2 = 10.7374 s; step
+  // 64.4484 + 3.9651 + 4.6976 + 10.7374 + 0.2442 = 84.0927 s.
+  Layout two = published;
+  two.chunks = 2;
+  EXPECT_NEAR(CostOf(Gpt1TDims(), Gpt1TQuery(), net, two).total_s, 84.0927, 2e-3);
+  // The estimator's own choice within 72 GiB of an A100-80GB (the plan's).
+  LayoutQuery fit = Gpt1TQuery();
+  fit.usable_gib = 72;
+  EXPECT_EQ(ChooseLayout(Gpt1TDims(), fit, net).layout.Describe(),
+            "TP 4 x PP 16 (4 chunks each) x DP 48 (ZeRO-1)");
+}
+
+// BLOOM-176B (70 layers, hidden 14336, 2048 tokens, 384 A100-80GB, bf16,
+// recomputed) at the layout its launch script states (bigscience-workshop/
+// bigscience train/tr11-176B-ml/tr11-176B-ml.slurm: TP 4, PP 12, micro-batch
+// 2, 2,048 sequences a step; DeepSpeed ZeRO-1) against meridian's choice at
+// micro-batch 1 and the 4M-token default batch (docs/estimator.md, 5a). Peak
+// 312e12 x 0.869 x 14336 / (14336 + 875) = 2.55532e14; a token 8 x 176e9 +
+// 16 x 70 x 2048 x 14336 = 1.440883e12 FLOP and 73.333 x 70 x 14336 x 2 B of
+// element-wise traffic; links as the 1T case.
+TEST(Parallelism, BloomAtThePublishedLayoutIsFourPercentSlowerASequence) {
+  ModelDims d;
+  d.params = 176e9;
+  d.layers = 70;
+  d.hidden = 14336;
+  d.heads = 112;
+  d.kv_heads = 112;
+  d.seq_len = 2048;
+  LayoutQuery q;
+  q.gpus = 384;
+  q.micro_batch = 1;
+  q.recompute = true;
+  q.peak_flops = 312e12 * 0.869 * 14336 / (14336 + 875);
+  q.memory_bytes_per_s = 2000e9 * 0.80;
+  q.bytes_per_value = 2;
+  Interconnect net;
+  net.gpus_per_node = 8;
+  net.intra_gbyte_per_s = 600;
+  net.inter_gbit_per_s = 1600;
+  // Chosen: TP 4 x PP 4 x DP 24, 2,048 sequences rounded up to 24 x 86 = 2,064.
+  //   compute 1.440883e12 x 2064 x 2048 / (384 x 2.55532e14) = 62.0716 s +
+  //   element-wise 73.333 x 70 x 14336 x 2 B x 2064 x 2048 / (384 x 1.6e12)
+  //   = 1.0126 s = 63.0842 s; bubble x 3 / 86 = 2.2006 s; tensor
+  //   86 x 17.5 x 6 x 1.5 x 5.8720e7 B / 240e9 = 3.3140 s; sends 2 x 86 x
+  //   5.8720e7 / 20e9 = 0.5050 s; data 2 x 23/24 x 3.52e11 / 16 / 20e9 =
+  //   2.1083 s less 2/3 x 63.0842 / 86 = 0.4890: 1.6193 s; step 70.7231 s,
+  //   0.0342651 s a sequence.
+  Layout chosen{4, 4, 24, ZeroStage::kOne, 86, 2064};
+  // Published: m = 2048 / (8 x 2) = 128 micro-batches of 2 (s b h v =
+  //   1.17441e8 B). compute 62.5952 s; bubble x 11 / 128 = 5.3793 s; tensor
+  //   128 x 70/12 x 6 x 1.5 x 1.17441e8 / 240e9 = 3.2883 s; sends 2 x 128 x
+  //   1.17441e8 / 20e9 = 1.5032 s; data 2 x 7/8 x 3.52e11 / 48 / 20e9 =
+  //   0.6417 s less 2/3 x 62.5952 / 128 = 0.3260: 0.3157 s; step 73.0816 s,
+  //   0.0356844 s a sequence: 1.0414 x the chosen layout's.
+  Layout published{4, 12, 8, ZeroStage::kOne, 128, 2048};
+  LayoutQuery q2 = q;
+  q2.micro_batch = 2;
+  const StepCost a = CostOf(d, q, net, chosen);
+  const StepCost b = CostOf(d, q2, net, published);
+  EXPECT_NEAR(a.total_s, 70.7231, 2e-3);
+  EXPECT_NEAR(b.bubble_s, 5.3793, 1e-3);
+  EXPECT_NEAR(b.tensor_s, 3.2883, 1e-3);
+  EXPECT_NEAR(b.pipeline_s, 1.5032, 1e-3);
+  EXPECT_NEAR(b.data_exposed_s, 0.3157, 1e-3);
+  EXPECT_NEAR(b.total_s, 73.0816, 2e-3);
+  EXPECT_NEAR((b.total_s / 2048) / (a.total_s / 2064), 1.0414, 1e-3);
+}
+
 TEST(Parallelism, ManyNodesOnASlowNetworkUseTensorParallelism) {
   // 64 GPUs, 25 Gbit/s a node: 25 / 8 / 8 x 0.80 = 0.3125 GB/s a GPU.
   // compute 1.89672e17 / (64 x 7.94167e14) = 3.73173 s.
