@@ -138,34 +138,50 @@ TEST(Parallelism, InterleavingDividesTheBubbleAndMultipliesTheSends) {
 //   token) x 3072 x 2048 / (3072 x 2.62166e14) = 63.8332 s + element-wise
 //   73.333 x 128 x 25600 x 2 B x 3072 x 2048 / (3072 x 1.6e12) = 0.6152 s
 //   = 64.4484 s, the same for every layout.
-LayoutQuery Gpt1TQuery() {
+// An A100-80GB run with full recomputation at 2048 tokens: the matmuls at
+// 0.869 x h / (h + 875) of 312 TFLOPS, element-wise kernels at 2000 GB/s x
+// 0.80, 2-byte values.
+LayoutQuery A100RecomputedQuery(int gpus, int hidden) {
   LayoutQuery q;
-  q.gpus = 3072;
+  q.gpus = gpus;
   q.micro_batch = 1;
   q.recompute = true;
-  q.peak_flops = 312e12 * 0.869 * 25600 / (25600 + 875);
+  q.peak_flops = 312e12 * 0.869 * hidden / (hidden + 875);
   q.memory_bytes_per_s = 2000e9 * 0.80;
   q.bytes_per_value = 2;
   return q;
 }
 
-ModelDims Gpt1TDims() {
+ModelDims Transformer(double params, int layers, int hidden, int heads) {
   ModelDims d;
-  d.params = 1.008e12;
-  d.layers = 128;
-  d.hidden = 25600;
-  d.heads = 160;
-  d.kv_heads = 160;
+  d.params = params;
+  d.layers = layers;
+  d.hidden = hidden;
+  d.heads = heads;
+  d.kv_heads = heads;
   d.seq_len = 2048;
+  return d;
+}
+
+// A100 nodes: NVLink 3 600 GB/s, 1600 Gbit/s of InfiniBand a node of 8.
+Interconnect A100Net() {
+  Interconnect net;
+  net.gpus_per_node = 8;
+  net.intra_gbyte_per_s = 600;
+  net.inter_gbit_per_s = 1600;
+  return net;
+}
+
+LayoutQuery Gpt1TQuery() { return A100RecomputedQuery(3072, 25600); }
+
+ModelDims Gpt1TDims() {
+  ModelDims d = Transformer(1.008e12, 128, 25600, 160);
   d.global_batch_tokens = 3072.0 * 2048;
   return d;
 }
 
 TEST(Parallelism, Gpt1TAtThePublishedLayoutIsSlowerThanTheOneChosen) {
-  Interconnect net;
-  net.gpus_per_node = 8;
-  net.intra_gbyte_per_s = 600;
-  net.inter_gbit_per_s = 1600;
+  const Interconnect net = A100Net();
   // Chosen: TP 4 x PP 16, 4 chunks, DP 48 (ZeRO-1); m = 3072 / 48 = 64.
   //   bubble 64.4484 x 15 / (4 x 64) = 3.7763 s
   //   tensor 64 x 8 x 6 x 2 x 3/4 x 1.048576e8 / 240e9 = 2.0133 s
@@ -218,24 +234,9 @@ TEST(Parallelism, Gpt1TAtThePublishedLayoutIsSlowerThanTheOneChosen) {
 // 16 x 70 x 2048 x 14336 = 1.440883e12 FLOP and 73.333 x 70 x 14336 x 2 B of
 // element-wise traffic; links as the 1T case.
 TEST(Parallelism, BloomAtThePublishedLayoutIsFourPercentSlowerASequence) {
-  ModelDims d;
-  d.params = 176e9;
-  d.layers = 70;
-  d.hidden = 14336;
-  d.heads = 112;
-  d.kv_heads = 112;
-  d.seq_len = 2048;
-  LayoutQuery q;
-  q.gpus = 384;
-  q.micro_batch = 1;
-  q.recompute = true;
-  q.peak_flops = 312e12 * 0.869 * 14336 / (14336 + 875);
-  q.memory_bytes_per_s = 2000e9 * 0.80;
-  q.bytes_per_value = 2;
-  Interconnect net;
-  net.gpus_per_node = 8;
-  net.intra_gbyte_per_s = 600;
-  net.inter_gbit_per_s = 1600;
+  const ModelDims d = Transformer(176e9, 70, 14336, 112);
+  const LayoutQuery q = A100RecomputedQuery(384, 14336);
+  const Interconnect net = A100Net();
   // Chosen: TP 4 x PP 4 x DP 24, 2,048 sequences rounded up to 24 x 86 = 2,064.
   //   compute 1.440883e12 x 2064 x 2048 / (384 x 2.55532e14) = 62.0716 s +
   //   element-wise 73.333 x 70 x 14336 x 2 B x 2064 x 2048 / (384 x 1.6e12)
