@@ -201,9 +201,9 @@ class Engine {
   void PlanReplicas(LiveJob& l, const Allocation& a, UnixSeconds t);
   void StartReplicas(uint32_t j, UnixSeconds t, UnixSeconds end);
   ReplicaMix MixFor(const LiveJob& l, UnixSeconds t) const;
-  double SpotUp(const LiveJob& l) const;
+  double SpotUp(const LiveJob& l, OfferingId o) const;
   std::span<const sched::ElasticChoice> SpotChoices(const LiveJob& l) const;
-  std::vector<int64_t> SpotPrices(const LiveJob& l, UnixSeconds t) const;
+  std::vector<SpotCandidate> SpotCandidates(const LiveJob& l, UnixSeconds t) const;
   Money OnDemandReplicaRate(const LiveJob& l, UnixSeconds t) const;
   bool SpotFits(const LiveJob& l, const sched::ElasticChoice& e, UnixSeconds t) const;
   std::optional<sched::ElasticChoice> SpotFor(const LiveJob& l, UnixSeconds t, OfferingId avoid) const;

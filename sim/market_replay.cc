@@ -82,6 +82,14 @@ int ReplayMarket::SpotInstances(OfferingId o, UnixSeconds t) const {
   return traces_[static_cast<size_t>(a.trace)].CountAt(t - options_.start + a.offset_s);
 }
 
+double ReplayMarket::SpotReclaimsPerHour(OfferingId o) const {
+  if (o.index() >= assignment_.size() || assignment_[o.index()].trace < 0) {
+    return MarketView::SpotReclaimsPerHour(o);
+  }
+  const double rate = traces_[static_cast<size_t>(assignment_[o.index()].trace)].ReclaimsPerHourUp();
+  return rate >= 0 ? rate : MarketView::SpotReclaimsPerHour(o);
+}
+
 double ReplayMarket::FlexStartWaitHours(OfferingId, UnixSeconds) const { return flex_mean_h_; }
 
 double ReplayMarket::CarbonGPerKwh(RegionId r, UnixSeconds t) const {

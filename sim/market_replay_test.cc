@@ -80,6 +80,39 @@ TEST(ReplayMarket, SpotFollowsTheTraceAndReclaimsWhenItGoesDown) {
   }
 }
 
+// Each spot-priced offering's reclaim rate is that of the trace it replays,
+// counted a second way here: the up -> down steps over one period of ticks
+// (SpotInstances at each tick), over the hours up; offerings without spot
+// get the default rate.
+TEST(ReplayMarket, AnOfferingsReclaimRateIsItsTracesOwn) {
+  ReplayMarket m = Market(1);
+  const auto& offers = Embedded()->offerings();
+  int checked = 0;
+  for (size_t i = 0; i < offers.size() && checked < 5; ++i) {
+    OfferingId o(static_cast<uint32_t>(i));
+    const SpotAssignment& a = m.AssignmentOf(o);
+    if (a.trace < 0) {
+      EXPECT_DOUBLE_EQ(m.SpotReclaimsPerHour(o), estimate::kSpotReclaimsPerHour);
+      continue;
+    }
+    const SpotTrace& t = m.traces()[static_cast<size_t>(a.trace)];
+    int reclaims = 0;
+    int64_t up_ticks = 0;
+    bool prev = t.UpAt((t.ticks - 1) * t.gap_s);  // cyclic: the last tick precedes the first
+    for (int64_t k = 0; k < t.ticks; ++k) {
+      const bool up = t.UpAt(k * t.gap_s);
+      reclaims += prev && !up ? 1 : 0;
+      up_ticks += up ? 1 : 0;
+      prev = up;
+    }
+    if (up_ticks == 0) continue;
+    const double hours_up = static_cast<double>(up_ticks * t.gap_s) / 3600.0;
+    EXPECT_NEAR(m.SpotReclaimsPerHour(o), reclaims / hours_up, 1e-9) << t.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
+}
+
 TEST(ReplayMarket, FlexWaitsAreSeededAndAverageTheExpectedWait) {
   ReplayMarket m = Market(3);
   const double expected_h = Embedded()->market().flex_start_expected_wait_hours;

@@ -89,6 +89,11 @@ int SpotTrace::Reclaims() const {
   return n;
 }
 
+double SpotTrace::ReclaimsPerHourUp() const {
+  const double up_h = UpFraction() * static_cast<double>(period_s()) / 3600.0;
+  return up_h > 0 ? Reclaims() / up_h : -1;
+}
+
 int SpotTrace::MaxCount() const {
   return count.empty() ? 0 : *std::max_element(count.begin(), count.end());
 }

@@ -53,6 +53,9 @@ struct SpotTrace {
   double UpFraction() const;
   int Reclaims() const;
   int MaxCount() const;
+  // Reclaims() per hour up: Reclaims() / (UpFraction() x period_s() / 3600);
+  // -1 when the trace is never up.
+  double ReclaimsPerHourUp() const;
 };
 
 // Parses the CSV of sim/market/spot_traces.csv; errors name file and line.

@@ -58,6 +58,17 @@ TEST(SpotTraces, StateAndNextDownCycleThroughTheTrace) {
   EXPECT_EQ(Parse("1*5").NextDown(7), std::nullopt);
 }
 
+// Ticks of 10 s: up 0-19, down 20-29, up 30-59 (period 60 s). The up runs
+// at the end and the start are one (cyclic): 1 reclaim over 50 s up, 1 /
+// (50 / 3600 h) = 72 reclaims per hour up. Never up: -1.
+TEST(SpotTraces, ReclaimsPerHourUpCountsOnlyTheHoursUp) {
+  EXPECT_DOUBLE_EQ(Parse("1*2 0*1 1*3").ReclaimsPerHourUp(), 72.0);
+  // Two reclaims in 40 s up of 80 s: 2 / (40 / 3600) = 180.
+  EXPECT_DOUBLE_EQ(Parse("1*2 0*2 1*2 0*2").ReclaimsPerHourUp(), 180.0);
+  EXPECT_DOUBLE_EQ(Parse("0*3").ReclaimsPerHourUp(), -1.0);
+  EXPECT_DOUBLE_EQ(Parse("1*3").ReclaimsPerHourUp(), 0.0);  // up throughout: never reclaimed
+}
+
 TEST(SpotTraces, CountsAreKeptPerTick) {
   // Ticks of 10 s: 3, 3, 1, 0, 2 (period 50 s); the CSV's 3*2 is one run.
   SpotTrace t = Parse("3*2 1*1 0*1 2*1");
