@@ -58,15 +58,7 @@ Result<ReplicaServing> EstimateReplicaServing(const ResolvedJob& job, const cata
   return s;
 }
 
-double AtLeastUp(int k, int n, double up) {
-  double p = 0;
-  double choose = 1;  // C(n, i), built from C(n, 0)
-  for (int i = 0; i <= n; ++i) {
-    if (i > 0) choose = choose * (n - i + 1) / i;
-    if (i >= k) p += choose * std::pow(up, i) * std::pow(1.0 - up, n - i);
-  }
-  return p;
-}
+double AtLeastUp(int k, int n, double up) { return AtLeastUp(k, n, up, {}); }
 
 int ReplicasForTarget(double target, double zone, int load, int max) {
   const int k = std::max(1, load);

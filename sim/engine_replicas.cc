@@ -149,8 +149,8 @@ std::span<const sched::ElasticChoice> Engine::SpotChoices(const LiveJob& l) cons
   return world_.elastic->Choices(d.model, d.gpus, PricingModel::kSpot);
 }
 
-// The price of each spot replica that could start now: over the offerings
-// that fit, one per replica's instances left.
+// The price and availability (SpotUp) of each spot replica that could start
+// now: over the offerings that fit, one per replica's instances left.
 std::vector<SpotCandidate> Engine::SpotCandidates(const LiveJob& l, UnixSeconds t) const {
   std::vector<SpotCandidate> spot;
   for (const sched::ElasticChoice& e : SpotChoices(l)) {
