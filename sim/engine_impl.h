@@ -195,13 +195,13 @@ class Engine {
   int64_t Lead(const LiveJob& l) const;
   UnixSeconds NextCheck(const LiveJob& l, UnixSeconds t) const;
   void SizeFor(LiveJob& l, int load);
-  bool Meets(const LiveJob& l, const ReplicaMix& held) const;
+  bool Meets(const LiveJob& l, const ReplicaMix& held, UnixSeconds t) const;
   void Grow(uint32_t j, UnixSeconds t, UnixSeconds hour, const ReplicaMix& want, ReplicaMix& held);
-  void Shrink(uint32_t j, UnixSeconds hour, const ReplicaMix& held);
+  void Shrink(uint32_t j, UnixSeconds t, UnixSeconds hour, const ReplicaMix& held);
   void PlanReplicas(LiveJob& l, const Allocation& a, UnixSeconds t);
   void StartReplicas(uint32_t j, UnixSeconds t, UnixSeconds end);
   ReplicaMix MixFor(const LiveJob& l, UnixSeconds t) const;
-  double SpotUp(const LiveJob& l, OfferingId o) const;
+  double SpotUp(const LiveJob& l, OfferingId o, UnixSeconds t) const;
   std::span<const sched::ElasticChoice> SpotChoices(const LiveJob& l) const;
   std::vector<SpotCandidate> SpotCandidates(const LiveJob& l, UnixSeconds t) const;
   Money OnDemandReplicaRate(const LiveJob& l, UnixSeconds t) const;

@@ -72,13 +72,13 @@ void Engine::SizeFor(LiveJob& l, int load) {
 // Whether `held` meets the target, its spot replicas taken as the least
 // available of the set's spot replicas not retiring (any `held.spot` of them
 // is at least as available: the lower bound).
-bool Engine::Meets(const LiveJob& l, const ReplicaMix& held) const {
+bool Engine::Meets(const LiveJob& l, const ReplicaMix& held, UnixSeconds t) const {
   std::vector<double> ups;
   for (const Replica& r : l.set) {
-    if (r.lease && r.retire_at == 0) ups.push_back(SpotUp(l, r.offering));
+    if (r.lease && r.retire_at == 0) ups.push_back(SpotUp(l, r.offering, t));
   }
   std::sort(ups.begin(), ups.end());
-  ups.resize(static_cast<size_t>(held.spot), SpotUp(l, OfferingId()));
+  ups.resize(static_cast<size_t>(held.spot), SpotUp(l, OfferingId(), t));
   return estimate::AtLeastUp(l.load, held.on_demand, replica_terms_.zone(), ups) >=
          replica_terms_.target() - 1e-12;
 }
@@ -105,7 +105,7 @@ ReplicaMix Engine::MixFor(const LiveJob& l, UnixSeconds t) const {
   if (!TakesSpot(l)) return {l.size, 0};
   std::vector<SpotCandidate> spot = SpotCandidates(l, t);
   for (const Replica& r : l.set) {
-    if (r.lease && r.retire_at == 0) spot.push_back({r.rate.micros(), SpotUp(l, r.offering)});
+    if (r.lease && r.retire_at == 0) spot.push_back({r.rate.micros(), SpotUp(l, r.offering, t)});
   }
   std::stable_sort(spot.begin(), spot.end(),
                    [](const SpotCandidate& a, const SpotCandidate& b) { return a.price < b.price; });
@@ -118,10 +118,10 @@ ReplicaMix Engine::MixFor(const LiveJob& l, UnixSeconds t) const {
 }
 
 // A spot replica of `l` on `o`: up with the zone less a replacement's start
-// after each of o's reclaims (its trace's rate; the market's default for
-// OfferingId()).
-double Engine::SpotUp(const LiveJob& l, OfferingId o) const {
-  const double rate = o.valid() ? spot_.SpotReclaimsPerHour(o) : estimate::kSpotReclaimsPerHour;
+// after each of o's reclaims (the rate its trace showed in the window before
+// t; the market's default for OfferingId()).
+double Engine::SpotUp(const LiveJob& l, OfferingId o, UnixSeconds t) const {
+  const double rate = o.valid() ? spot_.SpotReclaimsPerHour(o, t) : estimate::kSpotReclaimsPerHour;
   return SpotReplicaUp(replica_terms_.zone(), rate, l.restart_s);
 }
 
@@ -157,7 +157,7 @@ std::vector<SpotCandidate> Engine::SpotCandidates(const LiveJob& l, UnixSeconds 
     if (!SpotFits(l, e, t)) continue;
     const int n = spot_.SpotInstances(e.offering, t) / std::max<int>(1, e.instances);
     const Money price = world_.market->PricePerHour(e.offering, PricingModel::kSpot, t)->Times(e.instances);
-    spot.insert(spot.end(), static_cast<size_t>(std::max(0, n)), {price.micros(), SpotUp(l, e.offering)});
+    spot.insert(spot.end(), static_cast<size_t>(std::max(0, n)), {price.micros(), SpotUp(l, e.offering, t)});
     if (spot.size() >= static_cast<size_t>(sched::RealtimeReplicas::kMaxLoadReplicas)) break;
   }
   return spot;
@@ -291,8 +291,8 @@ void Engine::Rebalance(uint32_t j, UnixSeconds t) {
   SizeFor(l, LoadAt(l, hour));
   ReplicaMix held = Held(l);
   const ReplicaMix want = MixFor(l, t);
-  if (!Meets(l, held) || want.on_demand < held.on_demand) Grow(j, t, hour, want, held);
-  Shrink(j, hour, held);
+  if (!Meets(l, held, t) || want.on_demand < held.on_demand) Grow(j, t, hour, want, held);
+  Shrink(j, t, hour, held);
   WatchSpot(j, t);
 }
 
@@ -328,7 +328,7 @@ void Engine::BackToSpot(uint32_t j, UnixSeconds t) {
   const ReplicaMix want = MixFor(l, t);
   if (held.on_demand > 0 && want.on_demand < held.on_demand && up < l.set_end) {
     Grow(j, t, up, want, held);
-    Shrink(j, up, held);
+    Shrink(j, t, up, held);
   }
   WatchSpot(j, t);
 }
@@ -341,7 +341,7 @@ void Engine::Grow(uint32_t j, UnixSeconds t, UnixSeconds hour, const ReplicaMix&
     if (!Launch(j, r, t, hour, true, false, OfferingId())) break;
     Live(j).set.push_back(r);
   }
-  for (; !Meets(Live(j), held) && held.on_demand < sched::RealtimeReplicas::kMaxLoadReplicas; ++held.on_demand) {
+  for (; !Meets(Live(j), held, t) && held.on_demand < sched::RealtimeReplicas::kMaxLoadReplicas; ++held.on_demand) {
     Replica r;
     Launch(j, r, t, hour, false, true, OfferingId());
     Live(j).set.push_back(r);
@@ -350,11 +350,11 @@ void Engine::Grow(uint32_t j, UnixSeconds t, UnixSeconds hour, const ReplicaMix&
 
 // Marks the replicas the target does not need to stop at `hour`: on-demand
 // ones first (the newest first), then the dearest spot ones.
-void Engine::Shrink(uint32_t j, UnixSeconds hour, const ReplicaMix& held) {
+void Engine::Shrink(uint32_t j, UnixSeconds t, UnixSeconds hour, const ReplicaMix& held) {
   LiveJob& l = Live(j);
   ReplicaMix keep = held;
-  while (keep.on_demand > 0 && Meets(l, {keep.on_demand - 1, keep.spot})) --keep.on_demand;
-  while (keep.spot > 0 && Meets(l, {keep.on_demand, keep.spot - 1})) --keep.spot;
+  while (keep.on_demand > 0 && Meets(l, {keep.on_demand - 1, keep.spot}, t)) --keep.on_demand;
+  while (keep.spot > 0 && Meets(l, {keep.on_demand, keep.spot - 1}, t)) --keep.spot;
   if (keep == held) return;
   std::vector<size_t> order(l.set.size());
   std::iota(order.begin(), order.end(), size_t{0});
