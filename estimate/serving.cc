@@ -58,15 +58,7 @@ Result<ReplicaServing> EstimateReplicaServing(const ResolvedJob& job, const cata
   return s;
 }
 
-double AtLeastUp(int k, int n, double up) {
-  double p = 0;
-  double choose = 1;  // C(n, i), built from C(n, 0)
-  for (int i = 0; i <= n; ++i) {
-    if (i > 0) choose = choose * (n - i + 1) / i;
-    if (i >= k) p += choose * std::pow(up, i) * std::pow(1.0 - up, n - i);
-  }
-  return p;
-}
+double AtLeastUp(int k, int n, double up) { return AtLeastUp(k, n, up, {}); }
 
 int ReplicasForTarget(double target, double zone, int load, int max) {
   const int k = std::max(1, load);
@@ -80,6 +72,45 @@ int ReplicaSetSize(const AvailabilityTerms& t, int load) {
   if (load <= 1) return ReplicasForTarget(t.target, t.zone, 1, t.max_replicas);
   const int cap = std::min(kMaxServiceReplicas, load + t.max_replicas - 1);
   return std::min(cap, ReplicasForTarget(t.target, t.zone, load, cap));
+}
+
+double SpotReplicaUp(double zone, double reclaims_per_hour, int64_t replace_s) {
+  return std::max(0.0, zone * (1.0 - reclaims_per_hour * static_cast<double>(replace_s) / 3600.0));
+}
+
+double AtLeastUp(int k, int on_demand, double od_up, const std::vector<double>& spot_up) {
+  std::vector<double> count{1.0};  // P(c up) over the replicas taken so far
+  auto take = [&](double p) {
+    count.push_back(0.0);
+    for (size_t c = count.size() - 1; c > 0; --c) count[c] = count[c] * (1.0 - p) + count[c - 1] * p;
+    count[0] *= 1.0 - p;
+  };
+  for (int i = 0; i < on_demand; ++i) take(od_up);
+  for (double p : spot_up) take(p);
+  double at_least = 0;
+  for (size_t c = static_cast<size_t>(std::max(0, k)); c < count.size(); ++c) at_least += count[c];
+  return at_least;
+}
+
+ReplicaMix CheapestMix(int k, double target, double od_up, int64_t od_price,
+                       const std::vector<SpotCandidate>& spot, int max_on_demand) {
+  ReplicaMix best{max_on_demand, 0};
+  int64_t best_price = od_price * max_on_demand;
+  std::vector<int64_t> spot_cost(spot.size() + 1, 0);  // of the first s
+  for (size_t s = 0; s < spot.size(); ++s) spot_cost[s + 1] = spot_cost[s] + spot[s].price;
+  const int max_spot = static_cast<int>(spot.size());
+  for (int d = 0; d <= max_on_demand; ++d) {
+    for (int s = std::max(0, k - d); s <= max_spot; ++s) {
+      const int64_t price = od_price * d + spot_cost[static_cast<size_t>(s)];
+      if (price > best_price || (price == best_price && d + s >= best.on_demand + best.spot)) continue;
+      std::vector<double> ups;
+      for (int i = 0; i < s; ++i) ups.push_back(spot[static_cast<size_t>(i)].up);
+      if (AtLeastUp(k, d, od_up, ups) < target - 1e-12) continue;
+      best = {d, s};
+      best_price = price;
+    }
+  }
+  return best;
 }
 
 int ReplicasForLoad(double rps, double replica_rps) {

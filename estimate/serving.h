@@ -16,7 +16,9 @@
 //                  requests per second.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "catalog/catalog.h"
 #include "core/status.h"
@@ -73,5 +75,39 @@ int ReplicasForTarget(double target, double zone, int load, int max);
 // and kMaxServiceReplicas. The scheduler places it for the peak hour;
 // `simulate` and `plan` take it hour by hour.
 int ReplicaSetSize(const AvailabilityTerms& terms, int load);
+
+// Spot replicas beside on-demand ones (docs/simulate.md, "Preemptible
+// services"). One spot replica's expected availability is
+//   zone x (1 - reclaims_per_hour x replace_s / 3600), at least 0:
+// up with the zone, less the start of a replacement after each reclaim.
+// reclaims_per_hour is its offering's own (MarketView::SpotReclaimsPerHour:
+// the measured rate of the spot trace it replays; kSpotReclaimsPerHour
+// where none is measured).
+double SpotReplicaUp(double zone, double reclaims_per_hour, int64_t replace_s);
+
+// P(at least k up) of `on_demand` replicas each up with od_up and one spot
+// replica for each of spot_up (each up with its own figure), all
+// independent: the distribution of the count up is built one replica at a
+// time (P_{i+1}(c) = P_i(c) (1 - p) + P_i(c - 1) p).
+double AtLeastUp(int k, int on_demand, double od_up, const std::vector<double>& spot_up);
+
+struct ReplicaMix {
+  int on_demand = 0;
+  int spot = 0;
+  bool operator==(const ReplicaMix&) const = default;
+};
+
+// A spot replica a mix may take: its price per hour and its availability.
+struct SpotCandidate {
+  int64_t price = 0;  // micro-dollars per hour
+  double up = 0;      // SpotReplicaUp of its offering
+};
+
+// The mix of at most max_on_demand on-demand replicas (od_price each per
+// hour, each up with od_up) and the first s of `spot` (in the order given,
+// cheapest first), with P(at least k up) >= target at the least price;
+// equal prices: fewer replicas. None meets it: {max_on_demand, 0}.
+ReplicaMix CheapestMix(int k, double target, double od_up, int64_t od_price,
+                       const std::vector<SpotCandidate>& spot, int max_on_demand);
 
 }  // namespace meridian::estimate

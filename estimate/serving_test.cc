@@ -95,6 +95,54 @@ TEST(ReplicasForLoad, ALoadPastIntsRangeSaturatesInsteadOfOverflowing) {
   EXPECT_EQ(ReplicasForLoad(20.0, 9.0), 3);  // ceil(2.22)
 }
 
+// Replicas up each with its own figure: 0.995 (on-demand), 0.9, 0.8.
+//   at least 1 of spot {0.9, 0.8}: 1 - 0.1 x 0.2 = 0.98
+//   at least 2 of {0.995, 0.9, 0.8}: all three 0.995 x 0.9 x 0.8 = 0.7164;
+//     exactly two 0.995 x 0.9 x 0.2 + 0.995 x 0.1 x 0.8 + 0.005 x 0.9 x 0.8
+//     = 0.1791 + 0.0796 + 0.0036 = 0.2623; together 0.9787
+// and alike, the binomial: 3 at 0.956, at least 1: 1 - 0.044^3 = 0.999914816.
+TEST(ReplicaMixTest, AtLeastUpWithReplicasOfTheirOwnAvailability) {
+  EXPECT_NEAR(AtLeastUp(1, 0, 0.995, {0.9, 0.8}), 0.98, 1e-12);
+  EXPECT_NEAR(AtLeastUp(2, 1, 0.995, {0.9, 0.8}), 0.9787, 1e-12);
+  EXPECT_NEAR(AtLeastUp(1, 0, 0.995, {0.956, 0.956, 0.956}), 1 - 0.044 * 0.044 * 0.044, 1e-12);
+  EXPECT_NEAR(AtLeastUp(1, 0, 0.995, {0.956, 0.956, 0.956}), AtLeastUp(1, 3, 0.956), 1e-12);
+  EXPECT_DOUBLE_EQ(AtLeastUp(0, 0, 0.995, {}), 1.0);
+  EXPECT_DOUBLE_EQ(AtLeastUp(1, 0, 0.995, {}), 0.0);
+}
+
+// A spot replica up with 0.995 x (1 - rate x 300 / 3600) (5 min restart).
+// Two alike meet 0.999 when 1 - (1 - up)^2 >= 0.999: up >= 1 - sqrt(0.001)
+// = 0.968377, rate <= (1 - 0.968377 / 0.995) x 12 = 0.3211 per hour:
+//   0.32: up 0.995 x (1 - 0.32 / 12) = 0.968467; 1 - 0.031533^2 = 0.999006, meets
+//   0.33: up 0.995 x (1 - 0.33 / 12) = 0.967638; 1 - 0.032362^2 = 0.998953, misses
+//   0.47 (the traces' mean): up 0.956029; two: 1 - 0.043971^2 = 0.998067, misses;
+//     three: 1 - 0.043971^3 = 0.999915, meets
+//   0.10: up 0.995 x (1 - 0.1 / 12) = 0.986708
+// A100 (on-demand $5.33/h, spot $1.03/h, micro-dollars / 10^4 here):
+//   two spot at 0.32: $2.06 < three at 0.47: $3.09 < 1 on-demand + 1 spot: $6.36
+//   a 0.10 spot replica first, then 0.47 ones: 1 - 0.013292 x 0.043971
+//     = 0.999416 with two, which meets: two at $2.06
+//   0.47 first, then 0.10 ones: the first two alike meet it too (same set).
+TEST(ReplicaMixTest, TheSpotSparesFollowEachOfferingsReclaimRate) {
+  auto up = [](double rate) { return SpotReplicaUp(0.995, rate, 300); };
+  EXPECT_NEAR(up(0.32), 0.968467, 1e-6);
+  EXPECT_NEAR(up(0.33), 0.967638, 1e-6);
+  EXPECT_NEAR(up(0.10), 0.986708, 1e-6);
+  EXPECT_GE(AtLeastUp(1, 0, 0.995, {up(0.32), up(0.32)}), 0.999);
+  EXPECT_LT(AtLeastUp(1, 0, 0.995, {up(0.33), up(0.33)}), 0.999);
+  auto mix = [&](std::vector<double> rates) {
+    std::vector<SpotCandidate> spot;
+    for (double r : rates) spot.push_back({103, up(r)});
+    return CheapestMix(1, 0.999, 0.995, 533, spot, 2);
+  };
+  EXPECT_EQ(mix({0.32, 0.32, 0.32}), (ReplicaMix{0, 2}));
+  EXPECT_EQ(mix({0.33, 0.33, 0.33}), (ReplicaMix{0, 3}));
+  EXPECT_EQ(mix({0.47, 0.47, 0.47}), (ReplicaMix{0, 3}));
+  EXPECT_EQ(mix({0.10, 0.47, 0.47}), (ReplicaMix{0, 2}));
+  EXPECT_EQ(mix({0.47}), (ReplicaMix{1, 1}));  // 1 - 0.005 x 0.043971 = 0.99978
+  EXPECT_EQ(mix({}), (ReplicaMix{2, 0}));
+}
+
 }  // namespace
 }  // namespace meridian::estimate
 

@@ -15,6 +15,7 @@
 #include "catalog/catalog.h"
 #include "core/ids.h"
 #include "core/time.h"
+#include "estimate/defaults.h"
 
 namespace meridian::sched {
 
@@ -35,6 +36,11 @@ class MarketView {
   // The first time after `t` at which SpotInstances(o, .) differs from its
   // value at `t`; nullopt: never, or the market cannot tell (this default).
   virtual std::optional<UnixSeconds> NextSpotChange(OfferingId, UnixSeconds) const { return std::nullopt; }
+  // Spot reclaims per hour a spot instance of `o` is up, as seen by `t`
+  // (only what happened before t): what the replica mix
+  // (estimate::SpotReplicaUp) expects of a spot replica there. This default:
+  // estimate::kSpotReclaimsPerHour, the rate over all the spot traces.
+  virtual double SpotReclaimsPerHour(OfferingId, UnixSeconds) const { return estimate::kSpotReclaimsPerHour; }
   // Expected hours from a flex-start request at `t` to its start.
   virtual double FlexStartWaitHours(OfferingId o, UnixSeconds t) const = 0;
   // Grid carbon intensity of region `r` during the hour holding `t`, gCO2/kWh.

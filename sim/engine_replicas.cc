@@ -69,8 +69,17 @@ void Engine::SizeFor(LiveJob& l, int load) {
   l.size = sched::RealtimeReplicas::SetSize(replica_terms_.options, load);
 }
 
-bool Engine::Meets(const LiveJob& l, const ReplicaMix& held) const {
-  return AtLeastUp(l.load, held.on_demand, replica_terms_.zone(), held.spot, SpotUp(l)) >=
+// Whether `held` meets the target, its spot replicas taken as the least
+// available of the set's spot replicas not retiring (any `held.spot` of them
+// is at least as available: the lower bound).
+bool Engine::Meets(const LiveJob& l, const ReplicaMix& held, UnixSeconds t) const {
+  std::vector<double> ups;
+  for (const Replica& r : l.set) {
+    if (r.lease && r.retire_at == 0) ups.push_back(SpotUp(l, r.offering, t));
+  }
+  std::sort(ups.begin(), ups.end());
+  ups.resize(static_cast<size_t>(held.spot), SpotUp(l, OfferingId(), t));
+  return estimate::AtLeastUp(l.load, held.on_demand, replica_terms_.zone(), ups) >=
          replica_terms_.target() - 1e-12;
 }
 
@@ -90,25 +99,30 @@ void Engine::PlanReplicas(LiveJob& l, const Allocation& a, UnixSeconds t) {
 }
 
 // The cheapest mix (sim/service_replicas.h) for the set's load with the
-// spot replicas it holds (at their prices) and those it could start now;
-// without spot, the on-demand set of its size.
+// spot replicas it holds (at their prices and availability) and those it
+// could start now; without spot, the on-demand set of its size.
 ReplicaMix Engine::MixFor(const LiveJob& l, UnixSeconds t) const {
   if (!TakesSpot(l)) return {l.size, 0};
-  std::vector<int64_t> prices = SpotPrices(l, t);
+  std::vector<SpotCandidate> spot = SpotCandidates(l, t);
   for (const Replica& r : l.set) {
-    if (r.lease && r.retire_at == 0) prices.push_back(r.rate.micros());
+    if (r.lease && r.retire_at == 0) spot.push_back({r.rate.micros(), SpotUp(l, r.offering, t)});
   }
-  std::sort(prices.begin(), prices.end());
-  if (prices.size() > static_cast<size_t>(sched::RealtimeReplicas::kMaxLoadReplicas)) {
-    prices.resize(sched::RealtimeReplicas::kMaxLoadReplicas);
+  std::stable_sort(spot.begin(), spot.end(),
+                   [](const SpotCandidate& a, const SpotCandidate& b) { return a.price < b.price; });
+  if (spot.size() > static_cast<size_t>(sched::RealtimeReplicas::kMaxLoadReplicas)) {
+    spot.resize(sched::RealtimeReplicas::kMaxLoadReplicas);
   }
-  if (prices.empty()) return {l.size, 0};
-  return CheapestMix(l.load, replica_terms_.target(), replica_terms_.zone(), SpotUp(l),
-                     OnDemandReplicaRate(l, t).micros(), prices, l.size);
+  if (spot.empty()) return {l.size, 0};
+  return estimate::CheapestMix(l.load, replica_terms_.target(), replica_terms_.zone(),
+                               OnDemandReplicaRate(l, t).micros(), spot, l.size);
 }
 
-double Engine::SpotUp(const LiveJob& l) const {
-  return SpotReplicaUp(replica_terms_.zone(), estimate::kSpotReclaimsPerHour, l.restart_s);
+// A spot replica of `l` on `o`: up with the zone less a replacement's start
+// after each of o's reclaims (the rate its trace showed in the window before
+// t; the market's default for OfferingId()).
+double Engine::SpotUp(const LiveJob& l, OfferingId o, UnixSeconds t) const {
+  const double rate = o.valid() ? spot_.SpotReclaimsPerHour(o, t) : estimate::kSpotReclaimsPerHour;
+  return SpotReplicaUp(replica_terms_.zone(), rate, l.restart_s);
 }
 
 // One replica's price per hour on the set's on-demand offering.
@@ -135,18 +149,18 @@ std::span<const sched::ElasticChoice> Engine::SpotChoices(const LiveJob& l) cons
   return world_.elastic->Choices(d.model, d.gpus, PricingModel::kSpot);
 }
 
-// The price of each spot replica that could start now: over the offerings
-// that fit, one per replica's instances left.
-std::vector<int64_t> Engine::SpotPrices(const LiveJob& l, UnixSeconds t) const {
-  std::vector<int64_t> prices;
+// The price and availability (SpotUp) of each spot replica that could start
+// now: over the offerings that fit, one per replica's instances left.
+std::vector<SpotCandidate> Engine::SpotCandidates(const LiveJob& l, UnixSeconds t) const {
+  std::vector<SpotCandidate> spot;
   for (const sched::ElasticChoice& e : SpotChoices(l)) {
     if (!SpotFits(l, e, t)) continue;
     const int n = spot_.SpotInstances(e.offering, t) / std::max<int>(1, e.instances);
     const Money price = world_.market->PricePerHour(e.offering, PricingModel::kSpot, t)->Times(e.instances);
-    prices.insert(prices.end(), static_cast<size_t>(std::max(0, n)), price.micros());
-    if (prices.size() >= static_cast<size_t>(sched::RealtimeReplicas::kMaxLoadReplicas)) break;
+    spot.insert(spot.end(), static_cast<size_t>(std::max(0, n)), {price.micros(), SpotUp(l, e.offering, t)});
+    if (spot.size() >= static_cast<size_t>(sched::RealtimeReplicas::kMaxLoadReplicas)) break;
   }
-  return prices;
+  return spot;
 }
 
 // The cheapest spot offering that fits with a replica's instances left,
@@ -277,8 +291,8 @@ void Engine::Rebalance(uint32_t j, UnixSeconds t) {
   SizeFor(l, LoadAt(l, hour));
   ReplicaMix held = Held(l);
   const ReplicaMix want = MixFor(l, t);
-  if (!Meets(l, held) || want.on_demand < held.on_demand) Grow(j, t, hour, want, held);
-  Shrink(j, hour, held);
+  if (!Meets(l, held, t) || want.on_demand < held.on_demand) Grow(j, t, hour, want, held);
+  Shrink(j, t, hour, held);
   WatchSpot(j, t);
 }
 
@@ -314,7 +328,7 @@ void Engine::BackToSpot(uint32_t j, UnixSeconds t) {
   const ReplicaMix want = MixFor(l, t);
   if (held.on_demand > 0 && want.on_demand < held.on_demand && up < l.set_end) {
     Grow(j, t, up, want, held);
-    Shrink(j, up, held);
+    Shrink(j, t, up, held);
   }
   WatchSpot(j, t);
 }
@@ -327,7 +341,7 @@ void Engine::Grow(uint32_t j, UnixSeconds t, UnixSeconds hour, const ReplicaMix&
     if (!Launch(j, r, t, hour, true, false, OfferingId())) break;
     Live(j).set.push_back(r);
   }
-  for (; !Meets(Live(j), held) && held.on_demand < sched::RealtimeReplicas::kMaxLoadReplicas; ++held.on_demand) {
+  for (; !Meets(Live(j), held, t) && held.on_demand < sched::RealtimeReplicas::kMaxLoadReplicas; ++held.on_demand) {
     Replica r;
     Launch(j, r, t, hour, false, true, OfferingId());
     Live(j).set.push_back(r);
@@ -336,11 +350,11 @@ void Engine::Grow(uint32_t j, UnixSeconds t, UnixSeconds hour, const ReplicaMix&
 
 // Marks the replicas the target does not need to stop at `hour`: on-demand
 // ones first (the newest first), then the dearest spot ones.
-void Engine::Shrink(uint32_t j, UnixSeconds hour, const ReplicaMix& held) {
+void Engine::Shrink(uint32_t j, UnixSeconds t, UnixSeconds hour, const ReplicaMix& held) {
   LiveJob& l = Live(j);
   ReplicaMix keep = held;
-  while (keep.on_demand > 0 && Meets(l, {keep.on_demand - 1, keep.spot})) --keep.on_demand;
-  while (keep.spot > 0 && Meets(l, {keep.on_demand, keep.spot - 1})) --keep.spot;
+  while (keep.on_demand > 0 && Meets(l, {keep.on_demand - 1, keep.spot}, t)) --keep.on_demand;
+  while (keep.spot > 0 && Meets(l, {keep.on_demand, keep.spot - 1}, t)) --keep.spot;
   if (keep == held) return;
   std::vector<size_t> order(l.set.size());
   std::iota(order.begin(), order.end(), size_t{0});

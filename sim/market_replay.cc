@@ -82,6 +82,16 @@ int ReplayMarket::SpotInstances(OfferingId o, UnixSeconds t) const {
   return traces_[static_cast<size_t>(a.trace)].CountAt(t - options_.start + a.offset_s);
 }
 
+double ReplayMarket::SpotReclaimsPerHour(OfferingId o, UnixSeconds t) const {
+  if (o.index() >= assignment_.size() || assignment_[o.index()].trace < 0) {
+    return MarketView::SpotReclaimsPerHour(o, t);
+  }
+  const SpotAssignment& a = assignment_[o.index()];
+  const double rate = traces_[static_cast<size_t>(a.trace)].ReclaimsPerHourUpBefore(
+      std::max<int64_t>(0, t - options_.start) + a.offset_s, kReclaimRateWindowS);
+  return rate >= 0 ? rate : MarketView::SpotReclaimsPerHour(o, t);
+}
+
 double ReplayMarket::FlexStartWaitHours(OfferingId, UnixSeconds) const { return flex_mean_h_; }
 
 double ReplayMarket::CarbonGPerKwh(RegionId r, UnixSeconds t) const {

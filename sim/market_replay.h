@@ -80,6 +80,13 @@ class ReplayMarket final : public sched::MarketView {
   bool SpotAvailable(OfferingId o, UnixSeconds t) const override;
   // The trace's count at `t`; 0 for an offering that replays none.
   int SpotInstances(OfferingId o, UnixSeconds t) const override;
+  // The reclaims per hour up of the trace `o` replays over the
+  // kReclaimRateWindowS before t (SpotTrace::ReclaimsPerHourUpBefore): a
+  // trailing rate, as AWS's Spot Instance Advisor gives its frequency of
+  // interruption over the trailing month. The default where `o` replays no
+  // trace or it was never up in the window.
+  double SpotReclaimsPerHour(OfferingId o, UnixSeconds t) const override;
+  static constexpr int64_t kReclaimRateWindowS = 30 * 86400;
   std::optional<UnixSeconds> NextSpotChange(OfferingId o, UnixSeconds t) const override;
   double FlexStartWaitHours(OfferingId o, UnixSeconds t) const override;
   double CarbonGPerKwh(RegionId r, UnixSeconds t) const override;

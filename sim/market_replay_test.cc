@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace meridian::sim {
@@ -78,6 +79,40 @@ TEST(ReplayMarket, SpotFollowsTheTraceAndReclaimsWhenItGoesDown) {
       }
     }
   }
+}
+
+// Each spot-priced offering's reclaim rate at t is that of the trace it
+// replays over the 30 days before t, counted a second way here: the up ->
+// down steps tick by tick (UpAt) over the window's ticks, over its hours up;
+// offerings without spot get the default rate.
+TEST(ReplayMarket, AnOfferingsReclaimRateIsItsTracesOwnOverTheMonthBefore) {
+  ReplayMarket m = Market(1);
+  const UnixSeconds t = 1704067200 + 10 * 86400;  // ten days into the replay
+  const auto& offers = Embedded()->offerings();
+  int checked = 0;
+  for (size_t i = 0; i < offers.size() && checked < 5; ++i) {
+    OfferingId o(static_cast<uint32_t>(i));
+    const SpotAssignment& a = m.AssignmentOf(o);
+    if (a.trace < 0) {
+      EXPECT_DOUBLE_EQ(m.SpotReclaimsPerHour(o, t), estimate::kSpotReclaimsPerHour);
+      continue;
+    }
+    const SpotTrace& tr = m.traces()[static_cast<size_t>(a.trace)];
+    const int64_t now_tick = (10 * 86400 + a.offset_s) / tr.gap_s;
+    const int64_t n = std::min<int64_t>(30 * 86400 / tr.gap_s, tr.ticks);
+    auto up_at = [&](int64_t tick) { return tr.UpAt(((tick % tr.ticks) + tr.ticks) % tr.ticks * tr.gap_s); };
+    int reclaims = 0;
+    int64_t up_ticks = 0;
+    for (int64_t k = now_tick - n; k < now_tick; ++k) {
+      reclaims += up_at(k - 1) && !up_at(k) ? 1 : 0;
+      up_ticks += up_at(k) ? 1 : 0;
+    }
+    if (up_ticks == 0) continue;
+    const double hours_up = static_cast<double>(up_ticks * tr.gap_s) / 3600.0;
+    EXPECT_NEAR(m.SpotReclaimsPerHour(o, t), reclaims / hours_up, 1e-9) << tr.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
 }
 
 TEST(ReplayMarket, FlexWaitsAreSeededAndAverageTheExpectedWait) {

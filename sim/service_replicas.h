@@ -16,9 +16,10 @@
 // load, P(at least k of the on_demand + spot replicas up) >= target, an
 // on-demand replica up with the zone availability a and a spot replica with
 //   a x (1 - reclaims per hour x the hours a replacement takes to start)
-// (estimate::kSpotReclaimsPerHour, the rate of the spot traces; the
-// replacement starts after the checkpoint restart overhead, 5 min unless
-// stated), each spot replica at the price of the spot offering it would get
+// (the reclaims per hour of the spot trace its offering replays,
+// MarketView::SpotReclaimsPerHour; the replacement starts after the
+// checkpoint restart overhead, 5 min unless stated), each spot replica at
+// the price and availability of the spot offering it would get
 // (the cheapest left first). The on-demand set alone (on_demand = n, spot = 0) meets the target
 // by construction and is the fallback. A reclaimed replica is replaced at
 // once, on spot in another zone where one is left, else on the on-demand
@@ -30,6 +31,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "estimate/serving.h"
 #include "sched/plugins/realtime_replicas.h"
 #include "sched/profile.h"
 
@@ -46,24 +48,19 @@ struct ReplicaTerms {
 // The terms of `profile` (realtime_replicas' arguments, or their defaults).
 ReplicaTerms ReplicaTermsOf(const sched::Profile& profile);
 
-// One spot replica's expected availability: zone x (1 - reclaims_per_hour x
-// replace_s / 3600), at least 0.
-double SpotReplicaUp(double zone, double reclaims_per_hour, int64_t replace_s);
+// The mix's arithmetic is the core's (estimate/serving.h): SpotReplicaUp,
+// AtLeastUp over on-demand and spot replicas, CheapestMix.
+using estimate::ReplicaMix;
+using estimate::SpotCandidate;
+using estimate::SpotReplicaUp;
 
-// P(at least k replicas up) of `on_demand` replicas each up with `od_up` and
-// `spot` replicas each up with `spot_up`, all independent.
+// P(at least k up) of `on_demand` replicas each up with od_up and `spot`
+// replicas each up with spot_up (estimate::AtLeastUp, every spot replica
+// alike).
 double AtLeastUp(int k, int on_demand, double od_up, int spot, double spot_up);
 
-struct ReplicaMix {
-  int on_demand = 0;
-  int spot = 0;
-  bool operator==(const ReplicaMix&) const = default;
-};
-
-// The mix of at most max_on_demand on-demand replicas (od_price each per
-// hour) and spot replicas, one for each of `spot_prices` (ascending: s spot
-// replicas cost the first s), with P(at least k up) >= target at the least
-// price; equal prices: fewer replicas. None meets it: {max_on_demand, 0}.
+// estimate::CheapestMix with every spot replica up with spot_up, one for
+// each of `spot_prices` (ascending).
 ReplicaMix CheapestMix(int k, double target, double od_up, double spot_up, int64_t od_price,
                        const std::vector<int64_t>& spot_prices, int max_on_demand);
 

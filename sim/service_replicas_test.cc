@@ -181,17 +181,23 @@ TEST(ServiceReplicasTest, AReclaimedSpotReplicaIsReplacedOnSpotElsewhere) {
 // One preemptible L4 service in gcp:us-central1 for 4 h under `default`, no
 // load (k = 1; g2-standard-4 on-demand $0.70683/h, spot $0.29598/h), with
 // one spot instance in each of zones a, b and c, zone a's missing from 600
-// to 1200 s (10-minute ticks). At 0 the mix is {0 on-demand, 3 spot}:
-// 3 x 0.29598 = 0.88794 $/h meets 1 - 0.04397^3 = 0.99991 (a spot replica
-// up 0.995 x (1 - 0.47 x 300 / 3600) = 0.95603), where {1, 1} costs
-// 1.00281 and {0, 2} gives 0.99807. At 600 zone a's replica is reclaimed;
-// b's and c's instances are held by the set itself, so the replacement is
-// on-demand, serving from 900. At 1200 zone a has spot again: the set
-// starts a spot replica there (serving from 1500) and the on-demand one
-// stops at 1500, rather than at the next hour. Minutes: b and c serve
-// throughout, 240 of 240 met. Cost: spot 4 + 4 + 1/6 + (14400 - 1200) /
-// 3600 = 11.83333 h x 0.29598 = 3.50243, on-demand 900 s = 0.25 h x
-// 0.70683 = 0.17671: $3.67914.
+// to 1200 s (10-minute ticks). Each zone's reclaim rate is its trace's:
+// a, 24 ticks with one down, 1 reclaim in 23 ticks up (3.8333 h), 0.26087
+// per hour, a spot replica up 0.995 x (1 - 0.26087 x 300 / 3600) =
+// 0.97337; b and c, 25 ticks up then down, up, down (after the 4 h), 2
+// reclaims in 26 ticks up (4.3333 h), 0.46154 per hour, up 0.995 x (1 -
+// 0.46154 / 12) = 0.95673. At 0 the mix is {0 on-demand, 3 spot}: 3 x
+// 0.29598 = 0.88794 $/h meets 1 - 0.02663 x 0.04327^2 = 0.99995, where
+// {1, 1} costs 1.00281 and {0, 2} gives 1 - 0.02663 x 0.04327 = 0.99885.
+// At 600 zone a's replica is reclaimed; b's and c's instances are held by
+// the set itself, so the replacement is on-demand, serving from 900. At
+// 1200 zone a has spot again: the set starts a spot replica there (serving
+// from 1500) and the on-demand one stops at 1500, rather than at the next
+// hour. Minutes: b and c serve throughout, 240 of 240 met. Cost: spot 4 +
+// 4 + 1/6 + (14400 - 1200) / 3600 = 11.83333 h x 0.29598 = 3.50243,
+// on-demand 900 s = 0.25 h x 0.70683 = 0.17671: $3.67914.
+constexpr const char* kUpFourHoursThenFlaky =
+    "1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0";
 TEST(ServiceReplicasTest, AnOnDemandFallbackGoesBackToSpotWhenSpotReturns) {
   auto cat = Embedded();
   const OfferingId a = Find(*cat, "us-central1-a", "g2-standard-4");
@@ -200,8 +206,8 @@ TEST(ServiceReplicasTest, AnOnDemandFallbackGoesBackToSpotWhenSpotReturns) {
   ASSERT_TRUE(a.valid() && b.valid() && c.valid());
   const World w = SpotOnly(
       cat, {{a, Ticks(600, "1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1"), std::nullopt},
-            {b, Ticks(600, "1"), std::nullopt},
-            {c, Ticks(600, "1"), std::nullopt}});
+            {b, Ticks(600, kUpFourHoursThenFlaky), std::nullopt},
+            {c, Ticks(600, kUpFourHoursThenFlaky), std::nullopt}});
   const PolicyRun run = RunPreemptibleL4(w);
 
   ExpectOneReclaimEveryMinuteMet(run, /*on_spot=*/false, 3.67914);
@@ -210,6 +216,42 @@ TEST(ServiceReplicasTest, AnOnDemandFallbackGoesBackToSpotWhenSpotReturns) {
   const std::vector<std::pair<int64_t, int64_t>> want = {
       {0, 600}, {0, 14400}, {0, 14400}, {900, 1500}, {1500, 14400}};
   EXPECT_EQ(Spans(run), want);
+}
+
+// The spare spot replicas follow the zones' own reclaim rates. The same
+// service (RunPreemptibleL4) with one spot instance in each of zones a, b
+// and c, up for the whole 4 h:
+//   - traces up throughout (0 reclaims per hour): a spot replica is up
+//     0.995 x (1 - 0) = 0.995 and two meet the target, 1 - 0.005^2 =
+//     0.999975: {0, 2}, 2 x 4 h x $0.29598 = $2.36784;
+//   - traces up 4 h 10 min then down, up, down (2 reclaims in 4.3333 h up,
+//     0.46154 per hour, as kUpFourHoursThenFlaky): up 0.95673, two give
+//     1 - 0.04327^2 = 0.99813, short: {0, 3}, 3 x 4 x 0.29598 = $3.55176
+//     (the on-demand set: 2 x 4 x 0.70683 = $5.65464).
+// Neither is reclaimed within the 4 h: every minute met.
+TEST(ServiceReplicasTest, ZonesRarelyReclaimedNeedFewerSpareSpotReplicas) {
+  auto cat = Embedded();
+  const OfferingId a = Find(*cat, "us-central1-a", "g2-standard-4");
+  const OfferingId b = Find(*cat, "us-central1-b", "g2-standard-4");
+  const OfferingId c = Find(*cat, "us-central1-c", "g2-standard-4");
+  ASSERT_TRUE(a.valid() && b.valid() && c.valid());
+  struct Case {
+    const char* counts;
+    size_t replicas;
+    double cost;
+  };
+  for (const Case& k : {Case{"1", 2, 2.36784}, Case{kUpFourHoursThenFlaky, 3, 3.55176}}) {
+    const World w = SpotOnly(cat, {{a, Ticks(600, k.counts), std::nullopt},
+                                   {b, Ticks(600, k.counts), std::nullopt},
+                                   {c, Ticks(600, k.counts), std::nullopt}});
+    const PolicyRun run = RunPreemptibleL4(w);
+    EXPECT_EQ(run.replica_reclaims, 0) << k.counts;
+    EXPECT_EQ(PricingOf(run.jobs[0]), "spot") << k.counts;
+    EXPECT_NEAR(static_cast<double>(run.jobs[0].cost_micros) / 1e6, k.cost, 2e-5) << k.counts;
+    EXPECT_EQ(run.service_spans.size(), k.replicas) << k.counts;
+    ASSERT_EQ(run.services.size(), 1u);
+    EXPECT_EQ(run.services[0].met, 240) << k.counts;
+  }
 }
 
 // A service on Llama-3.2-1B on one L4 whose load needs two replicas up in

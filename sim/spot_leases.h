@@ -41,6 +41,9 @@ class SpotLeases final : public sched::MarketView {
   std::optional<UnixSeconds> NextSpotChange(OfferingId o, UnixSeconds t) const override {
     return market_.NextSpotChange(o, t);
   }
+  double SpotReclaimsPerHour(OfferingId o, UnixSeconds t) const override {
+    return market_.SpotReclaimsPerHour(o, t);
+  }
   double FlexStartWaitHours(OfferingId o, UnixSeconds t) const override {
     return market_.FlexStartWaitHours(o, t);
   }

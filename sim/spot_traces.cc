@@ -89,6 +89,38 @@ int SpotTrace::Reclaims() const {
   return n;
 }
 
+double SpotTrace::ReclaimsPerHourUp() const {
+  const double up_h = UpFraction() * static_cast<double>(period_s()) / 3600.0;
+  return up_h > 0 ? Reclaims() / up_h : -1;
+}
+
+double SpotTrace::ReclaimsPerHourUpBefore(int64_t s, int64_t window_s) const {
+  if (ticks <= 0 || gap_s <= 0) return -1;
+  const int64_t n = std::min(std::max<int64_t>(window_s / gap_s, 1), ticks);
+  const int64_t end = std::max<int64_t>(s, 0) / gap_s % ticks;  // first tick not seen
+  int64_t up = 0;
+  int reclaims = 0;
+  // The window's ticks [end - n, end), cyclic, as at most two runs of ticks
+  // [a, b); a reclaim is an up -> down step at a run's first tick inside.
+  auto add = [&](int64_t a, int64_t b) {
+    for (size_t i = RunAt(*this, a); i < count.size() && RunStart(*this, i) < b; ++i) {
+      const int64_t from = std::max(a, RunStart(*this, i));
+      const int64_t to = std::min(b, run_end[i]);
+      if (count[i] > 0) up += to - from;
+      const bool prev_up = (i > 0 ? count[i - 1] : count.back()) > 0;
+      if (from == RunStart(*this, i) && prev_up && count[i] == 0) ++reclaims;
+    }
+  };
+  if (end - n >= 0) {
+    add(end - n, end);
+  } else {
+    add(ticks + (end - n), ticks);
+    add(0, end);
+  }
+  const double up_h = static_cast<double>(up * gap_s) / 3600.0;
+  return up_h > 0 ? reclaims / up_h : -1;
+}
+
 int SpotTrace::MaxCount() const {
   return count.empty() ? 0 : *std::max_element(count.begin(), count.end());
 }

@@ -53,6 +53,14 @@ struct SpotTrace {
   double UpFraction() const;
   int Reclaims() const;
   int MaxCount() const;
+  // Reclaims() per hour up: Reclaims() / (UpFraction() x period_s() / 3600);
+  // -1 when the trace is never up.
+  double ReclaimsPerHourUp() const;
+  // The same rate over the `window_s` seconds before `s` only (whole ticks,
+  // at most one period), the trace read as repeating before its first tick
+  // as after its last: what had been seen by second `s`. -1 when never up in
+  // that window.
+  double ReclaimsPerHourUpBefore(int64_t s, int64_t window_s) const;
 };
 
 // Parses the CSV of sim/market/spot_traces.csv; errors name file and line.

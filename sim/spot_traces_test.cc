@@ -58,6 +58,33 @@ TEST(SpotTraces, StateAndNextDownCycleThroughTheTrace) {
   EXPECT_EQ(Parse("1*5").NextDown(7), std::nullopt);
 }
 
+// Ticks of 10 s: up 0-19, down 20-29, up 30-59 (period 60 s). The up runs
+// at the end and the start are one (cyclic): 1 reclaim over 50 s up, 1 /
+// (50 / 3600 h) = 72 reclaims per hour up. Never up: -1.
+TEST(SpotTraces, ReclaimsPerHourUpCountsOnlyTheHoursUp) {
+  EXPECT_DOUBLE_EQ(Parse("1*2 0*1 1*3").ReclaimsPerHourUp(), 72.0);
+  // Two reclaims in 40 s up of 80 s: 2 / (40 / 3600) = 180.
+  EXPECT_DOUBLE_EQ(Parse("1*2 0*2 1*2 0*2").ReclaimsPerHourUp(), 180.0);
+  EXPECT_DOUBLE_EQ(Parse("0*3").ReclaimsPerHourUp(), -1.0);
+  EXPECT_DOUBLE_EQ(Parse("1*3").ReclaimsPerHourUp(), 0.0);  // up throughout: never reclaimed
+}
+
+// "1*2 0*1 1*3" at 10 s a tick: up at ticks 0-1, down at 2, up at 3-5; its one
+// reclaim is the step into tick 2.
+TEST(SpotTraces, ATrailingRateSeesOnlyTheTicksBeforeItsSecond) {
+  const SpotTrace t = Parse("1*2 0*1 1*3");
+  // Before second 20: ticks 0-1, 20 s up and no reclaim yet.
+  EXPECT_DOUBLE_EQ(t.ReclaimsPerHourUpBefore(20, 20), 0.0);
+  // Before second 30: ticks 0-2, the reclaim in 20 s up: 1 / (20/3600) = 180/h.
+  EXPECT_DOUBLE_EQ(t.ReclaimsPerHourUpBefore(30, 30), 180.0);
+  // Before second 10 with 30 s of window: ticks 4, 5 (the period before) and
+  // 0, all up, no step down among them.
+  EXPECT_DOUBLE_EQ(t.ReclaimsPerHourUpBefore(10, 30), 0.0);
+  // A window past the period is the whole period: the whole trace's 72/h.
+  EXPECT_DOUBLE_EQ(t.ReclaimsPerHourUpBefore(60, 1000), 72.0);
+  EXPECT_DOUBLE_EQ(Parse("0*3").ReclaimsPerHourUpBefore(30, 30), -1.0);
+}
+
 TEST(SpotTraces, CountsAreKeptPerTick) {
   // Ticks of 10 s: 3, 3, 1, 0, 2 (period 50 s); the CSV's 3*2 is one run.
   SpotTrace t = Parse("3*2 1*1 0*1 2*1");
