@@ -84,6 +84,14 @@ RunningJob OnUsCentralSpot(const testing::World& w, const QueuedJob& job, double
   return r;
 }
 
+// The same machine under on-demand, with a 0 GB checkpoint.
+RunningJob OnUsCentralOnDemand(const testing::World& w, const QueuedJob& job) {
+  RunningJob r = OnUsCentralSpot(w, job, 0);
+  r.placement.pricing = PricingModel::kOnDemand;
+  r.where = "gcp:us-central1 a3-highgpu-8g x1 on-demand";
+  return r;
+}
+
 TEST(MigrateTest, MovesToACheaperSpotRegionWhenTheSavingBeatsEgressAndRestart) {
   testing::World w = MakeWorld(CloudOnly());
   auto s = SpotScheduler(w, "");
@@ -298,9 +306,7 @@ TEST(MigrateTest, StaysWhenTheMoveSavesDollarsButRaisesCo2BeyondMaxWorse) {
   spec.preemptible = true;
   spec.residency = {"gcp:us-central1"};
   QueuedJob job = Queue(w, spec, 1);
-  RunningJob r = OnUsCentralSpot(w, job, 0);
-  r.placement.pricing = PricingModel::kOnDemand;
-  r.where = "gcp:us-central1 a3-highgpu-8g x1 on-demand";
+  RunningJob r = OnUsCentralOnDemand(w, job);
   struct Case {
     const char* max_worse;
     MoveVerdict want;
@@ -361,14 +367,8 @@ TEST(MigrateTest, StaysWhenTheMoveCutsCo2ButRaisesDollarsBeyondMaxWorse) {
   // CO2 with the move: 13216 + 110 = 13326 g, 44.7% less than 24080 g;
   //   dollars: 1118.171900 + 9.318099 = 1127.489999 $ against 430.661500 $,
   //   1127.49 / 430.6615 - 1 = 161.8% more.
-  JobSpec spec = TwoHourJob("train", 8, 70);
-  spec.work.duration_s = 10 * 3600;
-  spec.resources.gpu_models = {"H100-80GB"};
-  spec.preemptible = true;
-  QueuedJob job = Queue(w, spec, 1);
-  RunningJob r = OnUsCentralSpot(w, job, 0);
-  r.placement.pricing = PricingModel::kOnDemand;
-  r.where = "gcp:us-central1 a3-highgpu-8g x1 on-demand";
+  QueuedJob job = SpotJob(w);
+  RunningJob r = OnUsCentralOnDemand(w, job);
   struct Case {
     const char* max_worse;
     const char* shown;  // as the refusal prints it
