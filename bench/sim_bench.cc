@@ -24,6 +24,19 @@
 //   .../every-decision   the same replay deciding every waiting job at every
 //                        cycle (EngineOptions::keep_waits false, what the
 //                        scheduler did before it kept verdicts)
+//   BM_Moves/default/<moves|no-migrations>  3,000 generated Philly-like
+//                        jobs, all preemptible, on H100-80GB with deadlines
+//                        at twice their duration (workload generate --jobs
+//                        3000 --like philly --gpu-model H100-80GB
+//                        --preemptible-frac 1 --deadline-slack 2 --seed 7),
+//                        on examples/fleets/follow-the-sun.yaml's clusters
+//                        (owned H100, L40S and A100 nodes in us-central1 at
+//                        $1.80/GPU-h, europe-west4 at $2.10, asia-northeast1
+//                        at $2.30) plus the catalog's cloud capacity, from
+//                        2024-01-01 on hourly carbon: `moves` asks the core at every checkpoint
+//                        of every running job (Scheduler::Reconsider);
+//                        `no-migrations`, the baseline in the same run, never
+//                        asks; `x no-migrations` is a run's time over it
 //   BM_FifoLoop/<trace>  the baseline of the congested rows, in the same run:
 //                        a plain greedy FIFO loop over the same jobs and nodes
 //                        (start, in submission order, every waiting job that
@@ -415,6 +428,80 @@ const Loaded* Philly20k() { return Philly(20000, 32); }
 // the weekly peaks; on 32 it grows without bound, to 440,000).
 const Loaded* Philly1m() { return Philly(1000000, 72); }
 
+// examples/fleets/follow-the-sun.yaml with elastic capacity, built in code.
+FleetSpec FollowTheSun() {
+  auto cluster = [](const char* name, const char* region, double usd, std::vector<NodeGroup> nodes) {
+    ClusterSpec c;
+    c.name = name;
+    c.region = region;
+    c.gpu_hour = Money::FromDollars(usd);
+    c.nodes = std::move(nodes);
+    return c;
+  };
+  FleetSpec f;
+  f.clusters = {
+      cluster("us-iowa", "gcp:us-central1", 1.80, {{8, "H100-80GB", 8, 192, 2048.0, {}, "", {}}}),
+      cluster("eu-eemshaven", "gcp:europe-west4", 2.10,
+              {{8, "H100-80GB", 8, 192, 2048.0, {}, "", {}}, {4, "L40S", 4, 64, 512.0, {}, "", {}}}),
+      cluster("asia-tokyo", "gcp:asia-northeast1", 2.30, {{6, "A100-80GB", 8, 96, 1024.0, {}, "", {}}}),
+  };
+  f.elastic = true;
+  return f;
+}
+
+const Loaded* Preemptible3k() {
+  static std::unique_ptr<Loaded> l = [] {
+    WorkloadOptions o;
+    o.jobs = 3000;
+    o.seed = 7;
+    o.like = WorkloadLike::kPhilly;
+    o.gpu_model = "H100-80GB";
+    o.preemptible_frac = 1;
+    o.deadline_slack = 2;
+    std::ostringstream out;
+    (void)GenerateWorkload(o, out);
+    return FromJsonl(out.str(), FollowTheSun());
+  }();
+  return l.get();
+}
+
+std::map<bool, double>& MovesSeconds() {
+  static std::map<bool, double> m;
+  return m;
+}
+
+// One replay under default with moves at checkpoints on or off; the `moves`
+// row reports its time over the `no-migrations` row's, run before it.
+void BM_Moves(benchmark::State& state, bool migrations) {
+  const Loaded* l = Preemptible3k();
+  if (!l) {
+    state.SkipWithError("generated workload not read");
+    return;
+  }
+  auto profile = sched::EmbeddedProfile("default");
+  int64_t moves = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    EngineOptions o;
+    o.migrations = migrations;
+    auto run = Simulate(l->trace, *l->shapes, l->world, *profile, "default", o);
+    if (!run.ok()) {
+      state.SkipWithError(run.status().ToString().c_str());
+      return;
+    }
+    moves = 0;
+    for (const JobOutcome& j : run->jobs) moves += j.moves;
+    benchmark::DoNotOptimize(run->jobs.data());
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                      static_cast<double>(state.iterations());
+  MovesSeconds()[migrations] = secs;
+  state.counters["moves"] = static_cast<double>(moves);
+  if (auto base = MovesSeconds().find(false); migrations && base != MovesSeconds().end()) {
+    state.counters["x no-migrations"] = secs / base->second;
+  }
+}
+
 const Trace* OpenbTrace() { return Openb() ? &Openb()->trace : nullptr; }
 const Trace* GeneratedTrace() { return &Generated().trace; }
 
@@ -455,6 +542,9 @@ int main(int argc, char** argv) {
         ->Iterations(1)
         ->Unit(benchmark::kSecond);
   }
+  benchmark::RegisterBenchmark("BM_Moves/default/no-migrations", BM_Moves, false)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Moves/default/moves", BM_Moves, true)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_EventQueue/generated-1m", BM_EventQueue, GeneratedTrace)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Generated/default", BM_Generated)

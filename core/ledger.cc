@@ -80,7 +80,7 @@ Result<Ledger> Ledger::Create(std::vector<NodeCapacity> nodes, size_t pool_count
 
 Ledger::Ledger(const Ledger& o)
     : nodes_(o.nodes_), free_(o.free_), pools_(o.pools_), allocations_(o.allocations_),
-      ends_(o.ends_), freed_(o.freed_), freed_base_(o.freed_base_), stamp_(o.stamp_),
+      aside_(o.aside_), ends_(o.ends_), freed_(o.freed_), freed_base_(o.freed_base_), stamp_(o.stamp_),
       preemptible_held_(o.preemptible_held_), preemptible_placed_(o.preemptible_placed_) {
   RelinkEnds();
 }
@@ -91,6 +91,7 @@ Ledger& Ledger::operator=(const Ledger& o) {
     free_ = o.free_;
     pools_ = o.pools_;
     allocations_ = o.allocations_;
+    aside_ = o.aside_;
     ends_ = o.ends_;
     freed_ = o.freed_;
     freed_base_ = o.freed_base_;
@@ -104,11 +105,6 @@ Ledger& Ledger::operator=(const Ledger& o) {
 
 void Ledger::RelinkEnds() {
   for (End& e : ends_) e.held = &allocations_.find(e.job)->second;
-}
-
-const Allocation* Ledger::Find(JobId job) const {
-  auto it = allocations_.find(job);
-  return it == allocations_.end() ? nullptr : &it->second.alloc;
 }
 
 void Ledger::PlaceEnd(size_t i, const End& e) {
@@ -293,28 +289,33 @@ Status Ledger::Check(const Allocation& a) const {
 
 Status Ledger::CanReserve(const Allocation& a) const {
   auto it = allocations_.find(a.job);
-  if (it != allocations_.end()) {
+  if (it != allocations_.end() && a.job != aside_) {
     if (it->second.alloc == a) return Status::Ok();
     return Status::Invalid(JobName(a.job) + " already holds a different allocation");
   }
   return Check(a);
 }
 
-void Ledger::Apply(const Allocation& a, const NodeShare& sh, int sign) {
+void Ledger::Hold(const Allocation& a, const NodeShare& sh, size_t at) {
   NodeState& s = nodes_[sh.node.index()];
-  if (sign > 0) {
-    s.holders.push_back({a.job, a.end, std::popcount(sh.gpus), sh.mig ? sh.mig->shape.span : 0,
-                         sh.vcpus, sh.ram_mib, a.priority, a.preemptible});
-    s.free_gpus &= ~sh.gpus;
-    if (sh.mig) s.mig_used[sh.mig->gpu] |= sh.mig->shape.mask();
-  } else {
-    s.holders.erase(std::find_if(s.holders.begin(), s.holders.end(),
-                                 [&](const Holder& h) { return h.job == a.job; }));
-    s.free_gpus |= sh.gpus;
-    if (sh.mig) s.mig_used[sh.mig->gpu] &= static_cast<uint8_t>(~sh.mig->shape.mask());
-  }
-  free_[sh.node.index()].vcpus -= sign * sh.vcpus;
-  free_[sh.node.index()].ram_mib -= sign * sh.ram_mib;
+  s.holders.insert(s.holders.begin() + static_cast<ptrdiff_t>(at),
+                   Holder{a.job, a.end, std::popcount(sh.gpus), sh.mig ? sh.mig->shape.span : 0,
+                          sh.vcpus, sh.ram_mib, a.priority, a.preemptible});
+  s.free_gpus &= ~sh.gpus;
+  if (sh.mig) s.mig_used[sh.mig->gpu] |= sh.mig->shape.mask();
+  free_[sh.node.index()].vcpus -= sh.vcpus;
+  free_[sh.node.index()].ram_mib -= sh.ram_mib;
+  Reindex(sh.node);
+}
+
+void Ledger::Free(const Allocation& a, const NodeShare& sh) {
+  NodeState& s = nodes_[sh.node.index()];
+  s.holders.erase(std::find_if(s.holders.begin(), s.holders.end(),
+                               [&](const Holder& h) { return h.job == a.job; }));
+  s.free_gpus |= sh.gpus;
+  if (sh.mig) s.mig_used[sh.mig->gpu] &= static_cast<uint8_t>(~sh.mig->shape.mask());
+  free_[sh.node.index()].vcpus += sh.vcpus;
+  free_[sh.node.index()].ram_mib += sh.ram_mib;
   Reindex(sh.node);
 }
 
@@ -330,7 +331,7 @@ Status Ledger::Reserve(const Allocation& a) {
     return Status::Invalid(JobName(a.job) + " already holds a different allocation");
   }
   MERIDIAN_RETURN_IF_ERROR(Check(a));  // all shares, before any is applied
-  for (const NodeShare& sh : a.nodes) Apply(a, sh, +1);
+  for (const NodeShare& sh : a.nodes) Hold(a, sh, nodes_[sh.node.index()].holders.size());
   stamp_ = NextStamp();
   Held& held = allocations_.emplace(a.job, Held{a, 0}).first->second;
   ends_.push_back({a.end, a.job, &held});
@@ -347,15 +348,21 @@ void Ledger::Unreserve(JobId job) { (void)Take(job); }
 std::optional<Allocation> Ledger::Take(JobId job) {
   auto it = allocations_.find(job);
   if (it == allocations_.end()) return std::nullopt;
-  Held& held = it->second;
-  for (const NodeShare& sh : held.alloc.nodes) Apply(held.alloc, sh, -1);
-  stamp_ = NextStamp();
-  RemoveEnd(held.end_pos);
   if (freed_.size() >= 2 * kFreedKept) {
     const size_t drop = freed_.size() - kFreedKept;
     freed_.erase(freed_.begin(), freed_.begin() + static_cast<ptrdiff_t>(drop));
     freed_base_ += drop;
   }
+  Release(it->second);
+  std::optional<Allocation> taken(std::move(it->second.alloc));
+  allocations_.erase(it);
+  return taken;
+}
+
+void Ledger::Release(Held& held) {
+  for (const NodeShare& sh : held.alloc.nodes) Free(held.alloc, sh);
+  stamp_ = NextStamp();
+  RemoveEnd(held.end_pos);
   for (const NodeShare& sh : held.alloc.nodes) freed_.push_back(static_cast<uint32_t>(sh.node.index()));
   // Elastic capacity is counted only for spot (instances a market shares).
   if (held.alloc.elastic && held.alloc.elastic->pricing == PricingModel::kSpot) {
@@ -364,9 +371,40 @@ std::optional<Allocation> Ledger::Take(JobId job) {
   if (held.alloc.preemptible && !held.alloc.nodes.empty()) {
     --preemptible_held_[static_cast<size_t>(held.alloc.priority)];
   }
-  std::optional<Allocation> taken(std::move(held.alloc));
-  allocations_.erase(it);
-  return taken;
+}
+
+Ledger::SetAside::SetAside(Ledger& ledger, JobId job) : ledger_(&ledger) {
+  auto it = ledger.allocations_.find(job);
+  if (it == ledger.allocations_.end()) return;
+  job_ = job;
+  stamp_ = ledger.stamp_;
+  freed_size_ = ledger.freed_.size();
+  Held& held = it->second;
+  holder_at_.reserve(held.alloc.nodes.size());
+  for (const NodeShare& sh : held.alloc.nodes) {
+    const std::vector<Holder>& hs = ledger.nodes_[sh.node.index()].holders;
+    holder_at_.push_back(static_cast<size_t>(
+        std::find_if(hs.begin(), hs.end(), [&](const Holder& h) { return h.job == job; }) - hs.begin()));
+  }
+  ledger.Release(held);
+  ledger.aside_ = job;
+}
+
+// Release undone in reverse: the preemptible count, the end back in the heap
+// (EarliestEnds reads it in (end, job) order, so its place in the heap is not
+// observable), each share's holder at its old place, the log and the stamp.
+Ledger::SetAside::~SetAside() {
+  if (!job_.valid()) return;
+  Ledger& l = *ledger_;
+  l.aside_ = JobId();
+  Held& held = l.allocations_.find(job_)->second;
+  const Allocation& a = held.alloc;
+  if (a.preemptible && !a.nodes.empty()) ++l.preemptible_held_[static_cast<size_t>(a.priority)];
+  l.ends_.push_back({a.end, a.job, &held});
+  l.EndUp(l.ends_.size() - 1);
+  for (size_t i = 0; i < a.nodes.size(); ++i) l.Hold(a, a.nodes[i], holder_at_[i]);
+  l.freed_.resize(freed_size_);
+  l.stamp_ = stamp_;
 }
 
 int64_t Ledger::NextWithFreeGpus(PoolId p, size_t from, int k) const {

@@ -129,8 +129,38 @@ class Ledger {
   // Unreserve, handing back what the job held (nullopt: it held nothing).
   std::optional<Allocation> Take(JobId job);
 
-  const Allocation* Find(JobId job) const;
-  size_t allocation_count() const { return allocations_.size(); }
+  const Allocation* Find(JobId job) const {
+    if (job == aside_) return nullptr;
+    auto it = allocations_.find(job);
+    return it == allocations_.end() ? nullptr : &it->second.alloc;
+  }
+  size_t allocation_count() const { return allocations_.size() - (aside_.valid() ? 1 : 0); }
+
+  // Sets a job's allocation aside for the guard's lifetime, in place: while
+  // it lives, the ledger reads as after Take(job) (the capacity free; Find,
+  // allocations() and allocation_count() without it; its nodes appended to
+  // the freed log; a new stamp). When it ends, the ledger is again exactly
+  // what it was: each node's holders in their order, the allocation's place
+  // in allocations(), the freed log, the stamp and the preemptible counts
+  // (where Take then Reserve would move the job's holders to the back, log
+  // the frees for good and count a new placement). What a re-decision of a
+  // running job reads (Scheduler::Reconsider) at the cost of its own shares,
+  // not of a copy of the ledger. Nothing else may write the ledger while a
+  // guard lives, and one guard at a time. A job that holds nothing: no-op.
+  class SetAside {
+   public:
+    SetAside(Ledger& ledger, JobId job);
+    ~SetAside();
+    SetAside(const SetAside&) = delete;
+    SetAside& operator=(const SetAside&) = delete;
+
+   private:
+    Ledger* ledger_;
+    JobId job_;                        // invalid: the job held nothing
+    uint64_t stamp_ = 0;               // the ledger's before
+    size_t freed_size_ = 0;            // the freed log's kept entries before
+    std::vector<size_t> holder_at_;    // per share: its place in the node's holders
+  };
 
   // What was freed, for a reader that keeps a verdict until capacity it could
   // use is freed (the scheduler's kept waits): every Take (and Unreserve)
@@ -177,26 +207,36 @@ class Ledger {
       using value_type = std::pair<const JobId&, const Allocation&>;
       using difference_type = std::ptrdiff_t;
       iterator() = default;
-      explicit iterator(Map::const_iterator it) : it_(it) {}
+      iterator(Map::const_iterator it, Map::const_iterator end, JobId aside)
+          : it_(it), end_(end), aside_(aside) {
+        Skip();
+      }
       value_type operator*() const;
       iterator& operator++() {
         ++it_;
+        Skip();
         return *this;
       }
       bool operator==(const iterator& o) const { return it_ == o.it_; }
 
      private:
-      Map::const_iterator it_;
+      void Skip() {
+        if (it_ != end_ && it_->first == aside_) ++it_;
+      }
+      Map::const_iterator it_, end_;
+      JobId aside_;
     };
-    explicit Allocations(const Map& m) : map_(&m) {}
-    iterator begin() const { return iterator(map_->begin()); }
-    iterator end() const { return iterator(map_->end()); }
-    size_t size() const { return map_->size(); }
+    // `aside`: the job set aside (Ledger::SetAside), left out; invalid: none.
+    Allocations(const Map& m, JobId aside) : map_(&m), aside_(aside) {}
+    iterator begin() const { return iterator(map_->begin(), map_->end(), aside_); }
+    iterator end() const { return iterator(map_->end(), map_->end(), aside_); }
+    size_t size() const { return map_->size() - (aside_.valid() ? 1 : 0); }
 
    private:
     const Map* map_;
+    JobId aside_;
   };
-  Allocations allocations() const { return Allocations(allocations_); }
+  Allocations allocations() const { return Allocations(allocations_, aside_); }
 
   size_t node_count() const { return nodes_.size(); }
   const NodeCapacity& capacity(NodeId n) const { return nodes_[n.index()].cap; }
@@ -265,7 +305,14 @@ class Ledger {
 
   Status Check(const Allocation& a) const;
   Status CheckShare(const NodeShare& s) const;
-  void Apply(const Allocation& a, const NodeShare& s, int sign);
+  // Records `sh` of `a` on its node, its holder at position `at` of the
+  // node's holders; Free undoes it.
+  void Hold(const Allocation& a, const NodeShare& sh, size_t at);
+  void Free(const Allocation& a, const NodeShare& sh);
+  // What Take frees, with the allocation left in allocations_ (Take erases
+  // it; SetAside keeps it, set aside): the shares, its end, the freed log
+  // (appended, never trimmed here), a new stamp and the preemptible count.
+  void Release(Held& held);
   void Reindex(NodeId n);
   int LargestFreeMig(const NodeState& s) const;
   void PlaceEnd(size_t i, const End& e);
@@ -285,6 +332,7 @@ class Ledger {
   std::vector<FreeCounts> free_;  // by node
   std::vector<Pool> pools_;
   std::unordered_map<JobId, Held> allocations_;
+  JobId aside_;  // the job a SetAside guard holds aside; invalid: none
   std::vector<End> ends_;  // binary min-heap over the allocations' ends
   std::vector<uint32_t> freed_;  // the freed log's kept entries (node indexes)
   uint64_t freed_base_ = 0;      // the number of its first kept entry

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <span>
+#include <tuple>
+#include <vector>
 
 namespace meridian {
 namespace {
@@ -202,6 +206,136 @@ TEST(LedgerTest, EarliestEndsFollowReservesAndReleases) {
   check(moved, "moved");
   EXPECT_TRUE(l.EarliestEnds(10).empty());
   EXPECT_FALSE(l.Take(JobId(1)).has_value());
+}
+
+// Everything a reader of the ledger can see, for comparing two states.
+struct Seen {
+  std::vector<uint64_t> free_gpus;
+  std::vector<int> free_vcpus;
+  std::vector<int64_t> free_ram;
+  std::vector<int> largest_mig;
+  std::vector<std::vector<uint8_t>> mig_used;  // per node, per GPU
+  std::vector<std::vector<std::tuple<uint32_t, UnixSeconds, int, int, int, int64_t>>> holders;
+  std::vector<uint32_t> jobs;  // allocations() in its order
+  std::vector<std::pair<UnixSeconds, JobId>> ends;
+  std::vector<uint32_t> freed;
+  uint64_t stamp = 0;
+  std::array<int, 4> held{};
+  std::array<int64_t, 4> placed{};
+  std::vector<int64_t> next_with_gpus;  // NextWithFreeGpus(pool 0, from 0, k), k = 1..8
+  bool operator==(const Seen&) const = default;
+};
+
+Seen SeenOf(const Ledger& l) {
+  Seen s;
+  for (uint32_t n = 0; n < l.node_count(); ++n) {
+    const NodeId id(n);
+    s.free_gpus.push_back(l.free_gpus(id));
+    s.free_vcpus.push_back(l.free_vcpus(id));
+    s.free_ram.push_back(l.free_ram_mib(id));
+    s.largest_mig.push_back(l.largest_free_mig_span(id));
+    s.mig_used.emplace_back();
+    for (int g = 0; g < l.capacity(id).gpus; ++g) s.mig_used.back().push_back(l.mig_used(id, g));
+    s.holders.emplace_back();
+    for (const Ledger::Holder& h : l.holders(id)) {
+      s.holders.back().emplace_back(h.job.value(), h.end, h.gpus, h.mig_span, h.vcpus, h.ram_mib);
+    }
+  }
+  for (const auto& [job, a] : l.allocations()) s.jobs.push_back(job.value());
+  s.ends = l.EarliestEnds(100);
+  s.freed.assign(l.FreedSince(0)->begin(), l.FreedSince(0)->end());
+  s.stamp = l.stamp();
+  for (int p = 0; p < 4; ++p) {
+    s.held[p] = l.preemptible_held(static_cast<Priority>(p));
+    s.placed[p] = l.preemptible_placed(static_cast<Priority>(p));
+  }
+  for (int k = 1; k <= 8; ++k) s.next_with_gpus.push_back(l.NextWithFreeGpus(PoolId(0), 0, k));
+  return s;
+}
+
+std::vector<uint32_t> HolderJobs(const Ledger& l, uint32_t node) {
+  std::vector<uint32_t> out;
+  for (const Ledger::Holder& h : l.holders(NodeId(node))) out.push_back(h.job.value());
+  return out;
+}
+
+// A job set aside reads as taken, and the ledger is exactly as before once
+// the guard ends; Take then Reserve would not give that back.
+TEST(LedgerTest, SetAsideFreesTheJobAndRestoresTheLedgerExactly) {
+  Ledger l = TwoNodes();
+  // Node 0: job 1 GPUs 0-1, job 2 GPUs 2-3, job 3 GPU 4 (reserved in that
+  // order). Job 2 is a low-priority preemptible gang that also holds GPU 0 of
+  // node 1; job 4 the 3g instance (slices 0..3) of MIG GPU 6 on node 1.
+  ASSERT_TRUE(l.Reserve(Whole(1, 0, 0b11)).ok());  // 8 vCPUs, 1024 MiB, ends 3600
+  Allocation gang = Whole(2, 0, 0b1100, 16, 4096);
+  gang.nodes.push_back({NodeId(1), 0b1, std::nullopt, 4, 2048});
+  gang.end = 7200;
+  gang.priority = Priority::kLow;
+  gang.preemptible = true;
+  ASSERT_TRUE(l.Reserve(gang).ok());
+  Allocation third = Whole(3, 0, 0b10000);
+  third.end = 1800;
+  ASSERT_TRUE(l.Reserve(third).ok());
+  ASSERT_TRUE(l.Reserve(Mig(4, 6, {0, 4})).ok());  // ends 100
+  ASSERT_TRUE(l.Take(JobId(3)).has_value());       // a free already logged: node 0
+  ASSERT_TRUE(l.Reserve(third).ok());              // holders of node 0: 1, 2, 3
+  ASSERT_EQ(HolderJobs(l, 0), (std::vector<uint32_t>{1, 2, 3}));
+  const Seen before = SeenOf(l);
+  ASSERT_EQ(before.freed, (std::vector<uint32_t>{0}));
+  ASSERT_EQ(before.held[static_cast<size_t>(Priority::kLow)], 1);
+  ASSERT_EQ(before.placed[static_cast<size_t>(Priority::kLow)], 1);
+  {
+    Ledger::SetAside aside(l, JobId(2));
+    // Node 0: 8 GPUs - 2 (job 1) - 1 (job 3) = 5 free: GPUs 2, 3, 5, 6, 7;
+    // vCPUs 64 - 8 - 8 = 48; RAM 524,288 - 1,024 - 1,024 = 522,240 MiB.
+    EXPECT_EQ(l.free_gpus(NodeId(0)), 0b11101100u);
+    EXPECT_EQ(l.free_gpu_count(NodeId(0)), 5);
+    EXPECT_EQ(l.free_vcpus(NodeId(0)), 48);
+    EXPECT_EQ(l.free_ram_mib(NodeId(0)), 522240);
+    // Node 1: its 6 whole GPUs free again; vCPUs 96 - 4 (job 4) = 92.
+    EXPECT_EQ(l.free_gpu_count(NodeId(1)), 6);
+    EXPECT_EQ(l.free_vcpus(NodeId(1)), 92);
+    EXPECT_EQ(HolderJobs(l, 0), (std::vector<uint32_t>{1, 3}));
+    EXPECT_EQ(HolderJobs(l, 1), (std::vector<uint32_t>{4}));
+    EXPECT_EQ(l.Find(JobId(2)), nullptr);
+    EXPECT_NE(l.Find(JobId(1)), nullptr);
+    EXPECT_EQ(l.allocation_count(), 3u);
+    std::vector<uint32_t> jobs;
+    for (const auto& [job, a] : l.allocations()) jobs.push_back(job.value());
+    std::sort(jobs.begin(), jobs.end());
+    EXPECT_EQ(jobs, (std::vector<uint32_t>{1, 3, 4}));
+    EXPECT_EQ(l.allocations().size(), 3u);
+    // Ends by (end, job): 100 (job 4), 1800 (job 3), 3600 (job 1).
+    EXPECT_EQ(l.EarliestEnds(10), (std::vector<std::pair<UnixSeconds, JobId>>{
+                                      {100, JobId(4)}, {1800, JobId(3)}, {3600, JobId(1)}}));
+    // The gang's two nodes appended to the freed log, a new stamp.
+    EXPECT_EQ(l.freed_count(), 3u);
+    const std::span<const uint32_t> since = *l.FreedSince(1);
+    EXPECT_EQ(std::vector<uint32_t>(since.begin(), since.end()), (std::vector<uint32_t>{0, 1}));
+    EXPECT_NE(l.stamp(), before.stamp);
+    EXPECT_EQ(l.preemptible_held(Priority::kLow), 0);
+    EXPECT_EQ(l.preemptible_placed(Priority::kLow), 1);  // placed since made: unchanged
+    // 5 free GPUs on node 0 (position 0) now, 3 before; node 1 has 6.
+    EXPECT_EQ(l.NextWithFreeGpus(PoolId(0), 0, 5), 0);
+    EXPECT_EQ(l.NextWithFreeGpus(PoolId(0), 0, 6), 1);
+    // A decision made now may check the gang's shares again: they are free.
+    EXPECT_TRUE(l.CanReserve(gang).ok());
+  }
+  EXPECT_TRUE(SeenOf(l) == before);
+  EXPECT_EQ(HolderJobs(l, 0), (std::vector<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(l.Reserve(Whole(5, 0, 0b100)).code(), StatusCode::kUnschedulable);  // GPU 2 is job 2's again
+
+  // Take then Reserve frees and holds the same capacity but is not the same
+  // ledger: job 2's holder goes behind job 3's, and it counts as placed twice.
+  Ledger again = l;
+  ASSERT_TRUE(again.Take(JobId(2)).has_value());
+  ASSERT_TRUE(again.Reserve(gang).ok());
+  EXPECT_EQ(HolderJobs(again, 0), (std::vector<uint32_t>{1, 3, 2}));
+  EXPECT_EQ(again.preemptible_placed(Priority::kLow), 2);
+
+  // A job that holds nothing: the guard changes nothing.
+  { Ledger::SetAside none(l, JobId(99)); }
+  EXPECT_TRUE(SeenOf(l) == before);
 }
 
 TEST(LedgerTest, AlignedMigStartsFollowNvidiaRule) {

@@ -11,8 +11,9 @@
 // for hours, the profile's carbon plugin (Carbon::EmissionOf) for grams, the
 // catalog's egress rates (CatalogEgressUsdPerGb) for the checkpoint's
 // transfer. A MovePlugin (the profile's `migrate`) turns the quote into a
-// verdict with its thresholds. Nothing here changes the ledger: a caller that
-// applies a move releases the job and commits MoveDecision::placement.
+// verdict with its thresholds. Nothing here changes the ledger for good (the
+// job is set aside on it only while it is decided): a caller that applies a
+// move releases the job and commits MoveDecision::placement.
 #pragma once
 
 #include <optional>

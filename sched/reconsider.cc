@@ -122,19 +122,19 @@ MoveDecision Stay(const RunningJob& r, const std::string& why) {
 
 }  // namespace
 
-MoveDecision Scheduler::Reconsider(const RunningJob& r, const Snapshot& snap) {
+MoveDecision Scheduler::Reconsider(const RunningJob& r, const Snapshot& snap, Ledger* ledger) {
   Impl& s = *impl_;
   const MovePlugin* judge = FindMovePlugin(s);
   if (!judge) return Stay(r, "the profile has no move plugin (migrate)");
   if (std::optional<std::string> hold = judge->Hold(r, snap.now)) return Stay(r, *hold);
 
   // The decision for the work left, as if queued now, with the job's own
-  // capacity free: its own place competes like any other.
-  Ledger without = *snap.ledger;
-  without.Take(r.job->id);
-  Snapshot free = snap;
-  free.ledger = &without;
-  Decision d = Decide(*r.job, free);
+  // capacity free: its own place competes like any other. The job is set
+  // aside on the ledger itself, which reads as after Take and is exactly as
+  // before once `aside` ends (Ledger::SetAside): a copy of the whole ledger
+  // at every checkpoint of every running job cost ten times the run.
+  Ledger::SetAside aside(*ledger, r.job->id);
+  Decision d = Decide(*r.job, snap);
   if (d.kind != DecisionKind::kPlace && d.kind != DecisionKind::kDefer) {
     return Stay(r, "no other placement for the work left now (" + std::string(ToString(d.kind)) +
                        (d.status.ok() ? "" : ": " + d.status.message()) + ")");
@@ -146,7 +146,7 @@ MoveDecision Scheduler::Reconsider(const RunningJob& r, const Snapshot& snap) {
 
   CycleState state;
   Rng rng(Rng::Mix(s.options.seed, r.job->id.value(), static_cast<uint64_t>(snap.now)));
-  CycleContext ctx({r.job, &free, &without, &state, &rng, &s.ws.members, s.explain, false});
+  CycleContext ctx({r.job, &snap, ledger, &state, &rng, &s.ws.members, s.explain, false});
   std::string to = d.chosen->where.empty() ? DescribeCandidate(ctx, p.there) : d.chosen->where;
   MoveDecision out = judge->Judge(Quote(s, ctx, r, p, std::move(to), judge->TransferGbitPerS()));
   out.job = r.job->id;

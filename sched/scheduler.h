@@ -81,9 +81,11 @@ class Scheduler {
   // At a checkpoint of running job `r` (snap.ledger holds its allocation):
   // stay, or move to the placement Decide gives its work left with its own
   // capacity counted free, when the profile's move plugin (migrate) finds
-  // the saving worth the move's cost (sched/move.h). Reads the snapshot only;
-  // a caller applying a move releases the job, then commits the placement.
-  MoveDecision Reconsider(const RunningJob& r, const Snapshot& snap);
+  // the saving worth the move's cost (sched/move.h). `ledger` is snap.ledger:
+  // the job's allocation is set aside on it while the decision is made
+  // (Ledger::SetAside) and it is exactly as before on return; a caller
+  // applying a move releases the job, then commits the placement.
+  MoveDecision Reconsider(const RunningJob& r, const Snapshot& snap, Ledger* ledger);
 
   // Decide for a job of a cycle's queue, deciding again only what an event
   // could change: a job that waited with no feasible candidate keeps that

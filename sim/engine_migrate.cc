@@ -48,7 +48,7 @@ void Engine::Checkpoint(uint32_t j, UnixSeconds t) {
   r.checkpoints = l.checkpoints + static_cast<int>(progress / l.interval_s);
   r.checkpoint_gb = CheckpointGb(*l.q.spec);
   r.last_move = l.last_move;
-  sched::MoveDecision m = sched_->Reconsider(r, Snap(t));
+  sched::MoveDecision m = sched_->Reconsider(r, Snap(t), &ledger_);
   if (m.verdict == sched::MoveVerdict::kMove && m.placement && m.quote) {
     l.checkpoints = r.checkpoints;
     MoveTo(j, m, t);

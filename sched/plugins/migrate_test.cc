@@ -84,6 +84,14 @@ RunningJob OnUsCentralSpot(const testing::World& w, const QueuedJob& job, double
   return r;
 }
 
+// The same machine under on-demand, with a 0 GB checkpoint.
+RunningJob OnUsCentralOnDemand(const testing::World& w, const QueuedJob& job) {
+  RunningJob r = OnUsCentralSpot(w, job, 0);
+  r.placement.pricing = PricingModel::kOnDemand;
+  r.where = "gcp:us-central1 a3-highgpu-8g x1 on-demand";
+  return r;
+}
+
 TEST(MigrateTest, MovesToACheaperSpotRegionWhenTheSavingBeatsEgressAndRestart) {
   testing::World w = MakeWorld(CloudOnly());
   auto s = SpotScheduler(w, "");
@@ -93,7 +101,7 @@ TEST(MigrateTest, MovesToACheaperSpotRegionWhenTheSavingBeatsEgressAndRestart) {
   //   15671 g x 0.101111 / 11.857708 = 134 g (0.025 $);
   //   move cost 13.324 $ < gross 40.939 $ / 1.5; net 27.615 $ >= 1 $ and
   //   27.615 / 430.803 = 6.4% >= 5%: it moves.
-  MoveDecision d = s->Reconsider(OnUsCentralSpot(w, job, 200), w.At());
+  MoveDecision d = s->Reconsider(OnUsCentralSpot(w, job, 200), w.At(), &w.ledger);
   ASSERT_EQ(d.verdict, MoveVerdict::kMove) << d.reason;
   ASSERT_TRUE(d.quote && d.placement);
   const MoveQuote& q = *d.quote;
@@ -122,7 +130,7 @@ TEST(MigrateTest, StaysWhenTheCheckpointsEgressCostsMoreThanItSaves) {
   auto s = SpotScheduler(w, "");
   QueuedJob job = SpotJob(w);
   // 2000 GB: egress 2000 x 0.05 = 100.00 $ alone exceeds the gross 40.94 $.
-  MoveDecision d = s->Reconsider(OnUsCentralSpot(w, job, 2000), w.At());
+  MoveDecision d = s->Reconsider(OnUsCentralSpot(w, job, 2000), w.At(), &w.ledger);
   EXPECT_EQ(d.verdict, MoveVerdict::kStay);
   ASSERT_TRUE(d.quote);
   EXPECT_EQ(d.quote->costs.egress_usd.micros(), 100'000'000);
@@ -146,7 +154,7 @@ TEST(MigrateTest, AJobJustMovedDoesNotMoveAgainWithinTheInterval) {
   for (const Case& c : cases) {
     RunningJob r = OnUsCentralSpot(w, job, 200);
     r.last_move = kNow - c.since_s;
-    MoveDecision d = s->Reconsider(r, w.At());
+    MoveDecision d = s->Reconsider(r, w.At(), &w.ledger);
     EXPECT_EQ(d.verdict, c.want) << c.since_s << ": " << d.reason;
     if (c.want == MoveVerdict::kStay) {
       EXPECT_NE(d.reason.find("no move again within 2 checkpoints (60 min"), std::string::npos)
@@ -172,14 +180,14 @@ TEST(MigrateTest, HysteresisKeepsASmallSwingFromMovingIt) {
   };
   for (const Case& c : cases) {
     auto s = SpotScheduler(w, c.args);
-    MoveDecision d = s->Reconsider(OnUsCentralSpot(w, job, 600), w.At());
+    MoveDecision d = s->Reconsider(OnUsCentralSpot(w, job, 600), w.At(), &w.ledger);
     EXPECT_EQ(d.verdict, c.want) << c.args << ": " << d.reason;
     ASSERT_TRUE(d.quote);
     EXPECT_EQ(d.quote->costs.egress_usd.micros(), 30'000'000);
   }
   // With the defaults the net 6.45 $ is 1.5% of 430.80 $, below 5% too.
   auto s = SpotScheduler(w, "hysteresis: 0");
-  MoveDecision d = s->Reconsider(OnUsCentralSpot(w, job, 600), w.At());
+  MoveDecision d = s->Reconsider(OnUsCentralSpot(w, job, 600), w.At(), &w.ledger);
   EXPECT_EQ(d.verdict, MoveVerdict::kStay);
   EXPECT_NE(d.reason.find("below min_relative_saving 5.0%"), std::string::npos) << d.reason;
 }
@@ -198,7 +206,7 @@ TEST(MigrateTest, NearItsDeadlineStaysWhenTheMoveRisksIt) {
   };
   for (const Case& c : cases) {
     QueuedJob job = SpotJob(w, c.deadline_s);
-    MoveDecision d = s->Reconsider(OnUsCentralSpot(w, job, 200), w.At());
+    MoveDecision d = s->Reconsider(OnUsCentralSpot(w, job, 200), w.At(), &w.ledger);
     EXPECT_EQ(d.verdict, c.want) << c.deadline_s << ": " << d.reason;
     ASSERT_TRUE(d.quote);
     EXPECT_EQ(d.quote->stay.finish, kNow + 42688);
@@ -259,7 +267,7 @@ plugins:
     r.checkpoints = 2;
     r.checkpoint_gb = 10;
     auto s = Make(w, profile);
-    MoveDecision d = s->Reconsider(r, w.At());
+    MoveDecision d = s->Reconsider(r, w.At(), &w.ledger);
     EXPECT_EQ(d.verdict, c.want) << c.gpu_hour << ": " << d.reason;
     if (c.want == MoveVerdict::kMove) {
       ASSERT_TRUE(d.quote && d.placement);
@@ -298,9 +306,7 @@ TEST(MigrateTest, StaysWhenTheMoveSavesDollarsButRaisesCo2BeyondMaxWorse) {
   spec.preemptible = true;
   spec.residency = {"gcp:us-central1"};
   QueuedJob job = Queue(w, spec, 1);
-  RunningJob r = OnUsCentralSpot(w, job, 0);
-  r.placement.pricing = PricingModel::kOnDemand;
-  r.where = "gcp:us-central1 a3-highgpu-8g x1 on-demand";
+  RunningJob r = OnUsCentralOnDemand(w, job);
   struct Case {
     const char* max_worse;
     MoveVerdict want;
@@ -311,7 +317,7 @@ TEST(MigrateTest, StaysWhenTheMoveSavesDollarsButRaisesCo2BeyondMaxWorse) {
   for (const Case& c : cases) {
     auto s = SpotScheduler(
         w, std::string("hysteresis: 0, min_relative_saving: 0, max_worse: ") + c.max_worse);
-    MoveDecision d = s->Reconsider(r, w.At());
+    MoveDecision d = s->Reconsider(r, w.At(), &w.ledger);
     EXPECT_EQ(d.verdict, c.want) << c.max_worse << ": " << d.reason;
     ASSERT_TRUE(d.quote) << d.reason;
     EXPECT_NEAR(d.quote->stay.usd.dollars(), 430.661500, 1e-3);
@@ -331,6 +337,75 @@ TEST(MigrateTest, StaysWhenTheMoveSavesDollarsButRaisesCo2BeyondMaxWorse) {
   }
 }
 
+// On-demand only and ranked by carbon: europe-west4 (236 g/kWh) is the best
+// place for the work left, at 2.6 times us-central1's on-demand rate.
+constexpr const char* kGreenProfile = R"(name: t
+options:
+  elastic: true
+  pricing_models: [on-demand]
+plugins:
+  - name: gpu_fit
+  - name: residency
+  - name: carbon
+  - name: migrate
+    args: {%s}
+)";
+
+TEST(MigrateTest, StaysWhenTheMoveCutsCo2ButRaisesDollarsBeyondMaxWorse) {
+  testing::World w = MakeWorld(CloudOnly());
+  // On us-central1 on-demand: 10 h at 43.06615 $/h = 430.661500 $;
+  //   8 x 700 W x 10 h = 56 kWh x 430 g/kWh = 24080 g.
+  // The best place for the work left is europe-west4 on-demand: 10 h at
+  //   111.81719 $/h = 1118.171900 $; 56 kWh x 236 g/kWh = 13216 g.
+  // A 0 GB checkpoint: no egress, no transfer; 300 s restart there =
+  //   0.083333 h: 1118.171900 x 0.083333 / 10 = 9.318099 $ and
+  //   13216 x 0.083333 / 10 = 110.13 -> 110 g.
+  // At usd_per_kg_co2 100: stay 430.661500 + 24.080 x 100 = 2838.661500 $;
+  //   there 1118.171900 + 13.216 x 100 = 2439.771900 $; gross 398.889600 $;
+  //   move cost 9.318099 + 0.110 x 100 = 20.318099 $, x 1.5 = 30.48 $ < gross;
+  //   net 378.571501 $ >= 1 $ and 378.57 / 2838.66 = 13.3% >= 5%.
+  // CO2 with the move: 13216 + 110 = 13326 g, 44.7% less than 24080 g;
+  //   dollars: 1118.171900 + 9.318099 = 1127.489999 $ against 430.661500 $,
+  //   1127.49 / 430.6615 - 1 = 161.8% more.
+  QueuedJob job = SpotJob(w);
+  RunningJob r = OnUsCentralOnDemand(w, job);
+  struct Case {
+    const char* max_worse;
+    const char* shown;  // as the refusal prints it
+    MoveVerdict want;
+  } cases[] = {
+      {"0.02", "2.0%", MoveVerdict::kStay},   // 161.8% > 2%
+      {"1.6", "160.0%", MoveVerdict::kStay},  // 161.8% > 160%
+      {"1.7", "", MoveVerdict::kMove},        // 161.8% <= 170%
+  };
+  for (const Case& c : cases) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, kGreenProfile,
+                  (std::string("usd_per_kg_co2: 100, max_worse: ") + c.max_worse).c_str());
+    auto s = Make(w, buf);
+    MoveDecision d = s->Reconsider(r, w.At(), &w.ledger);
+    EXPECT_EQ(d.verdict, c.want) << c.max_worse << ": " << d.reason;
+    ASSERT_TRUE(d.quote) << d.reason;
+    EXPECT_NEAR(d.quote->stay.usd.dollars(), 430.661500, 1e-3);
+    EXPECT_NEAR(d.quote->move.usd.dollars(), 1118.171900, 1e-3);
+    EXPECT_NEAR(d.quote->costs.overhead_usd.dollars(), 9.318099, 1e-3);
+    EXPECT_EQ(d.quote->costs.egress_usd.micros(), 0);
+    EXPECT_NEAR(static_cast<double>(d.quote->stay.grams), 24080, 1);
+    EXPECT_NEAR(static_cast<double>(d.quote->move.grams), 13216, 1);
+    EXPECT_NEAR(static_cast<double>(d.quote->costs.overhead_grams), 110, 1);
+    if (c.want == MoveVerdict::kStay) {
+      const std::string want = std::string("it would cost $1127.49 with the move against staying's "
+                                           "$430.66, 161.8% more, beyond max_worse ") +
+                               c.shown;
+      EXPECT_NE(d.reason.find(want), std::string::npos) << d.reason;
+    } else {
+      ASSERT_TRUE(d.placement);
+      EXPECT_EQ(d.placement->chosen->candidate.pricing, PricingModel::kOnDemand);
+      EXPECT_EQ(d.placement->chosen->candidate.region, FindRegionId(*w.catalog, "gcp:europe-west4"));
+    }
+  }
+}
+
 TEST(MigrateTest, AJobThatIsNotPreemptibleNeverMoves) {
   testing::World w = MakeWorld(CloudOnly());
   auto s = SpotScheduler(w, "");
@@ -339,7 +414,7 @@ TEST(MigrateTest, AJobThatIsNotPreemptibleNeverMoves) {
   QueuedJob job = Queue(w, spec, 1);
   RunningJob r = OnUsCentralSpot(w, job, 0);
   r.placement.pricing = PricingModel::kOnDemand;
-  MoveDecision d = s->Reconsider(r, w.At());
+  MoveDecision d = s->Reconsider(r, w.At(), &w.ledger);
   EXPECT_EQ(d.verdict, MoveVerdict::kStay);
   EXPECT_NE(d.reason.find("not preemptible"), std::string::npos) << d.reason;
 }
