@@ -367,6 +367,40 @@ TEST_F(SlurmBackendTest, RetireRemovesTheJobsFilesAndForgetsItsUncertainSubmissi
   EXPECT_EQ(cluster_.Count("sbatch"), 3);  // the timed-out one, j-00000008's, this one
 }
 
+// Issue 24: a service's replicas ran as jobs of their own (j-00000007.r0,
+// .r1: control::ReplicaRunId), each with its directory and its own
+// attempts; retiring the service removes them all, as the local backend's
+// Retire does, and forgets a replica's uncertain submission.
+TEST_F(SlurmBackendTest, RetireRemovesAServicesReplicaRunsToo) {
+  control::LaunchRequest r0 = Request();
+  r0.job_id = "j-00000007.r0";
+  ASSERT_TRUE(backend_->Launch(r0).ok());
+  r0.attempt = 2;  // replica 0 restarted once
+  ASSERT_TRUE(backend_->Launch(r0).ok());
+  control::LaunchRequest r1 = Request();
+  r1.job_id = "j-00000007.r1";
+  r1.attempt = 3;
+  cluster_.sbatch_hangs = true;
+  ASSERT_FALSE(backend_->Launch(r1).ok());  // uncertain
+  cluster_.sbatch_hangs = false;
+  control::LaunchRequest other = Request();
+  other.job_id = "j-00000008.r0";
+  ASSERT_TRUE(backend_->Launch(other).ok());
+  const fs::path jobs = dir_ / "state" / "jobs";
+  ASSERT_TRUE(fs::exists(jobs / "j-00000007.r0" / "attempt-2.env"));
+  ASSERT_TRUE(fs::exists(jobs / "j-00000007.r1" / "attempt-3.env"));
+
+  // The service itself ran one attempt (its replicas' are counted apart).
+  ASSERT_TRUE(backend_->Retire("j-00000007", 1).ok());
+  EXPECT_FALSE(fs::exists(jobs / "j-00000007.r0"));
+  EXPECT_FALSE(fs::exists(jobs / "j-00000007.r1"));
+  EXPECT_TRUE(fs::exists(jobs / "j-00000008.r0" / "attempt-1.env"));
+  // Replica 1's third launch again: submitted at once, no squeue --name first.
+  const int squeues = cluster_.Count("squeue");
+  ASSERT_TRUE(backend_->Launch(r1).ok());
+  EXPECT_EQ(cluster_.Count("squeue"), squeues);
+}
+
 TEST_F(SlurmBackendTest, RetireRefusesAJobIdThatIsNotAName) {
   fs::create_directories(dir_ / "state" / "keep");
   for (const std::string id : {"..", "", "../keep", "j/1"}) {
