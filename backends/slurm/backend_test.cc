@@ -132,6 +132,13 @@ class SlurmBackendTest : public ::testing::Test {
     r.node = "node1";
     return r;
   }
+  // Request() as attempt `attempt` of `job_id`.
+  control::LaunchRequest Request(const std::string& job_id, int attempt) const {
+    control::LaunchRequest r = Request();
+    r.job_id = job_id;
+    r.attempt = attempt;
+    return r;
+  }
 
   fs::path dir_;
   ScriptedCluster cluster_;
@@ -348,9 +355,7 @@ TEST_F(SlurmBackendTest, RetireRemovesTheJobsFilesAndForgetsItsUncertainSubmissi
   cluster_.sbatch_hangs = true;
   ASSERT_FALSE(backend_->Launch(Request()).ok());  // attempt 1: uncertain
   cluster_.sbatch_hangs = false;
-  control::LaunchRequest other = Request();
-  other.job_id = "j-00000008";
-  ASSERT_TRUE(backend_->Launch(other).ok());
+  ASSERT_TRUE(backend_->Launch(Request("j-00000008", 1)).ok());
   const fs::path jobs = dir_ / "state" / "jobs";
   ASSERT_TRUE(fs::exists(jobs / "j-00000007" / "attempt-1.env"));
   ASSERT_TRUE(fs::exists(jobs / "j-00000007" / "work"));
@@ -372,20 +377,12 @@ TEST_F(SlurmBackendTest, RetireRemovesTheJobsFilesAndForgetsItsUncertainSubmissi
 // attempts; retiring the service removes them all, as the local backend's
 // Retire does, and forgets a replica's uncertain submission.
 TEST_F(SlurmBackendTest, RetireRemovesAServicesReplicaRunsToo) {
-  control::LaunchRequest r0 = Request();
-  r0.job_id = "j-00000007.r0";
-  ASSERT_TRUE(backend_->Launch(r0).ok());
-  r0.attempt = 2;  // replica 0 restarted once
-  ASSERT_TRUE(backend_->Launch(r0).ok());
-  control::LaunchRequest r1 = Request();
-  r1.job_id = "j-00000007.r1";
-  r1.attempt = 3;
+  ASSERT_TRUE(backend_->Launch(Request("j-00000007.r0", 1)).ok());
+  ASSERT_TRUE(backend_->Launch(Request("j-00000007.r0", 2)).ok());  // replica 0 restarted once
   cluster_.sbatch_hangs = true;
-  ASSERT_FALSE(backend_->Launch(r1).ok());  // uncertain
+  ASSERT_FALSE(backend_->Launch(Request("j-00000007.r1", 3)).ok());  // uncertain
   cluster_.sbatch_hangs = false;
-  control::LaunchRequest other = Request();
-  other.job_id = "j-00000008.r0";
-  ASSERT_TRUE(backend_->Launch(other).ok());
+  ASSERT_TRUE(backend_->Launch(Request("j-00000008.r0", 1)).ok());
   const fs::path jobs = dir_ / "state" / "jobs";
   ASSERT_TRUE(fs::exists(jobs / "j-00000007.r0" / "attempt-2.env"));
   ASSERT_TRUE(fs::exists(jobs / "j-00000007.r1" / "attempt-3.env"));
@@ -397,7 +394,7 @@ TEST_F(SlurmBackendTest, RetireRemovesAServicesReplicaRunsToo) {
   EXPECT_TRUE(fs::exists(jobs / "j-00000008.r0" / "attempt-1.env"));
   // Replica 1's third launch again: submitted at once, no squeue --name first.
   const int squeues = cluster_.Count("squeue");
-  ASSERT_TRUE(backend_->Launch(r1).ok());
+  ASSERT_TRUE(backend_->Launch(Request("j-00000007.r1", 3)).ok());
   EXPECT_EQ(cluster_.Count("squeue"), squeues);
 }
 
