@@ -63,7 +63,8 @@ Result<FleetBackend> Slurm(const std::string& fleet_path, const FleetSpec& fleet
 // claimed by its profile: the DRA driver picks the instance on the node.
 Result<FleetBackend> Kubernetes(const std::string& config, const FleetSpec& fleet,
                                 const KubernetesServeSettings& k8s,
-                                std::shared_ptr<const catalog::Catalog> catalog) {
+                                std::shared_ptr<const catalog::Catalog> catalog,
+                                int64_t max_log_bytes) {
   const ClusterSpec& cl = fleet.clusters[0];
   if (cl.nodes.size() != 1) {
     return Status::Invalid(spec::LocateFleetField(fleet, "clusters[0].nodes") +
@@ -89,6 +90,7 @@ Result<FleetBackend> Kubernetes(const std::string& config, const FleetSpec& flee
   o.vcpus = g.vcpus;
   o.ram_gib = g.ram_gib;
   o.mig = g.mig;
+  o.max_log_bytes = max_log_bytes;
   o.catalog = std::move(catalog);
   FleetBackend out{backends::k8s::MakeKubernetesBackend(o), ""};
   out.note = kubeconfig->empty()
@@ -122,7 +124,7 @@ Result<FleetBackend> BackendFromFleet(const std::string& config, const std::stri
   ro->region = cl.region;
   ro->gpu_hour_usd = cl.gpu_hour ? cl.gpu_hour->dollars() : 0;
   if (backend == "slurm") return Slurm(fleet_path, *fleet, *catalog, state_dir, max_log_bytes);
-  return Kubernetes(config, *fleet, k8s, std::move(catalog));
+  return Kubernetes(config, *fleet, k8s, std::move(catalog), max_log_bytes);
 }
 
 }  // namespace meridian::cli

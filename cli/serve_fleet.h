@@ -28,7 +28,8 @@ struct FleetBackend {
 };
 
 // `config` names serve.yaml in errors; `state_dir` is the backend's own;
-// `max_log_bytes` is node.max_log_bytes (the Slurm backend cuts logs there).
+// `max_log_bytes` is node.max_log_bytes (the Slurm backend cuts logs there,
+// the Kubernetes backend where it copies each pod log).
 Result<FleetBackend> BackendFromFleet(const std::string& config, const std::string& fleet_path,
                                       const KubernetesServeSettings& k8s,
                                       std::shared_ptr<const catalog::Catalog> catalog,

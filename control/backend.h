@@ -162,8 +162,25 @@ inline bool IsDeposed(const Status& st) {
 // "j-00000042.r2": the name replica 2 of the real-time service j-00000042
 // runs under (control/replica_set.h), so that a backend retiring the
 // service finds its replicas' attempts too. (Header-only, as above.)
+inline constexpr std::string_view kReplicaRunIdMark = ".r";
 inline std::string ReplicaRunId(const std::string& job_id, int index) {
-  return job_id + ".r" + std::to_string(index);
+  return job_id + std::string(kReplicaRunIdMark) + std::to_string(index);
+}
+// The service's job id and the replica index of such a name; nullopt for
+// any other name.
+struct ReplicaRef {
+  std::string job_id;
+  int index = 0;
+};
+inline std::optional<ReplicaRef> ParseReplicaRunId(const std::string& run_id) {
+  const size_t mark = run_id.rfind(kReplicaRunIdMark);
+  if (mark == std::string::npos || mark == 0) return std::nullopt;
+  const std::string digits = run_id.substr(mark + kReplicaRunIdMark.size());
+  if (digits.empty() || digits.size() > 3 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return ReplicaRef{run_id.substr(0, mark), std::stoi(digits)};
 }
 
 // How the reconciler retries backend calls that failed transiently: a launch

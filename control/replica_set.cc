@@ -9,7 +9,6 @@ namespace {
 
 constexpr std::array<std::string_view, 5> kStateNames = {"starting", "running", "restarting",
                                                          "stopping", "stopped"};
-constexpr std::string_view kRunIdMark = ".r";
 
 std::optional<ReplicaState> StateNamed(const std::string& name) {
   for (size_t i = 0; i < kStateNames.size(); ++i) {
@@ -21,17 +20,6 @@ std::optional<ReplicaState> StateNamed(const std::string& name) {
 }  // namespace
 
 std::string_view ReplicaStateName(ReplicaState s) { return kStateNames[static_cast<size_t>(s)]; }
-
-std::optional<ReplicaRef> ParseReplicaRunId(const std::string& run_id) {
-  const size_t mark = run_id.rfind(kRunIdMark);
-  if (mark == std::string::npos || mark == 0) return std::nullopt;
-  const std::string digits = run_id.substr(mark + kRunIdMark.size());
-  if (digits.empty() || digits.size() > 3 ||
-      digits.find_first_not_of("0123456789") != std::string::npos) {
-    return std::nullopt;
-  }
-  return ReplicaRef{run_id.substr(0, mark), std::atoi(digits.c_str())};
-}
 
 std::string ReplicaSetHandle(const std::vector<Replica>& set) {
   nlohmann::json arr = ReplicasToJson(set);

@@ -61,13 +61,8 @@ struct Replica {
   }
 };
 
-// ReplicaRunId (control/backend.h) names replica i's process "<job id>.r<i>".
-// The job id and replica index of such a name; nullopt for any other name.
-struct ReplicaRef {
-  std::string job_id;
-  int index = 0;
-};
-std::optional<ReplicaRef> ParseReplicaRunId(const std::string& run_id);
+// ReplicaRunId and ParseReplicaRunId (control/backend.h) name replica i's
+// process "<job id>.r<i>".
 
 inline constexpr std::string_view kReplicaSetHandlePrefix = "replicas:";
 std::string ReplicaSetHandle(const std::vector<Replica>& set);

@@ -14,10 +14,9 @@ std::string Lower(std::string_view s) {
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
-}  // namespace
 
-int EditDistance(std::string_view a, std::string_view b) {
-  const std::string x = Lower(a), y = Lower(b);
+// Levenshtein distance of two strings already lower-cased.
+int LowerEditDistance(std::string_view x, std::string_view y) {
   std::vector<int> row(y.size() + 1);
   for (size_t j = 0; j <= y.size(); ++j) row[j] = static_cast<int>(j);
   for (size_t i = 1; i <= x.size(); ++i) {
@@ -33,6 +32,12 @@ int EditDistance(std::string_view a, std::string_view b) {
   return row[y.size()];
 }
 
+}  // namespace
+
+int EditDistance(std::string_view a, std::string_view b) {
+  return LowerEditDistance(Lower(a), Lower(b));
+}
+
 std::vector<std::string> CloseMatches(std::string_view word,
                                       const std::vector<std::string>& candidates,
                                       size_t max) {
@@ -43,7 +48,7 @@ std::vector<std::string> CloseMatches(std::string_view word,
   for (const std::string& c : candidates) {
     const std::string lc = Lower(c);
     if (w.size() >= 2 && lc != w && lc.find(w) != std::string::npos) containing.push_back(c);
-    int d = EditDistance(w, lc);
+    int d = LowerEditDistance(w, lc);  // both lower-cased already
     if (d <= limit) near.emplace_back(d, c);
   }
   // A candidate that contains the word ("h100" in "H100-80GB") beats any typo

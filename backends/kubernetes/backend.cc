@@ -1,9 +1,11 @@
 #include "backends/kubernetes/backend.h"
 
+#include <fstream>
 #include <map>
 #include <vector>
 
 #include "backends/kubernetes/manifest.h"
+#include "backends/kubernetes/pod_logs.h"
 
 namespace meridian::backends::k8s {
 
@@ -14,7 +16,14 @@ struct Attempt {
   int attempt = 1;
   std::string ns, name;
   control::RunObservation last;
+  std::string log_dir;       // "" = the pod log is not copied
+  bool log_copied = false;   // copied once, when it ends or is stopped
 };
+
+// The label every object of a service replica's attempt carries, with the
+// service's RunName as its value, so that retiring the service finds its
+// replicas' objects without knowing how many replicas or restarts it had.
+constexpr char kServiceLabel[] = "meridian.dev/service";
 
 // "k8s:research/j-00000042-1" -> {"research", "j-00000042-1"}.
 bool ParseHandle(const std::string& h, std::string* ns, std::string* name) {
@@ -29,6 +38,22 @@ bool ParseHandle(const std::string& h, std::string* ns, std::string* name) {
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
+}
+
+// A run's name in Kubernetes names (DNS-1123 labels: no '.'): a job id
+// lower-cased ("j-00000042"), a service replica's "j-00000042.r1" as
+// "j-00000042-r1" (no job id has an "-r", so no two runs share a name).
+std::string RunName(const std::string& run_id) {
+  std::string s = Lower(run_id);
+  for (char& c : s) {
+    if (c == '.') c = '-';
+  }
+  return s;
+}
+
+// The Job of one attempt of a run: "j-00000042-2", "j-00000042-r1-3".
+std::string AttemptJobName(const std::string& run_id, int attempt) {
+  return RunName(run_id) + "-" + std::to_string(attempt);
 }
 
 // A failed Job's exit code, from its pods (the Job does not say it).
@@ -60,7 +85,10 @@ class KubernetesBackend : public control::Backend {
                              "manifests with `meridian k8s export` and apply them yourself");
     }
     JobSpec job;
-    job.name = Lower(r.job_id + "-" + std::to_string(r.attempt));
+    job.name = AttemptJobName(r.job_id, r.attempt);
+    if (auto replica = control::ParseReplicaRunId(r.job_id)) {
+      job.labels[kServiceLabel] = RunName(replica->job_id);
+    }
     job.tenant = r.tenant;
     job.command = r.argv;
     job.env = r.env;
@@ -85,20 +113,21 @@ class KubernetesBackend : public control::Backend {
     mo.image = options_.image;
     auto manifests = BuildManifests(job, p, *options_.catalog, mo);
     if (!manifests.ok()) return manifests.status().WithContext("kubernetes backend");
-    // The checkpoint claim is the job's, not the attempt's: every attempt mounts the same one.
-    const std::string claim = Lower(r.job_id) + "-checkpoint";
+    // The checkpoint claim is the run's, not the attempt's: every attempt mounts the same one.
+    const std::string claim = RunName(r.job_id) + "-checkpoint";
     for (Manifest& m : *manifests) {
       if (m.kind == "PersistentVolumeClaim") m.object["metadata"]["name"] = claim;
       if (m.kind == "Job") {
         m.object["spec"]["template"]["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] =
             claim;
+        if (!r.log_dir.empty()) m.object["metadata"]["annotations"][kLogDirAnnotation] = r.log_dir;
       }
     }
     auto res = kubectl_.Run({"apply", "-f", "-"}, RenderYaml(*manifests));
     if (!res.ok()) return res.status();
     if (res->exit_code != 0) return KubectlFailure("kubectl apply failed", *res);
     const std::string handle = "k8s:" + options_.ns + "/" + job.name;
-    Attempt a{r.job_id, r.attempt, options_.ns, job.name, {}};
+    Attempt a{r.job_id, r.attempt, options_.ns, job.name, {}, r.log_dir, false};
     a.last.job_id = r.job_id;
     a.last.attempt = r.attempt;
     a.last.handle = handle;
@@ -111,6 +140,8 @@ class KubernetesBackend : public control::Backend {
     (void)grace_s;  // the pods' terminationGracePeriodSeconds, set at launch
     std::string ns, job;
     if (!ParseHandle(handle, &ns, &job)) return Status::Invalid("not a kubernetes handle: " + handle);
+    // Suspending deletes the pods, and their logs with them: copied first.
+    if (auto it = attempts_.find(handle); it != attempts_.end()) CopyLogOnce(it->second);
     auto res = kubectl_.Run({"patch", "job", job, "-n", ns, "--type=merge", "-p",
                              R"({"spec":{"suspend":true}})"});
     if (!res.ok()) return res.status();
@@ -120,7 +151,7 @@ class KubernetesBackend : public control::Backend {
 
   Result<std::optional<std::string>> FindLaunched(const std::string& job_id, int attempt) override {
     if (options_.kubeconfig.empty()) return std::optional<std::string>();
-    const std::string name = Lower(job_id + "-" + std::to_string(attempt));
+    const std::string name = AttemptJobName(job_id, attempt);
     auto res = kubectl_.Run({"get", "job", name, "-n", options_.ns, "-o", "name"});
     if (!res.ok()) return res.status();
     if (res->exit_code != 0) {
@@ -153,10 +184,14 @@ class KubernetesBackend : public control::Backend {
           o.message = "Job " + a->name + " is no longer in namespace " + ns;
         } else {
           FillExitCode(lister_, ns, a->name, &it->second);  // live attempts only
+          if (a->log_dir.empty()) a->log_dir = it->second.log_dir;  // adopted unread
           o = FromState(a->job_id, a->attempt, ns, a->name, it->second);
         }
         if (o.phase != a->last.phase) changed.push_back(o);
         a->last = o;
+        if (o.phase == control::RunPhase::kExited || o.phase == control::RunPhase::kKilled) {
+          CopyLogOnce(*a);
+        }
       }
     }
     // An ended attempt has been reported: nothing more to watch or keep.
@@ -175,22 +210,40 @@ class KubernetesBackend : public control::Backend {
     std::vector<std::string> claims = {"delete", "resourceclaimtemplates.resource.k8s.io", "-n",
                                        options_.ns, "--ignore-not-found", "--wait=false"};
     for (int n = 1; n <= attempts; ++n) {
-      jobs.push_back(Lower(job_id + "-" + std::to_string(n)));
+      jobs.push_back(AttemptJobName(job_id, n));
       claims.push_back(jobs.back() + "-gpu");
     }
     if (attempts > 0) MERIDIAN_RETURN_IF_ERROR(Delete(jobs));
     if (attempts > 0 && options_.gpus > 0) MERIDIAN_RETURN_IF_ERROR(Delete(claims));
-    return Delete({"delete", "pvc", Lower(job_id) + "-checkpoint", "-n", options_.ns,
-                   "--ignore-not-found", "--wait=false"});
+    MERIDIAN_RETURN_IF_ERROR(Delete({"delete", "pvc", RunName(job_id) + "-checkpoint", "-n",
+                                     options_.ns, "--ignore-not-found", "--wait=false"}));
+    // A service's replicas ran as runs of their own (<id>.r<i>, each with
+    // its attempts and checkpoint claim): every object labelled with the
+    // service, in one call, however many replicas and restarts there were.
+    const std::string kinds =
+        options_.gpus > 0 ? "jobs,pvc,resourceclaimtemplates.resource.k8s.io" : "jobs,pvc";
+    return Delete({"delete", kinds, "-n", options_.ns, "-l",
+                   std::string(kServiceLabel) + "=" + RunName(job_id), "--ignore-not-found",
+                   "--wait=false"});
   }
 
   Result<control::RunObservation> Adopt(const std::string& job_id, int attempt,
                                         const std::string& handle) override {
     std::string ns, job;
     if (!ParseHandle(handle, &ns, &job)) return Status::Invalid("not a kubernetes handle: " + handle);
-    control::RunObservation o = Observe(job_id, attempt, ns, job);
-    attempts_[handle] = {job_id, attempt, ns, job, o};
-    return o;
+    Attempt a{job_id, attempt, ns, job, {}, "", false};
+    auto s = ReadJobState(kubectl_, ns, job);
+    if (s.ok()) {
+      a.last = FromState(job_id, attempt, ns, job, *s);
+      a.log_dir = s->log_dir;
+    } else {  // not known yet: asked again at the next poll
+      a.last = FromState(job_id, attempt, ns, job, JobState{});
+      a.last.message = s.status().message();
+    }
+    const control::RunPhase p = a.last.phase;
+    if (p == control::RunPhase::kExited || p == control::RunPhase::kKilled) CopyLogOnce(a);
+    attempts_[handle] = a;
+    return a.last;
   }
 
   std::vector<control::BackendNode> Nodes() override {
@@ -218,19 +271,17 @@ class KubernetesBackend : public control::Backend {
     return Status::Ok();
   }
 
-  control::RunObservation Observe(const std::string& job_id, int attempt, const std::string& ns,
-                                  const std::string& job) {
-    control::RunObservation o;
-    o.job_id = job_id;
-    o.attempt = attempt;
-    o.handle = "k8s:" + ns + "/" + job;
-    auto s = ReadJobState(kubectl_, ns, job);
-    if (!s.ok()) {  // not known yet: asked again at the next poll
-      o.phase = control::RunPhase::kStarting;
-      o.message = s.status().message();
-      return o;
-    }
-    return FromState(job_id, attempt, ns, job, *s);
+  // The attempt's pod log into its log directory (pod_logs.h), once: when
+  // it is stopped (before the pods go) or seen ending. A log that cannot be
+  // read (the pods are gone) is said in stderr.log instead.
+  void CopyLogOnce(Attempt& a) {
+    if (a.log_copied || a.log_dir.empty()) return;
+    a.log_copied = true;
+    Status st = CopyPodLog(kubectl_, a.ns, a.name, a.log_dir, options_.max_log_bytes);
+    if (st.ok()) return;
+    std::ofstream err(a.log_dir + "/stderr.log", std::ios::app);
+    err << "[meridian: attempt " << a.attempt << "'s output could not be copied from Kubernetes: "
+        << st.message() << "]\n";
   }
 
   static control::RunObservation FromState(const std::string& job_id, int attempt,

@@ -14,6 +14,16 @@
 //           its pods' exit code), reporting phase changes (job_status.h); a
 //           live attempt's Job missing from the list is lost
 //   Adopt   reads one Job the same way
+//   Logs    each attempt's pod log is copied into the LaunchRequest's
+//           log_dir once, when Stop suspends it (before its pods go) or
+//           when Poll or Adopt sees it end, under max_log_bytes
+//           (pod_logs.h); the Job's meridian.dev/log-dir annotation keeps
+//           the directory for a daemon that adopts the attempt
+//   Retire  deletes the job's attempts' Jobs, claim templates and
+//           checkpoint claim by name, and a service's replica runs'
+//           objects by their meridian.dev/service label
+//   Names   a run's Kubernetes name is its id lower-cased with '.' as '-'
+//           (a replica "j-00000042.r1" runs as j-00000042-r1-<attempt>)
 //   Nodes   the capacity declared in the options (as the local backend)
 //
 // Without a kubeconfig (kubectl.h) the backend is export-only: Launch fails
@@ -52,6 +62,10 @@ struct KubernetesBackendOptions {
   // `environment`), and each list may take status_timeout_s.
   int64_t status_refresh_ms = 2000;
   int status_timeout_s = 20;
+  // The most an attempt's pod log adds to the job's stdout.log, counting
+  // what its log directory already holds (serve.yaml's node.max_log_bytes;
+  // 0: no cap); pod_logs.h.
+  int64_t max_log_bytes = 0;
   std::shared_ptr<const catalog::Catalog> catalog;
   BackendEnvironment environment;  // unset members: the system's (SystemEnvironment)
 };

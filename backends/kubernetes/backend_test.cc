@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -81,10 +82,15 @@ TEST(KubernetesBackend, KubectlsOwnErrorWhenTheServerDoesNotAnswer) {
 
 // A cluster as kubectl answers it, for what no API server runs here: every
 // call is recorded (without kubectl --kubeconfig K); `get job` answers with
-// the recorded Job of testdata/status/job-complete.json, the rest succeed.
+// the recorded Job of testdata/status/job-complete.json (with the
+// meridian.dev/log-dir annotation `log_dir_annotation` when set), `logs`
+// with `pod_log`, as much of it as --limit-bytes allows (the API server's
+// limitBytes); the rest succeed.
 struct RecordedCluster {
   std::vector<std::vector<std::string>> calls;
   std::vector<std::string> inputs;
+  std::string pod_log;
+  std::string log_dir_annotation;
   ProcessRunner Runner() {
     return [this](const ProcessCall& c) -> Result<ProcessOutput> {
       calls.emplace_back(c.argv.begin() + 3, c.argv.end());
@@ -95,16 +101,28 @@ struct RecordedCluster {
         // One Job by name, or the labelled list Poll reads: attempt 2 of
         // j-00000042 (Request()) complete.
         std::ifstream f("backends/kubernetes/testdata/status/job-complete.json");
-        std::string job(std::istreambuf_iterator<char>(f), {});
-        if (c.argv[4] == "jobs") {
-          nlohmann::json j = nlohmann::json::parse(job);
-          j["metadata"]["name"] = "j-00000042-2";
-          job = nlohmann::json{{"kind", "List"}, {"items", {j}}}.dump();
+        nlohmann::json j = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(f), {}));
+        if (!log_dir_annotation.empty()) {
+          j["metadata"]["annotations"]["meridian.dev/log-dir"] = log_dir_annotation;
         }
-        o.out = job;
+        if (c.argv[4] == "jobs") {
+          j["metadata"]["name"] = "j-00000042-2";
+          j = nlohmann::json{{"kind", "List"}, {"items", {j}}};
+        }
+        o.out = j.dump();
+      }
+      if (c.argv.size() > 3 && c.argv[3] == "logs") {
+        o.out = pod_log;
+        for (const std::string& a : c.argv) {
+          if (a.starts_with("--limit-bytes=")) o.out.resize(std::min(o.out.size(), std::stoul(a.substr(14))));
+        }
       }
       return o;
     };
+  }
+  size_t Count(const std::string& verb) const {
+    return std::count_if(calls.begin(), calls.end(),
+                         [&](const std::vector<std::string>& c) { return c.at(0) == verb; });
   }
 };
 
@@ -156,7 +174,178 @@ TEST(KubernetesBackend, RetiringAJobDeletesItsAttemptsJobsClaimTemplatesAndCheck
                 {"delete", "resourceclaimtemplates.resource.k8s.io", "-n", "research",
                  "--ignore-not-found", "--wait=false", "j-00000042-1-gpu", "j-00000042-2-gpu"},
                 {"delete", "pvc", "j-00000042-checkpoint", "-n", "research", "--ignore-not-found",
-                 "--wait=false"}}));
+                 "--wait=false"},
+                // A service's replica runs, by their label (none for a batch job).
+                {"delete", "jobs,pvc,resourceclaimtemplates.resource.k8s.io", "-n", "research",
+                 "-l", "meridian.dev/service=j-00000042", "--ignore-not-found", "--wait=false"}}));
+}
+
+// Issue 24: a service's replicas run as j-00000042.r<i> (control/backend.h,
+// ReplicaRunId); each attempt's objects carry the service's label, so
+// retiring the service deletes them whatever the replicas' restarts.
+TEST(KubernetesBackend, RetiringAServiceDeletesItsReplicasAttemptsByTheServiceLabel) {
+  RecordedCluster cluster;
+  auto b = MakeKubernetesBackend(RecordedOptions(&cluster));
+  control::LaunchRequest r = Request();
+  r.job_id = "j-00000042.r1";  // replica 1, its third process
+  r.attempt = 3;
+  auto h = b->Launch(r);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  // '.' is not allowed in a DNS-1123 label: the run is named j-00000042-r1.
+  EXPECT_EQ(*h, "k8s:research/j-00000042-r1-3");
+  const std::string& yaml = cluster.inputs.at(0);
+  EXPECT_NE(yaml.find("name: j-00000042-r1-3\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("name: j-00000042-r1-checkpoint"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("name: j-00000042-r1-3-gpu"), std::string::npos) << yaml;
+  // The label on the checkpoint claim, the claim template (and the claims
+  // made from it) and the Job: 4 times. The Job's pods need none: deleting
+  // the Job deletes them.
+  size_t labelled = 0;
+  for (size_t at = yaml.find("meridian.dev/service: j-00000042\n"); at != std::string::npos;
+       at = yaml.find("meridian.dev/service: j-00000042\n", at + 1)) {
+    ++labelled;
+  }
+  EXPECT_EQ(labelled, 4u) << yaml;
+  // Found by its name after a restart, as every attempt.
+  cluster.calls.clear();
+  ASSERT_TRUE(b->FindLaunched("j-00000042.r1", 3).ok());
+  ASSERT_EQ(cluster.calls.size(), 1u);
+  EXPECT_EQ(cluster.calls[0][2], "j-00000042-r1-3");
+
+  cluster.calls.clear();
+  ASSERT_TRUE(b->Retire("j-00000042", 1).ok());
+  ASSERT_EQ(cluster.calls.size(), 4u);
+  EXPECT_EQ(cluster.calls[3],
+            (std::vector<std::string>{"delete", "jobs,pvc,resourceclaimtemplates.resource.k8s.io",
+                                      "-n", "research", "-l", "meridian.dev/service=j-00000042",
+                                      "--ignore-not-found", "--wait=false"}));
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+std::string FreshLogDir(const std::string& name) {
+  const std::string dir = testing::TempDir() + "meridian-k8s-logs-" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Issue 24: node.max_log_bytes caps a Kubernetes job's log as it caps a
+// local one: stdout.log and stderr.log together, earlier attempts counted.
+TEST(KubernetesBackend, APodLogStopsAtTheCapCountingEarlierAttemptsAndSaysWhere) {
+  RecordedCluster cluster;
+  cluster.pod_log = std::string(5000, 'x');
+  KubernetesBackendOptions o = RecordedOptions(&cluster);
+  o.max_log_bytes = 4096;
+  auto b = MakeKubernetesBackend(o);
+  const std::string dir = FreshLogDir("cap");
+  std::ofstream(dir + "/stdout.log") << std::string(1000, 'a');  // attempt 1's
+  std::ofstream(dir + "/stderr.log") << std::string(96, 'b');
+  control::LaunchRequest r = Request();
+  r.log_dir = dir;
+  ASSERT_TRUE(b->Launch(r).ok());
+  // The Job keeps the directory for a daemon that adopts it.
+  EXPECT_NE(cluster.inputs[0].find("meridian.dev/log-dir: " + dir), std::string::npos);
+  auto ended = b->Poll();  // the Job is complete: its log is copied
+  ASSERT_EQ(ended.size(), 1u);
+  // Room: 4096 - (1000 + 96) = 3000 bytes; 3001 asked for, to see the log goes on.
+  ASSERT_EQ(cluster.Count("logs"), 1u);
+  const auto& logs = *std::find_if(cluster.calls.begin(), cluster.calls.end(),
+                                   [](const auto& c) { return c[0] == "logs"; });
+  EXPECT_EQ(logs, (std::vector<std::string>{"logs", "job/j-00000042-2", "-n", "research",
+                                            "--limit-bytes=3001"}));
+  EXPECT_EQ(ReadFile(dir + "/stdout.log"),
+            std::string(1000, 'a') + std::string(3000, 'x') +
+                "\n[meridian: the job's logs reached their cap of 4096 bytes; what the job "
+                "writes to this stream from here on is dropped]\n");
+  EXPECT_EQ(ReadFile(dir + "/stderr.log"), std::string(96, 'b'));
+  // Ended and copied: not copied again.
+  EXPECT_TRUE(b->Poll().empty());
+  EXPECT_EQ(cluster.Count("logs"), 1u);
+}
+
+TEST(KubernetesBackend, APodLogUnderTheCapOrWithNoCapIsCopiedWhole) {
+  for (int64_t cap : {int64_t{0}, int64_t{4096}}) {
+    RecordedCluster cluster;
+    cluster.pod_log = "epoch 1 loss 0.52\nepoch 2 loss 0.31\n";  // 36 bytes
+    KubernetesBackendOptions o = RecordedOptions(&cluster);
+    o.max_log_bytes = cap;
+    auto b = MakeKubernetesBackend(o);
+    const std::string dir = FreshLogDir("whole-" + std::to_string(cap));
+    control::LaunchRequest r = Request();
+    r.log_dir = dir;
+    ASSERT_TRUE(b->Launch(r).ok());
+    ASSERT_EQ(b->Poll().size(), 1u);
+    EXPECT_EQ(ReadFile(dir + "/stdout.log"), cluster.pod_log) << cap;
+    // No cap: nothing limits what the server sends. 4096: 4096 + 1 asked for.
+    const auto& logs = *std::find_if(cluster.calls.begin(), cluster.calls.end(),
+                                     [](const auto& c) { return c[0] == "logs"; });
+    EXPECT_EQ(logs.back(), cap == 0 ? "research" : "--limit-bytes=4097") << cap;
+  }
+}
+
+// Suspending a Job deletes its pods and their logs: Stop copies the log
+// first, and the attempt's end does not copy it again.
+TEST(KubernetesBackend, StopCopiesThePodLogBeforeSuspendingTheJobAndOnlyOnce) {
+  RecordedCluster cluster;
+  cluster.pod_log = "step 100\n";
+  auto b = MakeKubernetesBackend(RecordedOptions(&cluster));
+  const std::string dir = FreshLogDir("stop");
+  control::LaunchRequest r = Request();
+  r.log_dir = dir;
+  auto h = b->Launch(r);
+  ASSERT_TRUE(h.ok());
+  cluster.calls.clear();
+  ASSERT_TRUE(b->Stop(*h, 30).ok());
+  ASSERT_EQ(cluster.calls.size(), 2u);
+  EXPECT_EQ(cluster.calls[0][0], "logs");
+  EXPECT_EQ(cluster.calls[1][0], "patch");
+  ASSERT_EQ(b->Poll().size(), 1u);
+  EXPECT_EQ(cluster.Count("logs"), 1u);
+  EXPECT_EQ(ReadFile(dir + "/stdout.log"), "step 100\n");
+}
+
+// A daemon that restarts adopts the attempt from its stored handle, with no
+// log directory: the Job's annotation names it.
+TEST(KubernetesBackend, AnAdoptedAttemptsLogGoesToTheDirectoryItsJobNames) {
+  RecordedCluster cluster;
+  cluster.pod_log = "done\n";
+  const std::string dir = FreshLogDir("adopt");
+  cluster.log_dir_annotation = dir;
+  auto b = MakeKubernetesBackend(RecordedOptions(&cluster));
+  auto o = b->Adopt("j-00000042", 2, "k8s:research/j-00000042-2");
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->phase, control::RunPhase::kExited);
+  EXPECT_EQ(ReadFile(dir + "/stdout.log"), "done\n");
+}
+
+// Pods already gone (a Job past its TTL): the log says so rather than
+// staying silently empty.
+TEST(KubernetesBackend, ALogThatCannotBeReadIsSaidInStderr) {
+  RecordedCluster cluster;
+  KubernetesBackendOptions o = RecordedOptions(&cluster);
+  ProcessRunner recorded = cluster.Runner();
+  o.environment.run = [recorded](const ProcessCall& c) -> Result<ProcessOutput> {
+    auto out = recorded(c);
+    if (c.argv.size() > 3 && c.argv[3] == "logs") {
+      out->exit_code = 1;
+      out->err = "error: timed out waiting for the condition\n";
+    }
+    return out;
+  };
+  auto b = MakeKubernetesBackend(o);
+  const std::string dir = FreshLogDir("unreadable");
+  control::LaunchRequest r = Request();
+  r.log_dir = dir;
+  ASSERT_TRUE(b->Launch(r).ok());
+  ASSERT_EQ(b->Poll().size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/stdout.log"));
+  EXPECT_EQ(ReadFile(dir + "/stderr.log"),
+            "[meridian: attempt 2's output could not be copied from Kubernetes: kubectl logs "
+            "job/j-00000042-2 failed (exit 1): error: timed out waiting for the condition]\n");
 }
 
 TEST(Kubectl, StandardInputReachesTheProgramAndArgvIsNotAShell) {

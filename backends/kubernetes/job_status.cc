@@ -44,6 +44,13 @@ static Result<JobState> ParseJob(const Json& j) {
   const Json status = j.contains("status") && j["status"].is_object() ? j["status"] : Json::object();
   JobState s;
   s.started = Time(status, "startTime");
+  if (j.contains("metadata") && j["metadata"].is_object() &&
+      j["metadata"].contains("annotations") && j["metadata"]["annotations"].is_object()) {
+    const Json& notes = j["metadata"]["annotations"];
+    if (notes.contains(kLogDirAnnotation) && notes[kLogDirAnnotation].is_string()) {
+      s.log_dir = notes[kLogDirAnnotation].get<std::string>();
+    }
+  }
   if (const Json* c = Condition(status, "Complete")) {
     s.phase = control::RunPhase::kExited;
     s.exit_code = 0;

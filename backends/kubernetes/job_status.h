@@ -31,7 +31,13 @@ struct JobState {
   UnixSeconds started = 0;  // status.startTime
   UnixSeconds ended = 0;    // status.completionTime, or the terminal condition's time
   std::string message;      // the terminal condition's reason and message
+  // Where the daemon copies the attempt's pod log (pod_logs.h): the Job's
+  // kLogDirAnnotation, set at launch so that a restarted daemon adopting
+  // the attempt knows it; "" when the Job has none.
+  std::string log_dir;
 };
+
+inline constexpr char kLogDirAnnotation[] = "meridian.dev/log-dir";
 
 Result<JobState> ParseJobStatus(const std::string& job_json);
 

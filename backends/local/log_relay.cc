@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "backends/common/log_cap.h"
+
 namespace meridian::backends {
 
 bool WriteAll(int fd, const void* data, size_t size) {
@@ -93,9 +95,9 @@ bool PumpLog(LogRelay& r, int i) {
   if (keep < n) {
     if (r.dropped[i] == 0) {
       Lines l;
-      l.Str("\n[meridian: the job's logs reached their cap of ");
+      l.Str(kLogCapReachedHead);
       l.Num(r.cap);
-      l.Str(" bytes; what the job writes to this stream from here on is dropped]\n");
+      l.Str(kLogCapReachedTail);
       WriteAll(r.file[i], l.data(), l.size());
     }
     r.dropped[i] += n - keep;

@@ -132,6 +132,13 @@ class SlurmBackendTest : public ::testing::Test {
     r.node = "node1";
     return r;
   }
+  // Request() as attempt `attempt` of `job_id`.
+  control::LaunchRequest Request(const std::string& job_id, int attempt) const {
+    control::LaunchRequest r = Request();
+    r.job_id = job_id;
+    r.attempt = attempt;
+    return r;
+  }
 
   fs::path dir_;
   ScriptedCluster cluster_;
@@ -348,9 +355,7 @@ TEST_F(SlurmBackendTest, RetireRemovesTheJobsFilesAndForgetsItsUncertainSubmissi
   cluster_.sbatch_hangs = true;
   ASSERT_FALSE(backend_->Launch(Request()).ok());  // attempt 1: uncertain
   cluster_.sbatch_hangs = false;
-  control::LaunchRequest other = Request();
-  other.job_id = "j-00000008";
-  ASSERT_TRUE(backend_->Launch(other).ok());
+  ASSERT_TRUE(backend_->Launch(Request("j-00000008", 1)).ok());
   const fs::path jobs = dir_ / "state" / "jobs";
   ASSERT_TRUE(fs::exists(jobs / "j-00000007" / "attempt-1.env"));
   ASSERT_TRUE(fs::exists(jobs / "j-00000007" / "work"));
@@ -365,6 +370,32 @@ TEST_F(SlurmBackendTest, RetireRemovesTheJobsFilesAndForgetsItsUncertainSubmissi
   ASSERT_TRUE(backend_->Launch(Request()).ok());
   EXPECT_EQ(cluster_.Count("squeue"), squeues);
   EXPECT_EQ(cluster_.Count("sbatch"), 3);  // the timed-out one, j-00000008's, this one
+}
+
+// Issue 24: a service's replicas ran as jobs of their own (j-00000007.r0,
+// .r1: control::ReplicaRunId), each with its directory and its own
+// attempts; retiring the service removes them all, as the local backend's
+// Retire does, and forgets a replica's uncertain submission.
+TEST_F(SlurmBackendTest, RetireRemovesAServicesReplicaRunsToo) {
+  ASSERT_TRUE(backend_->Launch(Request("j-00000007.r0", 1)).ok());
+  ASSERT_TRUE(backend_->Launch(Request("j-00000007.r0", 2)).ok());  // replica 0 restarted once
+  cluster_.sbatch_hangs = true;
+  ASSERT_FALSE(backend_->Launch(Request("j-00000007.r1", 3)).ok());  // uncertain
+  cluster_.sbatch_hangs = false;
+  ASSERT_TRUE(backend_->Launch(Request("j-00000008.r0", 1)).ok());
+  const fs::path jobs = dir_ / "state" / "jobs";
+  ASSERT_TRUE(fs::exists(jobs / "j-00000007.r0" / "attempt-2.env"));
+  ASSERT_TRUE(fs::exists(jobs / "j-00000007.r1" / "attempt-3.env"));
+
+  // The service itself ran one attempt (its replicas' are counted apart).
+  ASSERT_TRUE(backend_->Retire("j-00000007", 1).ok());
+  EXPECT_FALSE(fs::exists(jobs / "j-00000007.r0"));
+  EXPECT_FALSE(fs::exists(jobs / "j-00000007.r1"));
+  EXPECT_TRUE(fs::exists(jobs / "j-00000008.r0" / "attempt-1.env"));
+  // Replica 1's third launch again: submitted at once, no squeue --name first.
+  const int squeues = cluster_.Count("squeue");
+  ASSERT_TRUE(backend_->Launch(Request("j-00000007.r1", 3)).ok());
+  EXPECT_EQ(cluster_.Count("squeue"), squeues);
 }
 
 TEST_F(SlurmBackendTest, RetireRefusesAJobIdThatIsNotAName) {

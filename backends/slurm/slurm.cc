@@ -659,16 +659,29 @@ Result<std::optional<std::string>> SlurmBackend::FindLaunched(const std::string&
 
 // The job's directory under state_dir (each attempt's environment file and,
 // unless the spec named others, its working and log directories) and the
-// names of attempts an sbatch may have submitted without saying so. Slurm's
-// own record of the jobs is its accounting's, not meridian's to delete.
+// names of attempts an sbatch may have submitted without saying so, and the
+// same of a service's replicas. Slurm's own record of the jobs is its
+// accounting's, not meridian's to delete.
 Status SlurmBackend::Retire(const std::string& job_id, int attempts) {
   if (!SubmittableJobId(job_id)) {
     return Status::Invalid("job id \"" + job_id + "\": not a job this backend launched");
   }
   std::lock_guard<std::mutex> lock(mu_);
   for (int n = 1; n <= attempts; ++n) uncertain_.erase(slurm::JobName(job_id, n));
+  const fs::path jobs = fs::path(options_.state_dir) / "jobs";
   std::error_code ec;
-  fs::remove_all(fs::path(options_.state_dir) / "jobs" / job_id, ec);
+  // A service's replicas ran as jobs of their own, <id>.r0, <id>.r1, ...
+  // (control::ReplicaRunId), each with a directory from its first launch
+  // and attempts counted apart; the first index without one ends the set.
+  for (int i = 0;; ++i) {
+    const std::string replica = control::ReplicaRunId(job_id, i);
+    if (!fs::exists(jobs / replica, ec)) break;
+    const std::string prefix = slurm::JobNamePrefix(replica);
+    std::erase_if(uncertain_, [&](const std::string& name) { return name.starts_with(prefix); });
+    fs::remove_all(jobs / replica, ec);
+    if (ec) return Status::Internal(replica + ": cannot remove its directory: " + ec.message());
+  }
+  fs::remove_all(jobs / job_id, ec);
   if (ec) return Status::Internal(job_id + ": cannot remove its directory: " + ec.message());
   return Status::Ok();
 }

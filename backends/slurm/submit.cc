@@ -34,8 +34,10 @@ bool ShellName(const std::string& s) {
 
 }  // namespace
 
+std::string JobNamePrefix(const std::string& job_id) { return "meridian-" + job_id + "-"; }
+
 std::string JobName(const std::string& job_id, int attempt) {
-  return "meridian-" + job_id + "-" + std::to_string(attempt);
+  return JobNamePrefix(job_id) + std::to_string(attempt);
 }
 
 Status CheckSubmit(const control::LaunchRequest& r) {

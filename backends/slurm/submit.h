@@ -37,6 +37,8 @@ inline constexpr char kBatchScript[] =
 // "meridian-<job id>-<attempt>": the Slurm job name, by which Adopt checks a
 // stored Slurm id still names this attempt.
 std::string JobName(const std::string& job_id, int attempt);
+// "meridian-<job id>-": what every attempt's name of the job starts with.
+std::string JobNamePrefix(const std::string& job_id);
 
 // Rejects, naming the field, what would change sbatch's meaning: ids and
 // tenants outside [A-Za-z0-9._-], env names Slurm reads itself (SLURM_*,

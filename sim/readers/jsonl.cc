@@ -392,8 +392,12 @@ class LineReader {
       } else if (In(SlowSpecKeys(), key)) {
         keys.slow = true;
       } else if (!In(FastSpecKeys(), key)) {
-        errors_.Add(line, key, "", "is not a trace or job-spec key" +
-                                       spec::SuggestFrom(key, AllKeys(), "keys"));
+        // The suggestion is an edit distance per known key: skipped when
+        // the message would only be counted.
+        errors_.Add(line, key, "",
+                    errors_.full() ? std::string()
+                                   : "is not a trace or job-spec key" +
+                                         spec::SuggestFrom(key, AllKeys(), "keys"));
         ok = false;
       }
     }

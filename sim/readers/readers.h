@@ -44,6 +44,10 @@ class ErrorList {
   void AddRaw(std::string message);
   bool ok() const { return count_ == 0; }
   size_t count() const { return count_; }  // problems added so far
+  // Whether a further problem is only counted: its message is not built
+  // (a bad trace of a million lines holds as many problems), and a caller
+  // may skip working out an expensive reason (a "did you mean").
+  bool full() const { return shown_.size() >= kMaxShown; }
   Status ToStatus() const;
   const std::string& source() const { return source_; }
 

@@ -23,6 +23,10 @@ uint32_t SpecTable::Add(const std::string& key, JobSpec spec) {
 
 void ErrorList::Add(int64_t line, std::string_view field, std::string_view value,
                     std::string_view reason) {
+  if (full()) {
+    ++count_;
+    return;
+  }
   std::string m = source_ + ":" + std::to_string(line) + ": ";
   if (!field.empty()) m.append(field).append(": ");
   if (!value.empty()) m.append(value).append(" ");
