@@ -98,6 +98,10 @@ double ReplayMarket::CarbonGPerKwh(RegionId r, UnixSeconds t) const {
   return prices_.CarbonGPerKwh(r, t);
 }
 
+double ReplayMarket::CarbonSumGPerKwh(RegionId r, UnixSeconds start, int64_t step_s, int count) const {
+  return prices_.CarbonSumGPerKwh(r, start, step_s, count);
+}
+
 std::optional<UnixSeconds> ReplayMarket::NextSpotBelow(OfferingId o, UnixSeconds from,
                                                        int need) const {
   if (o.index() >= assignment_.size()) return from;

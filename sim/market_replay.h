@@ -90,6 +90,8 @@ class ReplayMarket final : public sched::MarketView {
   std::optional<UnixSeconds> NextSpotChange(OfferingId o, UnixSeconds t) const override;
   double FlexStartWaitHours(OfferingId o, UnixSeconds t) const override;
   double CarbonGPerKwh(RegionId r, UnixSeconds t) const override;
+  // The catalog market's sum (running sums, the same double as the loop).
+  double CarbonSumGPerKwh(RegionId r, UnixSeconds start, int64_t step_s, int count) const override;
   bool CatalogPrices() const override { return true; }  // prices_ answers them
 
   // The first second >= from at which fewer than `need` spot instances of
