@@ -184,7 +184,9 @@ class KubernetesBackend : public control::Backend {
           o.message = "Job " + a->name + " is no longer in namespace " + ns;
         } else {
           FillExitCode(lister_, ns, a->name, &it->second);  // live attempts only
-          if (a->log_dir.empty()) a->log_dir = it->second.log_dir;  // adopted unread
+          if (a->log_dir.empty() && IsRunsLogDir(it->second.log_dir, a->job_id)) {
+            a->log_dir = it->second.log_dir;  // adopted unread
+          }
           o = FromState(a->job_id, a->attempt, ns, a->name, it->second);
         }
         if (o.phase != a->last.phase) changed.push_back(o);
@@ -235,7 +237,7 @@ class KubernetesBackend : public control::Backend {
     auto s = ReadJobState(kubectl_, ns, job);
     if (s.ok()) {
       a.last = FromState(job_id, attempt, ns, job, *s);
-      a.log_dir = s->log_dir;
+      if (IsRunsLogDir(s->log_dir, job_id)) a.log_dir = s->log_dir;
     } else {  // not known yet: asked again at the next poll
       a.last = FromState(job_id, attempt, ns, job, JobState{});
       a.last.message = s.status().message();

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/kubernetes/backend.h"
+#include "backends/kubernetes/pod_logs.h"
 #include "backends/kubernetes/test_request.h"
 
 #include <gtest/gtest.h>
@@ -309,17 +310,48 @@ TEST(KubernetesBackend, StopCopiesThePodLogBeforeSuspendingTheJobAndOnlyOnce) {
 }
 
 // A daemon that restarts adopts the attempt from its stored handle, with no
-// log directory: the Job's annotation names it.
+// log directory: the Job's annotation names it (the daemon's layout,
+// <state_dir>/jobs/<id>/logs).
 TEST(KubernetesBackend, AnAdoptedAttemptsLogGoesToTheDirectoryItsJobNames) {
   RecordedCluster cluster;
   cluster.pod_log = "done\n";
-  const std::string dir = FreshLogDir("adopt");
+  const std::string dir = FreshLogDir("adopt/jobs/j-00000042/logs");
   cluster.log_dir_annotation = dir;
   auto b = MakeKubernetesBackend(RecordedOptions(&cluster));
   auto o = b->Adopt("j-00000042", 2, "k8s:research/j-00000042-2");
   ASSERT_TRUE(o.ok()) << o.status().message();
   EXPECT_EQ(o->phase, control::RunPhase::kExited);
   EXPECT_EQ(ReadFile(dir + "/stdout.log"), "done\n");
+}
+
+// An annotation naming any other place (another job's logs, a path out of
+// the layout) is not written to: whoever can edit a Job in the cluster
+// cannot choose a file for the daemon to append to.
+TEST(KubernetesBackend, AnAdoptedAttemptsAnnotationOutsideItsJobsLogDirIsNotWritten) {
+  for (const std::string name : {"other/jobs/j-00000043/logs", "plain", "up/jobs/j-00000042/../j-00000042/logs"}) {
+    RecordedCluster cluster;
+    cluster.pod_log = "done\n";
+    const std::string dir = FreshLogDir("adopt-bad/" + name);
+    cluster.log_dir_annotation = dir;
+    auto b = MakeKubernetesBackend(RecordedOptions(&cluster));
+    auto o = b->Adopt("j-00000042", 2, "k8s:research/j-00000042-2");
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    EXPECT_EQ(o->phase, control::RunPhase::kExited) << name;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/stdout.log")) << name;
+    EXPECT_EQ(cluster.Count("logs"), 0u) << name;
+  }
+}
+
+TEST(KubernetesBackend, ARunsLogDirIsItsJobsOrItsServicesInTheDaemonsLayout) {
+  EXPECT_TRUE(IsRunsLogDir("/var/lib/meridian/jobs/j-00000042/logs", "j-00000042"));
+  // a replica's run writes to its service's logs
+  EXPECT_TRUE(IsRunsLogDir("/var/lib/meridian/jobs/j-00000042/logs", "j-00000042.r1"));
+  EXPECT_FALSE(IsRunsLogDir("/var/lib/meridian/jobs/j-00000043/logs", "j-00000042"));
+  EXPECT_FALSE(IsRunsLogDir("/jobs/j-00000042/logs/../../etc", "j-00000042"));
+  EXPECT_FALSE(IsRunsLogDir("/a/../jobs/j-00000042/logs", "j-00000042"));
+  EXPECT_FALSE(IsRunsLogDir("/jobs/j-00000042/logs", "j-00000042"));  // nothing above the layout
+  EXPECT_FALSE(IsRunsLogDir("", "j-00000042"));
+  EXPECT_FALSE(IsRunsLogDir("/s/jobs/../logs", ".."));
 }
 
 // Pods already gone (a Job past its TTL): the log says so rather than

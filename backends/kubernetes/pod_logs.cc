@@ -3,13 +3,29 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <vector>
 
 #include "backends/common/log_cap.h"
+#include "control/backend.h"
 
 namespace meridian::backends::k8s {
 
 namespace fs = std::filesystem;
+
+bool IsRunsLogDir(const std::string& dir, const std::string& run_id) {
+  const std::optional<control::ReplicaRef> replica = control::ParseReplicaRunId(run_id);
+  const std::string job = replica ? replica->job_id : run_id;
+  if (job.empty() || job.find('/') != std::string::npos || job == "." || job == "..") return false;
+  const std::string tail = "/jobs/" + job + "/logs";
+  if (dir.size() <= tail.size() || dir.compare(dir.size() - tail.size(), tail.size(), tail) != 0) {
+    return false;
+  }
+  for (const auto& part : std::filesystem::path(dir)) {
+    if (part == "." || part == "..") return false;
+  }
+  return true;
+}
 
 int64_t LogRoom(const std::string& log_dir, int64_t cap) {
   if (cap <= 0) return -1;

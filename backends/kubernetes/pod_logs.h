@@ -22,6 +22,15 @@
 
 namespace meridian::backends::k8s {
 
+// Whether `dir`, read back from a Job's meridian.dev/log-dir annotation when
+// an attempt is adopted, is the daemon's log directory of `run_id`'s job:
+// it ends in "/jobs/<job id>/logs" (control's layout; a replica's run id
+// "<job>.r<i>" names its service's job) and has no "." or ".." component.
+// Anything else is not written to: an annotation is cluster state, and a
+// path taken from it on trust would let whoever can edit Jobs pick a file
+// for the daemon to append to.
+bool IsRunsLogDir(const std::string& dir, const std::string& run_id);
+
 // What stdout.log and stderr.log of `log_dir` may still take under `cap`
 // (0 when full); -1 when `cap` is 0 (no cap).
 int64_t LogRoom(const std::string& log_dir, int64_t cap);
