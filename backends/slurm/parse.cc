@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <set>
 
 namespace meridian::backends::slurm {
@@ -208,6 +209,11 @@ Result<std::vector<GpuGres>> ParseGpuGresTypes(std::string_view gres) {
     }
     auto same = std::find_if(out.begin(), out.end(), [&](const GpuGres& g) { return g.type == type; });
     if (same == out.end()) same = out.insert(out.end(), GpuGres{type, 0});
+    if (*count > std::numeric_limits<int>::max() - same->count) {
+      return Status::Invalid("GRES \"" + std::string(gres) + "\": GPU count " + std::to_string(*count) +
+                             (same->count > 0 ? " (with " + std::to_string(same->count) + " before it)" : "") +
+                             " is more than a node can hold");
+    }
     same->count += static_cast<int>(*count);
   }
   return out;

@@ -202,6 +202,24 @@ TEST_F(ParseTest, GpuGres) {
   EXPECT_FALSE(ParseGpuGres("gpu:a100:x").ok());
 }
 
+// Counts past an int, alone or summed over items of one type (found by the
+// slurm_output fuzz target: two counts of -1,798,545,043-ish wrapped), are an
+// error naming the GRES, not a wrapped count. 2,147,483,647 = INT_MAX.
+TEST_F(ParseTest, GpuGresCountsPastAnIntAreAnError) {
+  auto alone = ParseGpuGres("gpu:a100:2147483648");
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.status().message().find("GPU count 2147483648 is more than a node can hold"),
+            std::string::npos)
+      << alone.status().message();
+  auto summed = ParseGpuGresTypes("gpu:a100:2147483000,gpu:a100:1000");
+  ASSERT_FALSE(summed.ok());
+  EXPECT_NE(summed.status().message().find("GPU count 1000 (with 2147483000 before it)"), std::string::npos)
+      << summed.status().message();
+  auto at_max = ParseGpuGresTypes("gpu:a100:2147483000,gpu:a100:647");
+  ASSERT_TRUE(at_max.ok());
+  EXPECT_EQ(at_max->front().count, 2147483647);
+}
+
 // MIG instances offered as GRES typed by profile (tools/slurm-dev-cluster
 // --mig 3g.40gb,4g.40gb on 2 GPUs), counted per type in listed order.
 TEST_F(ParseTest, GpuGresTypesOfAMigNode) {
