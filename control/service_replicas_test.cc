@@ -185,6 +185,12 @@ class ServiceReplicasTest : public testing::LocalStoreTest {
                                                reconciler_->options());
     ASSERT_TRUE(reconciler_->Start().ok());
   }
+  // A reconciler (not started) whose replicas' first restart waits `ms`.
+  void UseInitialBackoffMs(int64_t ms) {
+    ReconcilerOptions o = reconciler_->options();
+    o.backend_retry.initial_backoff_ms = ms;
+    reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, o);
+  }
   void CancelAndWait(const std::string& id) {
     reconciler_->RequestCancel(id);
     EXPECT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
@@ -396,11 +402,7 @@ TEST_F(ServiceReplicasTest, HourlyLoadAddsAndStopsReplicasAtTheHour) {
 // replacement running (kHour0 + 90): 90 s = 1.5 replica-minutes, replica 0
 // none.
 TEST_F(ServiceReplicasTest, ReclaimedReplicaIsReplacedAtOnceAndItsShortfallIsCounted) {
-  reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, [&] {
-    ReconcilerOptions o = reconciler_->options();
-    o.backend_retry.initial_backoff_ms = 60000;
-    return o;
-  }());
+  UseInitialBackoffMs(60000);
   const std::string id = StartTwoReplicas();
   ASSERT_FALSE(HasFailure());
   nodes_->BeforeLaunch([&](const LaunchRequest& r) {
@@ -446,11 +448,7 @@ TEST_F(ServiceReplicasTest, ReclaimedReplicaIsReplacedAtOnceAndItsShortfallIsCou
 // launches; the restart backoff (2 s) keeps both failures of t0+240 seen
 // before either replacement is launched.
 TEST_F(ServiceReplicasTest, MinutesShortOfTheLoadCountAgainstTheServicesSlo) {
-  reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, [&] {
-    ReconcilerOptions o = reconciler_->options();
-    o.backend_retry.initial_backoff_ms = 2000;
-    return o;
-  }());
+  UseInitialBackoffMs(2000);
   const sched::ModelDemand d = T4Demand();
   const double c = d.replica_rps;
   ASSERT_GT(c, 0);
@@ -528,6 +526,43 @@ TEST_F(ServiceReplicasTest, ReplicaReclaimedAgainAndAgainBacksOffUntilItStaysUp)
   EXPECT_NE(events.find("reclaimed; replacing it at once (restart 4)"), std::string::npos) << events;
   EXPECT_EQ(Replicas(id)[1]["restarts"], 4);
   CancelAndWait(id);
+}
+
+// The stored set keeps what the tally and the backoff read (each replica's
+// serving stretches, since when it serves, its failures in a row) and the
+// service's tally; a set stored as a bare array before the tally was kept
+// still reads, without a tally.
+TEST(ReplicaSetHandleTest, KeepsTheTallyAndReadsASetStoredWithoutOne) {
+  Replica r;
+  r.index = 1;
+  r.node = "m1";
+  r.gpus = {0};
+  r.state = ReplicaState::kRunning;
+  r.up_since = 1'800'000'060;
+  r.served = {{1'800'000'000, 1'800'000'030}};
+  r.failures = 2;
+  const std::string handle = ReplicaSetHandle({r}, ServiceTally{1'800'000'060, 4, 3});
+  auto set = ParseReplicaSetHandle(handle);
+  ASSERT_TRUE(set.has_value()) << handle;
+  ASSERT_EQ(set->size(), 1u);
+  EXPECT_EQ((*set)[0].up_since, 1'800'000'060);
+  EXPECT_EQ((*set)[0].served, r.served);
+  EXPECT_EQ((*set)[0].failures, 2);
+  auto slo = ParseServiceTally(handle);
+  ASSERT_TRUE(slo.has_value());
+  EXPECT_EQ(slo->until, 1'800'000'060);
+  EXPECT_EQ(slo->minutes, 4);
+  EXPECT_EQ(slo->met, 3);
+
+  const std::string old = R"(replicas:[{"index": 0, "node": "m0", "gpus": [0], "state": "running",
+      "restarts": 1, "attempt": 2, "handle": "pid:42", "short_s": 90}])";
+  auto old_set = ParseReplicaSetHandle(old);
+  ASSERT_TRUE(old_set.has_value());
+  EXPECT_EQ((*old_set)[0].handle, "pid:42");
+  EXPECT_EQ((*old_set)[0].up_since, 0);
+  EXPECT_TRUE((*old_set)[0].served.empty());
+  EXPECT_FALSE(ParseServiceTally(old).has_value());
+  EXPECT_FALSE(ParseServiceTally("pid:42").has_value());
 }
 
 // The store as a daemon's death between the backend's launch of replica 1's
