@@ -304,8 +304,8 @@ void Reconciler::ReplaceReclaimed(Active& a, Replica& r, const std::string& why,
     // one step behind, the first reclaim having gone at once.
     const int64_t wait = options_.backend_retry.BackoffMs(r.failures - 1);
     r.next_ms = NowMs() + wait;
-    NoteReplicas(a, why + ": reclaimed " + std::to_string(r.failures) +
-                        " times in a row, each before serving " + std::to_string(kReplicaSteadyS) +
+    NoteReplicas(a, why + ": reclaimed, its end " + std::to_string(r.failures) +
+                        " in a row before serving " + std::to_string(kReplicaSteadyS) +
                         "s (a crash loop, or the OOM killer); replacing it in " + Seconds(wait) +
                         " (restart " + std::to_string(r.restarts) + ")", now, out);
     return;
@@ -347,8 +347,8 @@ void Reconciler::KeepReplicaSets(UnixSeconds now, std::vector<JobUpdate>* out) {
       continue;
     }
     if (a.stop_kind == StopKind::kNone) SizeReplicaSet(a, now, out);
-    // The tally is brought up to date once a minute.
-    if (a.stop_kind == StopKind::kNone && a.slo.until != 0 && now - a.slo.until >= 60) {
+    // The tally is brought up to date once a minute (and started).
+    if (a.stop_kind == StopKind::kNone && (a.slo.until == 0 || now - a.slo.until >= 60)) {
       NoteReplicas(a, "", now, out);
     }
     for (Replica& r : a.replicas) {
