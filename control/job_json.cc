@@ -67,6 +67,8 @@ nlohmann::json JobToJson(const JobRow& j) {
   if (auto set = ParseReplicaSetHandle(j.handle)) {
     o["replicas"] = ReplicasToJson(*set);
     o["short_of_capacity_s"] = ShortOfCapacityS(*set);
+    // Its minutes met (estimate/service_slo.h), counted by the daemon.
+    if (auto slo = ParseServiceTally(j.handle)) AddServiceTallyJson(*slo, o);
   }
   o["reason"] = j.reason;
   o["cancel_requested"] = j.cancel_requested;

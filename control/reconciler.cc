@@ -236,6 +236,11 @@ void Reconciler::RecoverRow(JobRow row, const std::string& when, UnixSeconds now
   ref.spec = std::make_shared<const JobSpec>(std::move(spec).value());
   if (ref.row.state == JobState::kQueued) return;
   if (auto set = ParseReplicaSetHandle(ref.row.handle)) {
+    // A set stored before its tally was kept is counted from its next whole
+    // minute: what it served before is not known.
+    const int64_t minutes_in = std::max<int64_t>(0, now - ref.row.submitted_at) / 60;
+    ref.slo = ParseServiceTally(ref.row.handle)
+                  .value_or(ServiceTally{ref.row.submitted_at + (minutes_in + 1) * 60, 0, 0});
     AdoptReplicaSet(ref, std::move(set).value(), when, now, out);
     return;
   }

@@ -82,6 +82,10 @@
 #include "sched/fleet.h"
 #include "sched/profile.h"
 
+namespace meridian::sched {
+struct ModelDemand;
+}
+
 namespace meridian::control {
 
 // Renders a dry-run decision as `meridian plan -o json --fleet` does (the CLI
@@ -270,6 +274,14 @@ class Reconciler {
   // the members placed (the scheduler's peak-hour set). Without a load,
   // every member.
   int ReplicasWanted(Active& a, UnixSeconds now);
+  // The scheduler's demand of `a` on `node`'s GPU model (its request time
+  // and one replica's requests per second); null when it has none there.
+  const sched::ModelDemand* DemandOn(Active& a, const std::string& node);
+  // Brings a.slo up to the last whole minute before `now`: the minutes since
+  // a.slo.until counted from the replicas' served stretches by
+  // estimate::SloMinutesOf (the rule `simulate` counts by), serving from the
+  // daemon's region; the stretches counted are dropped.
+  void TallyService(Active& a, UnixSeconds now);
   // When the hour's size differs from the size the set is kept at: the
   // members beyond it are stopped, those within it that were stopped are
   // started; one event says why.

@@ -396,7 +396,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
         u.allocation_json = AllocationToJson(al, fs).dump();
         // A service's set is stored before any replica is launched, so that
         // a launch not recorded before a restart is found by its name.
-        u.handle = a.replicas.empty() ? "" : ReplicaSetHandle(a.replicas);
+        u.handle = a.replicas.empty() ? "" : ReplicaSetHandle(a.replicas, a.slo);
         u.clear_ended = true;
         std::string where = p.node + (p.gpus.empty() ? "" : " GPUs " + JoinGpus(p.gpus)) +
                             (p.mig.empty() ? "" : " MIG " + p.mig);

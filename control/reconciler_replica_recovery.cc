@@ -92,7 +92,7 @@ void Reconciler::ReplicaFindAnswered(Active& a, Replica& r, const BackendCall& c
         "found " + which + " (" + r.handle + ") under its name " + call.when + "; adopted";
     if (a.row.state == JobState::kScheduled) {
       JobUpdate u;
-      u.handle = ReplicaSetHandle(a.replicas);
+      u.handle = ReplicaSetHandle(a.replicas, a.slo);
       u.started_at = now;
       Transition(a, JobState::kStarting, found, now, out, u);
     } else {

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "control/reconciler_state.h"
+#include "estimate/service_slo.h"
+#include "sched/fleet.h"
 #include "sched/queued_job.h"
 
 namespace meridian::control {
@@ -36,9 +38,22 @@ std::string BackAfter(const Reconciler::Active& a, const Replica& r, int64_t sho
          Minutes(ShortOfCapacityS(a.replicas)) + " in all)";
 }
 
+// The replica no longer serves: the stretch since it was seen running is
+// kept for the service's tally (Reconciler::TallyService).
+void EndServing(Replica& r, UnixSeconds now) {
+  if (r.up_since == 0) return;
+  r.served.emplace_back(r.up_since, std::max<int64_t>(r.up_since, now));
+  r.up_since = 0;
+}
+
 // The replica's process ended while wanted: it is launched again, and the
-// service is short of it from now until its replacement runs.
+// service is short of it from now until its replacement runs. An end before
+// it served kReplicaSteadyS adds to its failures in a row; a later one
+// starts them over.
 void MarkDown(Replica& r, UnixSeconds now) {
+  if (r.up_since != 0 && now - r.up_since >= kReplicaSteadyS) r.failures = 0;
+  r.failures++;
+  EndServing(r, now);
   r.restarts++;
   r.state = ReplicaState::kRestarting;
   r.handle.clear();
@@ -89,7 +104,8 @@ void Reconciler::NoteReplicas(Active& a, const std::string& message, UnixSeconds
                               std::vector<JobUpdate>* out) {
   JobUpdate u;
   u.job_id = a.row.id;
-  u.handle = ReplicaSetHandle(a.replicas);
+  if (a.stop_kind == StopKind::kNone) TallyService(a, now);
+  u.handle = ReplicaSetHandle(a.replicas, a.slo);
   u.message = message;
   u.at = now;
   a.row.handle = *u.handle;
@@ -129,6 +145,7 @@ void Reconciler::StopAttempt(Active& a, const std::string& on_stopped, UnixSecon
 
 void Reconciler::StopReplicas(Active& a, const std::string& on_stopped, UnixSeconds now,
                               std::vector<JobUpdate>* out) {
+  TallyService(a, now);  // the service is due no longer
   for (Replica& r : a.replicas) {
     if (r.pending) continue;  // its answer sees the stop (ReplicaCallAnswered)
     if (r.Live()) {
@@ -181,7 +198,7 @@ void Reconciler::ReplicaCallAnswered(const BackendCall& call, UnixSeconds now,
                               r->handle + ")";
   if (a->row.state == JobState::kScheduled) {
     JobUpdate u;
-    u.handle = ReplicaSetHandle(a->replicas);
+    u.handle = ReplicaSetHandle(a->replicas, a->slo);
     u.started_at = now;
     Transition(*a, JobState::kStarting, started, now, out, u);
   } else {
@@ -199,6 +216,7 @@ void Reconciler::ReplicaStopAnswered(Active& a, Replica& r, const Status& st, Un
     return;
   }
   // The backend does not know the process: nothing of it is left to stop.
+  EndServing(r, now);
   r.state = ReplicaState::kStopped;
   r.handle.clear();
   NoteReplicas(a, "replica " + std::to_string(r.index) + ": the backend cannot stop it (" +
@@ -215,7 +233,7 @@ void Reconciler::ReplicaLaunchFailed(Active& a, Replica& r, const Status& st, Un
     a.stop_kind = StopKind::kNone;
     JobUpdate u;
     u.ended_at = now;
-    u.handle = ReplicaSetHandle(a.replicas);
+    u.handle = ReplicaSetHandle(a.replicas, a.slo);
     Transition(a, JobState::kFailed, what, now, out, u);
     for (Replica& other : a.replicas) {
       if (other.Live() && !other.pending) StopReplica(a, other);
@@ -229,7 +247,7 @@ void Reconciler::ReplicaLaunchFailed(Active& a, Replica& r, const Status& st, Un
 void Reconciler::ScheduleRestart(Active& a, Replica& r, const std::string& why, UnixSeconds now,
                                  std::vector<JobUpdate>* out) {
   MarkDown(r, now);
-  const int64_t wait = options_.backend_retry.BackoffMs(r.restarts);
+  const int64_t wait = options_.backend_retry.BackoffMs(r.failures);
   r.next_ms = NowMs() + wait;
   NoteReplicas(a, why + "; restarting in " + Seconds(wait) + " (restart " +
                       std::to_string(r.restarts) + ")", now, out);
@@ -246,12 +264,13 @@ bool Reconciler::HandleReplicaObservation(const RunObservation& o, UnixSeconds n
   if (o.phase == RunPhase::kStarting) return true;
   if (o.phase == RunPhase::kRunning) {
     if (r->state == ReplicaState::kStarting) r->state = ReplicaState::kRunning;
+    if (r->up_since == 0) r->up_since = now;
     const bool was_down = r->down_since != 0;
     const int64_t short_s = EndShortfall(*r, now);
     if (a.row.state == JobState::kStarting) {
       JobUpdate u;
       u.started_at = o.started ? o.started : now;
-      u.handle = ReplicaSetHandle(a.replicas);
+      u.handle = ReplicaSetHandle(a.replicas, a.slo);
       Transition(a, JobState::kRunning, "running: replica " + std::to_string(r->index) + " up",
                  now, out, u);
     } else {
@@ -261,6 +280,7 @@ bool Reconciler::HandleReplicaObservation(const RunObservation& o, UnixSeconds n
   }
   const std::string ended = "replica " + std::to_string(r->index) + " " + ReplicaEnd(o);
   if (a.stop_kind != StopKind::kNone || a.done || r->state == ReplicaState::kStopping) {
+    EndServing(*r, now);
     r->state = ReplicaState::kStopped;
     r->handle.clear();
     NoteReplicas(a, ended, now, out);
@@ -278,6 +298,18 @@ bool Reconciler::HandleReplicaObservation(const RunObservation& o, UnixSeconds n
 void Reconciler::ReplaceReclaimed(Active& a, Replica& r, const std::string& why, UnixSeconds now,
                                   std::vector<JobUpdate>* out) {
   MarkDown(r, now);
+  if (r.failures > 1) {
+    // Reclaimed again before it served kReplicaSteadyS: a crash loop (the
+    // OOM killer's SIGKILL looks like a reclaim) waits as a failure does,
+    // one step behind, the first reclaim having gone at once.
+    const int64_t wait = options_.backend_retry.BackoffMs(r.failures - 1);
+    r.next_ms = NowMs() + wait;
+    NoteReplicas(a, why + ": reclaimed, its end " + std::to_string(r.failures) +
+                        " in a row before serving " + std::to_string(kReplicaSteadyS) +
+                        "s (a crash loop, or the OOM killer); replacing it in " + Seconds(wait) +
+                        " (restart " + std::to_string(r.restarts) + ")", now, out);
+    return;
+  }
   r.next_ms = 0;
   NoteReplicas(a, why + ": reclaimed; replacing it at once (restart " +
                       std::to_string(r.restarts) + ")", now, out);
@@ -315,6 +347,10 @@ void Reconciler::KeepReplicaSets(UnixSeconds now, std::vector<JobUpdate>* out) {
       continue;
     }
     if (a.stop_kind == StopKind::kNone) SizeReplicaSet(a, now, out);
+    // The tally is brought up to date once a minute (and started).
+    if (a.stop_kind == StopKind::kNone && (a.slo.until == 0 || now - a.slo.until >= 60)) {
+      NoteReplicas(a, "", now, out);
+    }
     for (Replica& r : a.replicas) {
       if (r.pending || ms < r.next_ms) continue;
       if (r.find_first) {
@@ -332,22 +368,60 @@ void Reconciler::KeepReplicaSets(UnixSeconds now, std::vector<JobUpdate>* out) {
   }
 }
 
-int Reconciler::ReplicasWanted(Active& a, UnixSeconds now) {
-  const int placed = static_cast<int>(a.replicas.size());
-  if (!a.spec || !a.spec->latency.has_load() || !fleet_ || !fleet_->fleet) return placed;
-  auto node = fleet_->by_name.find(a.replicas[0].node);
-  if (node == fleet_->by_name.end()) return placed;
+const sched::ModelDemand* Reconciler::DemandOn(Active& a, const std::string& node_name) {
+  if (!a.spec || !fleet_ || !fleet_->fleet) return nullptr;
+  auto node = fleet_->by_name.find(node_name);
+  if (node == fleet_->by_name.end()) return nullptr;
   if (!a.queued) {  // after a restart: the demands as the scheduler sized them
     sched::EnqueueRequest req{JobId(static_cast<uint32_t>(a.row.seq)), TenantId(0),
                               a.row.submitted_at, static_cast<uint64_t>(a.row.seq)};
     auto q = sched::MakeQueuedJob(a.spec, *options_.catalog, req);
-    if (!q.ok()) return placed;
+    if (!q.ok()) return nullptr;
     a.queued = std::move(q).value();
   }
-  double replica_rps = 0;
+  const sched::ModelDemand* found = nullptr;
   for (const sched::ModelDemand& d : a.queued->demands) {
-    if (d.model == fleet_->fleet->node(node->second).gpu_model) replica_rps = d.replica_rps;
+    if (d.model == fleet_->fleet->node(node->second).gpu_model) found = &d;
   }
+  return found;
+}
+
+void Reconciler::TallyService(Active& a, UnixSeconds now) {
+  if (!a.spec) return;
+  if (a.slo.until == 0) a.slo.until = a.row.submitted_at;
+  const int64_t to = a.slo.until + std::max<int64_t>(0, now - a.slo.until) / 60 * 60;
+  if (to <= a.slo.until) return;
+  const RegionId region = sched::FindRegionId(*options_.catalog, options_.region);
+  std::vector<estimate::ServingSpan> spans;
+  for (const Replica& r : a.replicas) {
+    const sched::ModelDemand* d = DemandOn(a, r.node);
+    auto span = [&](int64_t from, int64_t until) {
+      spans.push_back({from, until, region, d ? d->request_ms : 0, d ? d->replica_rps : 0, 1});
+    };
+    for (const auto& [from, until] : r.served) span(from, until);
+    if (r.up_since != 0) span(r.up_since, std::max<int64_t>(r.up_since, now));
+  }
+  // Times are Unix seconds: second 0 is the epoch.
+  const estimate::SloMinutes m =
+      estimate::SloMinutesOf(*a.spec, spans, a.slo.until, to, 0, *options_.catalog);
+  a.slo.minutes += m.minutes;
+  a.slo.met += m.met;
+  a.slo.until = to;
+  for (Replica& r : a.replicas) {
+    std::erase_if(r.served, [&](const auto& s) { return s.second <= to; });
+  }
+}
+
+int Reconciler::ReplicasWanted(Active& a, UnixSeconds now) {
+  const int placed = static_cast<int>(a.replicas.size());
+  if (!a.spec || !a.spec->latency.has_load()) return placed;
+  const sched::ModelDemand* d = DemandOn(a, a.replicas[0].node);
+  // No fleet, an unknown node or a spec the scheduler cannot size: as placed;
+  // no demand on the node's model: capacity unknown.
+  if (d == nullptr && (!a.queued || !fleet_ || !fleet_->by_name.count(a.replicas[0].node))) {
+    return placed;
+  }
+  const double replica_rps = d ? d->replica_rps : 0;
   const int hour = static_cast<int>(now % 86400 / 3600);
   const int load = estimate::ReplicasForLoad(a.spec->latency.RpsAt(hour), replica_rps);
   return std::min(placed, estimate::ReplicaSetSize(replica_terms_, load));

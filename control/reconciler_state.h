@@ -83,6 +83,8 @@ struct Reconciler::Active {
   std::vector<Replica> replicas;
   // The size the set was last kept at (ReplicasWanted); -1: not yet sized.
   int replicas_wanted = -1;
+  // The service's minutes met so far, kept over its attempts (TallyService).
+  ServiceTally slo;
 };
 
 // Records a call of `kind` for `a`'s attempt in `calls` and marks `a` as

@@ -12,8 +12,10 @@
 // services".
 //
 // The set is stored in the job's `handle` column as "replicas:" and a JSON
-// array (ReplicaSetHandle), so the API shows each replica's node, state and
-// restarts (ReplicasToJson) without a table of its own.
+// object {"replicas": [...], "slo": {...}} (ReplicaSetHandle; a set stored
+// before the tally was kept is a bare array), so the API shows each
+// replica's node, state and restarts (ReplicasToJson) and the service's
+// minutes met without a table of its own.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "control/backend.h"
@@ -48,6 +51,14 @@ struct Replica {
   // replacement ran), and since when it is down now (0: up or not wanted).
   int64_t short_s = 0;
   int64_t down_since = 0;
+  // Since when it serves (seen running; 0: not serving), and the stretches
+  // it served that ended after the service's tally was last brought up to
+  // date (ServiceTally::until), [from, to) on the daemon's clock.
+  int64_t up_since = 0;
+  std::vector<std::pair<int64_t, int64_t>> served;
+  // Its ends in a row, each before it had served kReplicaSteadyS: the
+  // exponent of its next restart's backoff. 0 once it serves that long.
+  int failures = 0;
   // Not stored: a launch or stop on its way (Reconciler::BackendCall), and
   // when a restarting replica is launched again (steady clock, ms).
   bool pending = false;
@@ -61,13 +72,32 @@ struct Replica {
   }
 };
 
+// A replica that serves this long (on the daemon's clock) is steady: its next
+// end starts its failures over.
+inline constexpr int64_t kReplicaSteadyS = 300;
+
+// The service's whole minutes due and met (estimate/service_slo.h) from its
+// submission until `until`, a whole number of minutes after it; 0: not yet
+// counted (until is then the submission).
+struct ServiceTally {
+  int64_t until = 0;
+  int64_t minutes = 0;
+  int64_t met = 0;
+};
+
 // ReplicaRunId and ParseReplicaRunId (control/backend.h) name replica i's
 // process "<job id>.r<i>".
 
 inline constexpr std::string_view kReplicaSetHandlePrefix = "replicas:";
-std::string ReplicaSetHandle(const std::vector<Replica>& set);
+std::string ReplicaSetHandle(const std::vector<Replica>& set, const ServiceTally& slo);
 // The set a stored handle holds; nullopt when it is not a replica set's.
 std::optional<std::vector<Replica>> ParseReplicaSetHandle(const std::string& handle);
+// The tally a stored handle holds; nullopt when it is not a replica set's
+// or holds none.
+std::optional<ServiceTally> ParseServiceTally(const std::string& handle);
+// The API's view of a tally: slo_minutes, slo_minutes_met, slo_met_frac
+// (null before a minute is counted) and slo_counted_until, added to `job`.
+void AddServiceTallyJson(const ServiceTally& slo, nlohmann::json& job);
 // The API's view: [{"index", "node", "gpus", "state", "restarts", "attempt",
 // "short_s"}].
 nlohmann::json ReplicasToJson(const std::vector<Replica>& set);

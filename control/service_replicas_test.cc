@@ -185,9 +185,36 @@ class ServiceReplicasTest : public testing::LocalStoreTest {
                                                reconciler_->options());
     ASSERT_TRUE(reconciler_->Start().ok());
   }
+  // A reconciler (not started) whose replicas' first restart waits `ms`.
+  void UseInitialBackoffMs(int64_t ms) {
+    ReconcilerOptions o = reconciler_->options();
+    o.backend_retry.initial_backoff_ms = ms;
+    reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, o);
+  }
   void CancelAndWait(const std::string& id) {
     reconciler_->RequestCancel(id);
     EXPECT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
+  }
+  // A 1B-parameter model, and the scheduler's demand of a service of it on a
+  // T4: one replica's capacity (replica_rps, requests per second) and one
+  // request's time (request_ms).
+  static constexpr std::string_view kModel = R"("model": {"params_b": 1, "precision": "fp16",
+      "layers": 16, "hidden": 2048, "heads": 16, "seq_len": 2048, "batch": 8,
+      "output_tokens": 64},)";
+  sched::ModelDemand T4Demand() {
+    auto spec = nlohmann::json::parse(R"({"name": "p", "kind": "realtime-inference", )" +
+                                      std::string(kModel) +
+                                      R"( "resources": {"gpus": 1, "gpu_models": ["T4"]},
+                                      "latency": {"rps": 1}, "command": ["x"]})");
+    auto parsed = SpecFromJson(spec.dump(), "probe");
+    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+    if (!parsed.ok()) return {};
+    auto catalog = catalog::Catalog::LoadEmbedded().value();
+    auto q = sched::MakeQueuedJob(std::make_shared<const JobSpec>(*parsed), *catalog,
+                                  sched::EnqueueRequest{JobId(1), TenantId(0), kHour0, 1});
+    EXPECT_TRUE(q.ok()) << q.status().message();
+    if (!q.ok() || q->demands.size() != 1) return {};
+    return q->demands[0];
   }
   bool AllRunning(const std::string& id, size_t n) {
     const nlohmann::json r = Replicas(id);
@@ -227,6 +254,16 @@ TEST_F(ServiceReplicasTest, ServiceOfTwoReplicasRunsTwoProcesses) {
             std::string::npos) << events;
   EXPECT_NE(events.find("replica 1 started on node " + r[1]["node"].get<std::string>()),
             std::string::npos) << events;
+  // With nothing happening to it, its minutes are still counted: three
+  // minutes from its submission, both replicas up throughout (no load: one
+  // is enough; no model: no request time), all three met.
+  clock_ = kHour0 + 200;
+  ASSERT_TRUE(WaitFor([&] { return JobToJson(Row(id)).value("slo_counted_until", 0) == kHour0 + 180; }))
+      << Row(id).handle;
+  const nlohmann::json job = JobToJson(Row(id));
+  EXPECT_EQ(job["slo_minutes"], 3);
+  EXPECT_EQ(job["slo_minutes_met"], 3);
+  EXPECT_DOUBLE_EQ(job["slo_met_frac"].get<double>(), 1.0);
   CancelAndWait(id);
 }
 
@@ -328,24 +365,12 @@ TEST_F(ServiceReplicasTest, RestartedDaemonAdoptsTheSetAndKeepsIt) {
 // The scheduler places the peak set, 4 replicas on the 4 nodes; hour 0 runs
 // 2 of them, hour 1 starts replicas 2 and 3, the next day's hour 0 stops them.
 TEST_F(ServiceReplicasTest, HourlyLoadAddsAndStopsReplicasAtTheHour) {
-  const std::string model = R"("model": {"params_b": 1, "precision": "fp16", "layers": 16,
-      "hidden": 2048, "heads": 16, "seq_len": 2048, "batch": 8, "output_tokens": 64},)";
-  auto spec = nlohmann::json::parse(R"({"name": "p", "kind": "realtime-inference", )" + model +
-                                    R"( "resources": {"gpus": 1, "gpu_models": ["T4"]},
-                                    "latency": {"rps": 1}, "command": ["x"]})");
-  auto parsed = SpecFromJson(spec.dump(), "probe");
-  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-  auto catalog = catalog::Catalog::LoadEmbedded().value();
-  auto q = sched::MakeQueuedJob(std::make_shared<const JobSpec>(*parsed), *catalog,
-                                sched::EnqueueRequest{JobId(1), TenantId(0), kHour0, 1});
-  ASSERT_TRUE(q.ok()) << q.status().message();
-  ASSERT_EQ(q->demands.size(), 1u);
-  const double c = q->demands[0].replica_rps;
+  const double c = T4Demand().replica_rps;
   ASSERT_GT(c, 0);
   nlohmann::json hours = nlohmann::json::array();
   for (int h = 0; h < 24; ++h) hours.push_back(h == 1 ? 2.5 * c : 0.5 * c);
   const std::string id =
-      SubmitService(model + R"("latency": {"rps_by_hour": )" + hours.dump() + "},");
+      SubmitService(std::string(kModel) + R"("latency": {"rps_by_hour": )" + hours.dump() + "},");
   ASSERT_TRUE(reconciler_->Start().ok());
   ASSERT_TRUE(WaitFor([&] { return PidOf(0, 1) && PidOf(1, 1) && Replicas(id).size() == 4 &&
                                    Replicas(id)[1]["state"] == "running"; }))
@@ -387,11 +412,7 @@ TEST_F(ServiceReplicasTest, HourlyLoadAddsAndStopsReplicasAtTheHour) {
 // replacement running (kHour0 + 90): 90 s = 1.5 replica-minutes, replica 0
 // none.
 TEST_F(ServiceReplicasTest, ReclaimedReplicaIsReplacedAtOnceAndItsShortfallIsCounted) {
-  reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, [&] {
-    ReconcilerOptions o = reconciler_->options();
-    o.backend_retry.initial_backoff_ms = 60000;
-    return o;
-  }());
+  UseInitialBackoffMs(60000);
   const std::string id = StartTwoReplicas();
   ASSERT_FALSE(HasFailure());
   nodes_->BeforeLaunch([&](const LaunchRequest& r) {
@@ -420,6 +441,140 @@ TEST_F(ServiceReplicasTest, ReclaimedReplicaIsReplacedAtOnceAndItsShortfallIsCou
   CancelAndWait(id);
 }
 
+// The service's minutes met, as the daemon counts them by the rule `simulate`
+// counts by (estimate/service_slo.h). The load is 1.5 c for one replica's
+// capacity c: ceil(1.5) = 2 replicas needed in every minute. The set under
+// the default profile's terms: P(2 of 2 up) = 0.995^2 = 0.990025 < 0.999;
+// P(>= 2 of 3) = 0.995^3 + 3 x 0.995^2 x 0.005 = 0.985075 + 0.014850 =
+// 0.999925 >= 0.999: 3 replicas. No users: a minute meets the latency rule
+// when one request's time is within latency.slo_ms, set here to twice that
+// time (this model's request on a T4 takes longer than the default 100 ms).
+// On the daemon's clock,
+// from the submission at t0 (all three up there):
+//   t0+120 replica 0 fails; its replacement runs at t0+240: 2 of 3 up, met;
+//   t0+240 replicas 1 and 2 fail; both run again at t0+420: 1 up, short;
+//   t0+600 counted. Minutes 0-9 due, 4, 5 and 6 ([240, 420)) missed: 7 of
+// 10 met, 0.7. The replacements take their time on the clock in their
+// launches; the restart backoff (2 s) keeps both failures of t0+240 seen
+// before either replacement is launched.
+TEST_F(ServiceReplicasTest, MinutesShortOfTheLoadCountAgainstTheServicesSlo) {
+  UseInitialBackoffMs(2000);
+  const sched::ModelDemand d = T4Demand();
+  const double c = d.replica_rps;
+  ASSERT_GT(c, 0);
+  const std::string id = SubmitService(std::string(kModel) + R"("latency": {"rps": )" +
+                                       std::to_string(1.5 * c) + R"(, "slo_ms": )" +
+                                       std::to_string(2 * d.request_ms) + "},");
+  ASSERT_TRUE(reconciler_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return AllRunning(id, 3) && PidOf(0, 1) && PidOf(1, 1) && PidOf(2, 1); }))
+      << Events(id);
+  nodes_->BeforeLaunch([&](const LaunchRequest& r) {
+    if (r.job_id == id + ".r0" && r.attempt == 2) clock_ = kHour0 + 240;
+    if ((r.job_id == id + ".r1" || r.job_id == id + ".r2") && r.attempt == 2) clock_ = kHour0 + 420;
+  });
+  clock_ = kHour0 + 120;
+  ASSERT_EQ(kill(PidOf(0, 1), SIGINT), 0);
+  ASSERT_TRUE(WaitFor([&] { return PidOf(0, 2) != 0 && AllRunning(id, 3); })) << Events(id);
+  ASSERT_EQ(clock_.load(), kHour0 + 240);
+  ASSERT_EQ(kill(PidOf(1, 1), SIGINT), 0);
+  ASSERT_EQ(kill(PidOf(2, 1), SIGINT), 0);
+  ASSERT_TRUE(WaitFor([&] { return PidOf(1, 2) && PidOf(2, 2) && AllRunning(id, 3); })) << Events(id);
+  clock_ = kHour0 + 600;
+  ASSERT_TRUE(WaitFor([&] { return JobToJson(Row(id)).value("slo_counted_until", 0) == kHour0 + 600; }))
+      << Row(id).handle;
+  nlohmann::json job = JobToJson(Row(id));
+  EXPECT_EQ(job["slo_minutes"], 10);
+  EXPECT_EQ(job["slo_minutes_met"], 7);
+  EXPECT_DOUBLE_EQ(job["slo_met_frac"].get<double>(), 0.7);
+  // Each replica was short while down: 120 s, 180 s, 180 s.
+  EXPECT_EQ(job["short_of_capacity_s"], 480);
+  nodes_->BeforeLaunch(nullptr);
+  CancelAndWait(id);
+  job = JobToJson(Row(id));  // the tally stays with the ended service
+  EXPECT_EQ(job["slo_minutes"], 10);
+  EXPECT_EQ(job["slo_minutes_met"], 7);
+}
+
+// A replica reclaimed (SIGKILL from outside) again and again before it has
+// served kReplicaSteadyS = 300 s, as an OOM-killed one is: the first
+// reclaim is replaced at once, the second after initial_backoff_ms = 500 ms
+// (BackoffMs(1)), the third after 1 s (BackoffMs(2) = 500 x 2), and the
+// events say why. Once a replacement has served 300 s on the daemon's
+// clock, its next reclaim is a first one again: replaced at once.
+TEST_F(ServiceReplicasTest, ReplicaReclaimedAgainAndAgainBacksOffUntilItStaysUp) {
+  const std::string id = StartTwoReplicas();
+  ASSERT_FALSE(HasFailure());
+  // Kills replica 1's attempt `attempt` (its process group) and waits for the
+  // next; the steady milliseconds between.
+  auto reclaim = [&](int attempt) -> int64_t {
+    const auto t = std::chrono::steady_clock::now();
+    EXPECT_EQ(kill(-PidOf(1, attempt), SIGKILL), 0);
+    EXPECT_TRUE(WaitFor([&] { return PidOf(1, attempt + 1) != 0; })) << Events(id);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
+        .count();
+  };
+  reclaim(1);
+  const int64_t second = reclaim(2);
+  const int64_t third = reclaim(3);
+  EXPECT_GE(second, 500);
+  EXPECT_GE(third, 1000);
+  std::string events = Events(id);
+  EXPECT_NE(events.find("replica 1 was killed by signal 9: reclaimed; replacing it at once "
+                        "(restart 1)"),
+            std::string::npos) << events;
+  EXPECT_NE(events.find("replica 1 was killed by signal 9: reclaimed, its end 2 in a row before "
+                        "serving 300s (a crash loop, or the OOM killer); replacing it in 500ms "
+                        "(restart 2)"),
+            std::string::npos) << events;
+  EXPECT_NE(events.find("reclaimed, its end 3 in a row before serving 300s (a crash loop, or "
+                        "the OOM killer); replacing it in 1s (restart 3)"),
+            std::string::npos) << events;
+  ASSERT_TRUE(WaitFor([&] { return AllRunning(id, 2); })) << Events(id);
+  clock_ += 300;  // attempt 4 has served 300 s
+  reclaim(4);
+  events = Events(id);
+  EXPECT_NE(events.find("reclaimed; replacing it at once (restart 4)"), std::string::npos) << events;
+  EXPECT_EQ(Replicas(id)[1]["restarts"], 4);
+  CancelAndWait(id);
+}
+
+// The stored set keeps what the tally and the backoff read (each replica's
+// serving stretches, since when it serves, its failures in a row) and the
+// service's tally; a set stored as a bare array before the tally was kept
+// still reads, without a tally.
+TEST(ReplicaSetHandleTest, KeepsTheTallyAndReadsASetStoredWithoutOne) {
+  Replica r;
+  r.index = 1;
+  r.node = "m1";
+  r.gpus = {0};
+  r.state = ReplicaState::kRunning;
+  r.up_since = 1'800'000'060;
+  r.served = {{1'800'000'000, 1'800'000'030}};
+  r.failures = 2;
+  const std::string handle = ReplicaSetHandle({r}, ServiceTally{1'800'000'060, 4, 3});
+  auto set = ParseReplicaSetHandle(handle);
+  ASSERT_TRUE(set.has_value()) << handle;
+  ASSERT_EQ(set->size(), 1u);
+  EXPECT_EQ((*set)[0].up_since, 1'800'000'060);
+  EXPECT_EQ((*set)[0].served, r.served);
+  EXPECT_EQ((*set)[0].failures, 2);
+  auto slo = ParseServiceTally(handle);
+  ASSERT_TRUE(slo.has_value());
+  EXPECT_EQ(slo->until, 1'800'000'060);
+  EXPECT_EQ(slo->minutes, 4);
+  EXPECT_EQ(slo->met, 3);
+
+  const std::string old = R"(replicas:[{"index": 0, "node": "m0", "gpus": [0], "state": "running",
+      "restarts": 1, "attempt": 2, "handle": "pid:42", "short_s": 90}])";
+  auto old_set = ParseReplicaSetHandle(old);
+  ASSERT_TRUE(old_set.has_value());
+  EXPECT_EQ((*old_set)[0].handle, "pid:42");
+  EXPECT_EQ((*old_set)[0].up_since, 0);
+  EXPECT_TRUE((*old_set)[0].served.empty());
+  EXPECT_FALSE(ParseServiceTally(old).has_value());
+  EXPECT_FALSE(ParseServiceTally("pid:42").has_value());
+}
+
 // The store as a daemon's death between the backend's launch of replica 1's
 // first process and its commit leaves it: replica 1 starting, attempt 0, no
 // handle. `cancel`: a cancel was requested meanwhile.
@@ -433,7 +588,7 @@ void ForgetReplicaOnesLaunch(Store* store, const std::string& id, bool cancel) {
   (*set)[1].handle = "";
   JobUpdate u;
   u.job_id = id;
-  u.handle = ReplicaSetHandle(*set);
+  u.handle = ReplicaSetHandle(*set, ParseServiceTally(row->handle).value_or(ServiceTally{}));
   if (cancel) u.cancel_requested = true;
   auto applied = store->Apply({u});
   ASSERT_TRUE(applied.ok() && applied->at(0)) << "the store did not take the rewrite";
@@ -497,7 +652,7 @@ TEST_F(ServiceReplicasTest, ScheduledServiceWhoseLaunchesWereNotRecordedAdoptsTh
     JobUpdate u;
     u.job_id = id;
     u.state = JobState::kScheduled;
-    u.handle = ReplicaSetHandle(*set);
+    u.handle = ReplicaSetHandle(*set, ParseServiceTally(Row(id).handle).value_or(ServiceTally{}));
     u.clear_ended = true;  // started_at back to null
     auto applied = store_->Apply({u});
     ASSERT_TRUE(applied.ok() && applied->at(0)) << "the store did not take the rewrite";

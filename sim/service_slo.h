@@ -1,26 +1,16 @@
 // The service level of real-time services as their users see it, minute by
-// minute.
+// minute, by the rule estimate/service_slo.h states (the one `serve` counts
+// by too).
 //
 // A service (kind realtime-inference) is due from its submission for its
 // planned run: the trace's recorded duration, else work.duration, else its
-// run on its last placement (JobOutcome::run_s). A minute of that window
-// meets the SLO when, for the whole minute,
-//   - enough replicas are up for that hour's load, counting only replicas
-//     serving (placed and past their restart overhead) in a region that
-//     meets the latency rule below: replicas >=
-//     ceil(latency.rps_by_hour[UTC hour] (or latency.rps) / one replica's
-//     requests per second on the GPU model serving it)
-//     (estimate::ReplicasForLoad, ModelDemand::replica_rps; no load or an
-//     unknown capacity: one replica is enough), and
-//     A service's spans may overlap (a replica set gives each replica a
-//     span of its own); the replicas up at a moment are their sum.
-//   - for each of its users' regions, the round trip to the region serving
-//     them (estimate::EstimateRttMs, the table the `latency` plugin uses)
-//     plus one request's time on that GPU (ModelDemand::request_ms) is
-//     within latency.slo_ms (estimate::kDefaultLatencySloMs when unstated);
-//     without users, the request's time alone.
-// A service that is never placed, or is down (reclaimed, waiting, restarting),
-// misses those minutes. A partial last minute counts as a minute.
+// run on its last placement (JobOutcome::run_s). Each of its spans (one per
+// placement, or one per replica of a replica set) serves from the span's
+// region on the GPU model of its demand: one request's time
+// (ModelDemand::request_ms) and one replica's requests per second
+// (ModelDemand::replica_rps) are that demand's. A replica counts from the
+// end of its restart overhead. A service that is never placed, or is down
+// (reclaimed, waiting, restarting), misses those minutes.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +19,7 @@
 #include "catalog/catalog.h"
 #include "core/ids.h"
 #include "core/job.h"
+#include "estimate/service_slo.h"
 #include "sched/queued_job.h"
 #include "sim/metrics.h"
 #include "sim/trace.h"
@@ -62,10 +53,7 @@ struct ServiceCase {
   const JobOutcome* outcome = nullptr;
 };
 
-// Whether every one of spec's user regions' round trip to `region` plus one
-// request's time (`request_ms`) is within its latency SLO; without users,
-// the request's time alone.
-bool LatencyMet(const JobSpec& spec, RegionId region, double request_ms, const catalog::Catalog& catalog);
+using estimate::LatencyMet;
 
 // The service's due window in seconds (see above).
 int64_t ServiceWindowS(const ServiceCase& c);

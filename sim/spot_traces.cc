@@ -23,6 +23,19 @@ size_t RunAt(const SpotTrace& t, int64_t tick) {
 
 int64_t RunStart(const SpotTrace& t, size_t run) { return run == 0 ? 0 : t.run_end[run - 1]; }
 
+// Ticks up in [0, tick), 0 <= tick <= ticks (SpotTrace::up_ticks_before).
+int64_t UpTicksBefore(const SpotTrace& t, int64_t tick) {
+  if (tick <= 0) return 0;
+  const size_t run = RunAt(t, tick - 1);
+  return t.up_ticks_before[run] + (t.count[run] > 0 ? tick - RunStart(t, run) : 0);
+}
+
+// Reclaims at the first ticks of the runs that start before `tick`, 0 <= tick
+// <= ticks (SpotTrace::reclaims_before).
+int ReclaimsBefore(const SpotTrace& t, int64_t tick) {
+  return tick <= 0 ? 0 : t.reclaims_before[RunAt(t, tick - 1) + 1];
+}
+
 // Appends `n` ticks of `value` to t's runs (one run per change of count).
 void AddTicks(SpotTrace& t, int value, int64_t n) {
   const int64_t end = (t.run_end.empty() ? 0 : t.run_end.back()) + n;
@@ -52,6 +65,16 @@ bool ParseRuns(std::string_view text, SpotTrace& t) {
 }
 
 }  // namespace
+
+void SpotTrace::IndexRuns() {
+  up_ticks_before.assign(count.size() + 1, 0);
+  reclaims_before.assign(count.size() + 1, 0);
+  for (size_t i = 0; i < count.size(); ++i) {
+    const bool prev_up = (i > 0 ? count[i - 1] : count.back()) > 0;  // cyclic
+    up_ticks_before[i + 1] = up_ticks_before[i] + (count[i] > 0 ? run_end[i] - RunStart(*this, i) : 0);
+    reclaims_before[i + 1] = reclaims_before[i] + (prev_up && count[i] == 0 ? 1 : 0);
+  }
+}
 
 int SpotTrace::CountAt(int64_t s) const {
   if (ticks <= 0 || gap_s <= 0) return 0;
@@ -100,16 +123,12 @@ double SpotTrace::ReclaimsPerHourUpBefore(int64_t s, int64_t window_s) const {
   const int64_t end = std::max<int64_t>(s, 0) / gap_s % ticks;  // first tick not seen
   int64_t up = 0;
   int reclaims = 0;
-  // The window's ticks [end - n, end), cyclic, as at most two runs of ticks
-  // [a, b); a reclaim is an up -> down step at a run's first tick inside.
+  // The window's ticks [end - n, end), cyclic, as at most two stretches of
+  // ticks [a, b); a reclaim is an up -> down step at a run's first tick
+  // inside.
   auto add = [&](int64_t a, int64_t b) {
-    for (size_t i = RunAt(*this, a); i < count.size() && RunStart(*this, i) < b; ++i) {
-      const int64_t from = std::max(a, RunStart(*this, i));
-      const int64_t to = std::min(b, run_end[i]);
-      if (count[i] > 0) up += to - from;
-      const bool prev_up = (i > 0 ? count[i - 1] : count.back()) > 0;
-      if (from == RunStart(*this, i) && prev_up && count[i] == 0) ++reclaims;
-    }
+    up += UpTicksBefore(*this, b) - UpTicksBefore(*this, a);
+    reclaims += ReclaimsBefore(*this, b) - ReclaimsBefore(*this, a);
   };
   if (end - n >= 0) {
     add(end - n, end);
@@ -158,6 +177,7 @@ Result<SpotTrace> ParseSpotTraceJson(std::string_view text, const std::string& f
     AddTicks(t, static_cast<int>(v.get<int64_t>()), 1);
   }
   t.ticks = static_cast<int64_t>(data.size());
+  t.IndexRuns();
   return t;
 }
 
@@ -193,6 +213,7 @@ Result<std::vector<SpotTrace>> ParseSpotTraces(std::string_view csv, const std::
       return r.Error("runs", "covers " + std::to_string(t.run_end.back()) + " ticks, not " +
                                  std::to_string(t.ticks));
     }
+    t.IndexRuns();
     out.push_back(std::move(t));
   }
   return out;

@@ -37,6 +37,13 @@ struct SpotTrace {
   // 0 from tick 0) with count[i] instances.
   std::vector<int64_t> run_end;
   std::vector<int32_t> count;
+  // Running sums over the runs, for i in 0..runs: the ticks up in runs
+  // [0, i) and the reclaims (up -> down steps, cyclic) at the first ticks of
+  // runs [0, i). The parsers fill them (IndexRuns) once the runs are read,
+  // so a window's rate (ReclaimsPerHourUpBefore) is a few binary searches.
+  std::vector<int64_t> up_ticks_before;
+  std::vector<int32_t> reclaims_before;
+  void IndexRuns();
 
   int64_t period_s() const { return gap_s * ticks; }
   // The instances at `s` seconds from the first tick (s >= 0; cyclic).

@@ -1,5 +1,7 @@
 #include "sim/spot_traces.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace meridian::sim {
@@ -83,6 +85,34 @@ TEST(SpotTraces, ATrailingRateSeesOnlyTheTicksBeforeItsSecond) {
   // A window past the period is the whole period: the whole trace's 72/h.
   EXPECT_DOUBLE_EQ(t.ReclaimsPerHourUpBefore(60, 1000), 72.0);
   EXPECT_DOUBLE_EQ(Parse("0*3").ReclaimsPerHourUpBefore(30, 30), -1.0);
+}
+
+// The trailing rate from the runs' running sums against a count tick by tick
+// (CountAt): over every embedded trace, windows of 1 tick to past a period
+// ending at seconds spread over two periods, the up ticks and the up -> down
+// steps (a tick at 0 after a tick above it, the tick before the window's
+// first read cyclically) give the same rate.
+TEST(SpotTraces, TrailingRateMatchesACountTickByTick) {
+  for (const SpotTrace& t : EmbeddedSpotTraces()) {
+    const int64_t period = t.period_s();
+    for (int64_t window : {t.gap_s, 7 * t.gap_s, 86400L, 30 * 86400L, 2 * period}) {
+      for (int64_t s : {int64_t{0}, t.gap_s * 3, period / 3, period - 1, period + period / 2}) {
+        const int64_t n = std::min(std::max<int64_t>(window / t.gap_s, 1), t.ticks);
+        const int64_t end = s / t.gap_s;  // first tick not seen
+        int64_t up = 0;
+        int reclaims = 0;
+        for (int64_t k = end - n; k < end; ++k) {
+          const int64_t at = ((k % t.ticks) + t.ticks) % t.ticks * t.gap_s;
+          const int64_t before = ((k - 1) % t.ticks + t.ticks) % t.ticks * t.gap_s;
+          up += t.CountAt(at) > 0 ? 1 : 0;
+          reclaims += t.CountAt(at) == 0 && t.CountAt(before) > 0 ? 1 : 0;
+        }
+        const double up_h = static_cast<double>(up * t.gap_s) / 3600.0;
+        const double want = up_h > 0 ? reclaims / up_h : -1;
+        EXPECT_DOUBLE_EQ(t.ReclaimsPerHourUpBefore(s, window), want) << t.name << " s=" << s << " window=" << window;
+      }
+    }
+  }
 }
 
 TEST(SpotTraces, CountsAreKeptPerTick) {

@@ -4,6 +4,7 @@
 // backend: slurm, submits through the API and checks what the jobs saw and
 // what Slurm did. When the cluster cannot start, every test fails with the
 // script's output; nothing is skipped.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -258,6 +259,76 @@ TEST_F(SlurmClusterTest, CancelEndsTheSlurmJob) {
   const std::string record = g_cluster->Slurm("scontrol --oneliner show job " + slurm_id);
   EXPECT_NE(record.find(" ExitCode=0:15 "), std::string::npos) << record;
   EXPECT_EQ(record.find("JobState=RUNNING"), std::string::npos) << record;
+}
+
+// A real-time service on the real daemon and Slurm: its two replicas (the
+// default profile's availability count: one replica up 0.995 < 0.999, two
+// 1 - 0.005^2 = 0.999975) run as Slurm jobs of their own on two distinct
+// nodes. Replica 1's process killed by a SIGKILL the daemon did not send
+// (as a reclaim, or the OOM killer, would) ends its Slurm job with signal
+// 9, and the replica is replaced at once by a second Slurm job, replica 0
+// untouched; GET /v1/jobs/<id> and its events say so.
+TEST_F(SlurmClusterTest, AServicesReplicaKilledFromOutsideIsReplacedAtOnce) {
+  std::filesystem::create_directories(dir_ + "/pids");
+  json spec = Spec("svc", 1, {"/bin/sh", "-c", "echo $$ > " + dir_ +
+                                                   "/pids/r$MERIDIAN_REPLICA.a$MERIDIAN_ATTEMPT; exec sleep 600"});
+  spec["kind"] = "realtime-inference";
+  const std::string id = Submit(spec);
+  WaitFor(id, "running");
+  // Until both replicas run, replica 1 on attempt `attempt`.
+  auto both_running = [&](int attempt) {
+    json j;
+    for (int i = 0; i < 400; ++i) {
+      j = Job(id);
+      const json& r = j["replicas"];
+      if (r.size() == 2 && r[0]["state"] == "running" && r[1]["state"] == "running" &&
+          r[1]["attempt"] == attempt) {
+        return j;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "replica 1's attempt " << attempt << " never ran beside replica 0: "
+                  << j.dump() << "\n" << Events(id) << g_cluster->Slurm("squeue --states=all");
+    return j;
+  };
+  json j = both_running(1);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_NE(j["replicas"][0]["node"], j["replicas"][1]["node"]) << j.dump();
+  // "replica 1 started on node node2 (attempt 1, slurm:dev:12)"
+  auto slurm_id_of = [&](int attempt) {
+    const std::string events = Events(id);
+    const std::string key = "replica 1 started on node " + j["replicas"][1]["node"].get<std::string>() +
+                            " (attempt " + std::to_string(attempt) + ", slurm:dev:";
+    size_t at = events.find(key);
+    if (at == std::string::npos) return std::string("?");
+    at += key.size();
+    return events.substr(at, events.find(')', at) - at);
+  };
+  const std::string first = slurm_id_of(1);
+  ASSERT_NE(first, "?") << Events(id);
+  pid_t pid = 0;  // once the replica's shell has written it
+  for (int i = 0; i < 200 && pid <= 0; ++i) {
+    std::ifstream(dir_ + "/pids/r1.a1") >> pid;
+    if (pid <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(pid, 0) << Logs(id, "stderr");
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  j = both_running(2);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(j["replicas"][1]["restarts"], 1) << j.dump();
+  EXPECT_EQ(j["replicas"][0]["restarts"], 0) << j.dump();
+  EXPECT_EQ(j["replicas"][0]["attempt"], 1) << j.dump();
+  const std::string second = slurm_id_of(2);
+  EXPECT_NE(second, "?") << Events(id);
+  EXPECT_NE(second, first);
+  const std::string events = Events(id);
+  EXPECT_NE(events.find("replica 1 was killed by signal 9: reclaimed; replacing it at once (restart 1)"),
+            std::string::npos) << events;
+  const std::string record = g_cluster->Slurm("scontrol --oneliner show job " + first);
+  EXPECT_EQ(record.find("JobState=RUNNING"), std::string::npos) << record;
+  auto r = http_->Post(("/v1/jobs/" + id + "/cancel").c_str(), Auth(token_), "", "application/json");
+  ASSERT_TRUE(r);
+  WaitFor(id, "cancelled");
 }
 
 // One node's worth of room: three preemptible 4-GPU jobs fill the cluster,

@@ -12,7 +12,7 @@ import { FleetView } from '../src/pages/fleet.js';
 import { RegionsView, sortRegions } from '../src/pages/regions.js';
 import { PlanResult } from '../src/pages/plan.js';
 import { JobsTable, filterAndSort } from '../src/pages/jobs.js';
-import { CancelButton, Events, Replicas } from '../src/pages/job.js';
+import { CancelButton, Events, Replicas, ServiceSlo } from '../src/pages/job.js';
 import { route } from '../src/route.js';
 
 // Vitest runs in web/ (CTest's working directory for it).
@@ -166,6 +166,18 @@ describe('routes', () => {
     expect(route('#page=regions')).toEqual({ page: 'regions' });
     expect(route('#job=j-00000002')).toEqual({ page: 'job', id: 'j-00000002' });
     expect(route('')).toEqual({ page: 'overview' });
+  });
+});
+
+describe('ServiceSlo', () => {
+  it("says a service's minutes met of those due", () => {
+    render(html`<${ServiceSlo} job=${{ slo_minutes: 10, slo_minutes_met: 7 }} />`);
+    // 7 / 10 = 70.0%
+    expect(screen.getByTestId('slo').textContent).toBe('SLO met in 7 of 10 minutes (70.0%)');
+  });
+  it('says when no minute is counted yet', () => {
+    render(html`<${ServiceSlo} job=${{ slo_minutes: 0, slo_minutes_met: 0 }} />`);
+    expect(screen.getByTestId('slo').textContent).toBe('SLO: no whole minute counted yet');
   });
 });
 

@@ -101,6 +101,13 @@ export function Replicas({ replicas }) {
   </table>`;
 }
 
+// A service's minutes met as the daemon counts them (slo_minutes, slo_minutes_met).
+export function ServiceSlo({ job }) {
+  if (!job.slo_minutes) return html`<p data-testid="slo">SLO: no whole minute counted yet</p>`;
+  const pct = (100 * job.slo_minutes_met / job.slo_minutes).toFixed(1);
+  return html`<p data-testid="slo">SLO met in ${job.slo_minutes_met} of ${job.slo_minutes} minutes (${pct}%)</p>`;
+}
+
 export function Job({ id }) {
   const { data, error, loading } = usePoll(async () => {
     const job = await getJson(`/v1/jobs/${encodeURIComponent(id)}`);
@@ -116,7 +123,7 @@ export function Job({ id }) {
     <p><a href="#jobs">← all jobs</a></p>
     <${Status} error=${error} />
     <div class="grid2">
-      <div><${JobSummary} job=${job} />${job.replicas ? html`<${Replicas} replicas=${job.replicas} />` : null}<${CancelButton} job=${job} /></div>
+      <div><${JobSummary} job=${job} />${job.replicas ? html`<${Replicas} replicas=${job.replicas} /><${ServiceSlo} job=${job} />` : null}<${CancelButton} job=${job} /></div>
       <div>
         <h3>Events</h3><${Events} events=${events} />
         ${wait ? html`<h3>Why it waits</h3><p>${wait.decision}: ${wait.message}</p>
