@@ -15,6 +15,7 @@
 #include <map>
 #include <vector>
 
+#include "cli/api_client.h"
 #include "control/pg.h"
 #include "control/token.h"
 
@@ -63,18 +64,10 @@ std::string NormalPort(const std::string& port) {
   return std::to_string(std::stol(port));
 }
 
+// URL encoding, and "~" too: it marks a cut name (StateDirName).
 std::string PercentEncoded(const std::string& s) {
-  static const char kHex[] = "0123456789ABCDEF";
   std::string out;
-  for (unsigned char ch : s) {
-    if (std::isalnum(ch) || ch == '.' || ch == '_' || ch == '-') {
-      out += static_cast<char>(ch);
-    } else {
-      out += '%';
-      out += kHex[ch >> 4];
-      out += kHex[ch & 15];
-    }
-  }
+  for (char ch : UrlEncode(s)) out += ch == '~' ? std::string("%7E") : std::string(1, ch);
   return out;
 }
 

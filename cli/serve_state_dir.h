@@ -30,7 +30,7 @@ struct PgDatabaseIdentity {
 Result<PgDatabaseIdentity> IdentifyPgDatabase(const std::string& uri);
 
 // The directory's name for an identity: "DBNAME@SERVERS", every byte other
-// than [A-Za-z0-9._-] written as %XX (so "/" never appears and no name is
+// than [A-Za-z0-9._-] written as %XX ("~" too) (so "/" never appears and no name is
 // "." or ".."; the separators cannot be forged). A name longer than 200
 // bytes keeps its first 150 and adds "~" and 16 hex digits of its SHA-256.
 std::string StateDirName(const PgDatabaseIdentity& id);

@@ -126,6 +126,8 @@ TEST_F(PgStateDir, LongNamesAreCutAndStayDistinct) {
   EXPECT_EQ(a.size(), 150u + 1 + 16);
   EXPECT_EQ(a.substr(0, 150), std::string(150, 'x'));
   EXPECT_NE(a, b);
+  // "~" marks a cut name: a short name holding one is written %7E.
+  EXPECT_EQ(fs::path(Dir("postgresql://h/a~b")).filename(), "a%7Eb@h:5432");
 }
 
 TEST_F(PgStateDir, TheBaseFollowsTheEnvironment) {
