@@ -390,8 +390,9 @@ std::unique_ptr<ServeCommands> AddServeCommands(CLI::App& app) {
       ->check(CLI::ExistingFile);
   c->serve->add_option("--state-dir", c->state_dir,
                        "where job logs and checkpoints live (default: <db>.state; with PostgreSQL, one directory "
-                       "per database: /var/lib/meridian/postgresql/DB@HOST:PORT as root, else under "
-                       "$XDG_STATE_HOME or ~/.local/state/meridian)");
+                       "per database, BASE/postgresql/DB@HOST:PORT, BASE being $STATE_DIRECTORY, else "
+                       "/var/lib/meridian as root, else $XDG_STATE_HOME/meridian or "
+                       "~/.local/state/meridian)");
   c->serve->add_option("--sync", c->sync,
                        "SQLite synchronous mode: full (fsync per group commit) or normal (SQLite only)")
       ->check(CLI::IsMember({"full", "normal"}))
