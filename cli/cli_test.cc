@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -546,15 +549,39 @@ TEST(Cli, ServeRefusesAPidsLimitOutOfRange) {
   }
 }
 
-// With a PostgreSQL --db, serve needs --state-dir (a URI names no place for
-// job logs and checkpoints): it says so, with the URI, before it connects
-// (no server runs at this address), exit 2.
-TEST(Cli, ServeOnPostgresNeedsAStateDirectory) {
+// With a PostgreSQL --db and no --state-dir, serve makes and names the
+// database's own directory under its base ($STATE_DIRECTORY here) before it
+// connects; no server runs at this address, so it then fails, naming the URI.
+// The name is worked by hand: database "meridian", the socket directory
+// "/nonexistent-meridian-dir" with "/" as %2F, libpq's default port.
+TEST(Cli, ServeOnPostgresDefaultsToADirectoryPerDatabase) {
+  char tmpl[] = "/tmp/meridian-cli-stateXXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string base = tmpl;
+  ASSERT_EQ(chmod(tmpl, 0711), 0);  // a root daemon's tenants pass through it
+  ASSERT_EQ(setenv("STATE_DIRECTORY", base.c_str(), 1), 0);
   CliRun r = Meridian({"serve", "--listen", "127.0.0.1:0", "--db",
                        "postgresql://meridian@/meridian?host=/nonexistent-meridian-dir"});
+  unsetenv("STATE_DIRECTORY");
+  const std::string dir = base + "/postgresql/meridian@%2Fnonexistent-meridian-dir:5432";
+  EXPECT_NE(r.out.find("meridian serve: state directory " + dir +
+                       " (this database's default on this host; --state-dir overrides)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("postgresql://meridian@/meridian?host=/nonexistent-meridian-dir"),
+            std::string::npos)
+      << r.err;
+  std::filesystem::remove_all(base);
+}
+
+// A URI naming a pg_service.conf service does not say which database it is:
+// serve then needs --state-dir, says so and exits 2 before it connects.
+TEST(Cli, ServeOnAPostgresServiceNeedsAStateDirectory) {
+  CliRun r = Meridian({"serve", "--listen", "127.0.0.1:0", "--db", "postgresql:///?service=prod"});
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find("--state-dir: required when --db is a PostgreSQL URI "
-                       "(\"postgresql://meridian@/meridian?host=/nonexistent-meridian-dir\")"),
+  EXPECT_NE(r.err.find("--state-dir: required when the database is named by a service (\"prod\""),
             std::string::npos)
       << r.err;
 }

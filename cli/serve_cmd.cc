@@ -26,6 +26,7 @@
 #include "cli/serve_fleet.h"
 #include "cli/serve_retry.h"
 #include "cli/serve_signin.h"
+#include "cli/serve_state_dir.h"
 #include "control/daemon.h"
 #include "control/file_modes.h"
 #include "control/pg.h"
@@ -134,12 +135,6 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   o.api.max_body_bytes = c.max_body_bytes;
   o.api.limits = c.limits;
   o.api.public_job_metrics = c.public_job_metrics;
-  if (control::IsPostgresUri(f.db) && f.state_dir.empty() && c.state_dir.empty()) {
-    return Fail(err, "serve",
-                Status::Invalid("--state-dir: required when --db is a PostgreSQL URI (\"" +
-                                DbForOutput(f.db) +
-                                "\"): job logs and checkpoints need a directory on this host"));
-  }
   if (control::IsPostgresUri(f.db) && f.serve->get_option("--sync")->count() > 0) {
     return Fail(err, "serve",
                 Status::Invalid("--sync: \"" + f.sync +
@@ -149,6 +144,19 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   std::string state = !f.state_dir.empty() ? f.state_dir
                       : !c.state_dir.empty() ? c.state_dir
                                              : f.db + ".state";
+  if (control::IsPostgresUri(f.db) && f.state_dir.empty() && c.state_dir.empty()) {
+    // One directory per database on this host, shared by its replicas here.
+    auto dir = DefaultPgStateDir(f.db, StateHomeOfThisProcess());
+    if (!dir.ok()) return Fail(err, "serve", dir.status());
+    const bool isolate = backends::DecideIsolation(geteuid()).isolate;
+    if (Status st = MakeStateDir(*dir, isolate ? control::kTenantPathDirMode : control::kDaemonDirMode);
+        !st.ok()) {
+      return Fail(err, "serve", st);
+    }
+    state = *dir;
+    out << "meridian serve: state directory " << state
+        << " (this database's default on this host; --state-dir overrides)" << std::endl;
+  }
   o.reconciler.catalog = *cat;
   o.reconciler.profile = *profile;
   o.reconciler.region = c.region;
@@ -381,7 +389,10 @@ std::unique_ptr<ServeCommands> AddServeCommands(CLI::App& app) {
   c->serve->add_option("--config", c->config, "config file (docs/control-plane.md)")
       ->check(CLI::ExistingFile);
   c->serve->add_option("--state-dir", c->state_dir,
-                       "where job logs and checkpoints live (default: <db>.state; required with PostgreSQL)");
+                       "where job logs and checkpoints live (default: <db>.state; with PostgreSQL, one directory "
+                       "per database, BASE/postgresql/DB@HOST:PORT, BASE being $STATE_DIRECTORY, else "
+                       "/var/lib/meridian as root, else $XDG_STATE_HOME/meridian or "
+                       "~/.local/state/meridian)");
   c->serve->add_option("--sync", c->sync,
                        "SQLite synchronous mode: full (fsync per group commit) or normal (SQLite only)")
       ->check(CLI::IsMember({"full", "normal"}))

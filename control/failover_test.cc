@@ -81,7 +81,9 @@ std::string Role(int port) {
 
 class Replicas {
  public:
-  Replicas(const std::string& db, const std::string& state, const std::string& root) {
+  // `state` "": no --state-dir, the database's default under `default_base`.
+  Replicas(const std::string& db, const std::string& state, const std::string& root,
+           const std::string& default_base = "") {
     for (int i = 0; i < kReplicas; ++i) {
       const std::string dir = root + "/replica" + std::to_string(i);
       std::filesystem::create_directories(dir);
@@ -90,7 +92,11 @@ class Replicas {
           dir, "region: gcp:us-central1\nreconcile_interval_ms: 50\n"
                "node: {name: failover, vcpus: 64, ram_gib: 64}\n"));
       daemons_.back()->UseDb(db);
-      daemons_.back()->UseStateDir(state);
+      if (state.empty()) {
+        daemons_.back()->UseDefaultStateDir(default_base);
+      } else {
+        daemons_.back()->UseStateDir(state);
+      }
     }
   }
   DaemonProcess& operator[](int i) { return *daemons_[i]; }
@@ -455,6 +461,93 @@ TEST(ServeFailover, ACancelAndADrainThroughAFollowerReachTheLeader) {
   EXPECT_EQ(StateOf(port, token, after), "queued") << "placed on the drained node";
   for (int i = 0; i < kReplicas; ++i) replicas[i].Kill(SIGTERM);
   if (!HasFailure()) std::filesystem::remove_all(root);
+}
+
+// The directory a daemon's log says it took as its state directory ("" when
+// it names none).
+std::string StateDirInLog(const std::string& log) {
+  const std::string mark = "meridian serve: state directory ";
+  const size_t at = log.find(mark);
+  if (at == std::string::npos) return "";
+  const size_t from = at + mark.size();
+  return log.substr(from, log.find(" (", from) - from);
+}
+
+// The default directory of a test database, worked by hand from its URI
+// ("postgresql://postgres@/DB?host=SOCKETDIR&port=5432"): "DB@SOCKETDIR:5432"
+// with each "/" of the socket directory written %2F (the test server's names
+// are letters, digits, "-" and "_"), under BASE/postgresql.
+std::string ExpectedDefault(const std::string& base, const std::string& uri) {
+  const size_t db_at = uri.find("@/") + 2;
+  const std::string db = uri.substr(db_at, uri.find('?') - db_at);
+  const size_t host_at = uri.find("host=") + 5;
+  std::string host = std::filesystem::canonical(uri.substr(host_at, uri.find('&', host_at) - host_at));
+  for (size_t at = 0; (at = host.find('/', at)) != std::string::npos; at += 3) host.replace(at, 1, "%2F");
+  return base + "/postgresql/" + db + "@" + host + ":5432";
+}
+
+// Replicas on one database given no --state-dir share its default directory
+// on the host: each names the same one, the local backend's attempts are
+// there, and a new leader adopts a job the killed one started (it runs to
+// success once, never started again). A replica on another database takes
+// another directory.
+TEST(ServeFailover, ReplicasWithoutAStateDirShareTheirDatabasesDirectory) {
+  auto db = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const Dirs dirs = MakeDirs("default-state");
+  const std::string base = dirs.root + "/base";  // $STATE_DIRECTORY, as systemd gives it
+  ASSERT_TRUE(std::filesystem::create_directories(base));
+  chmod(base.c_str(), 0711);
+  Replicas replicas(*db, "", dirs.root, base);
+  replicas.StartAll();
+  const std::string shared = ExpectedDefault(base, *db);
+  for (int i = 0; i < kReplicas; ++i) {
+    EXPECT_EQ(StateDirInLog(replicas[i].Log()), shared) << "replica " << i;
+  }
+  const std::string token = replicas[0].Token("alice");
+  std::vector<int> leaders = replicas.Leaders();
+  ASSERT_EQ(leaders.size(), 1u);
+  const int old = leaders[0];
+  const int follower = (old + 1) % kReplicas;
+  // Job 0 sleeps 12 s (Body): it runs across the kill.
+  httplib::Client c("127.0.0.1", replicas.Port(follower));
+  c.set_read_timeout(10, 0);
+  auto r = c.Post("/v1/jobs", Auth(token), Body(dirs.runs, 0), "application/json");
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+  const std::string id = json::parse(r->body)["id"];
+  ASSERT_GE(WaitForState(replicas.Port(follower), token, id, "running", 30), 0);
+  EXPECT_TRUE(std::filesystem::exists(shared + "/backend")) << "the local backend keeps its attempts there";
+  replicas[old].Kill(SIGKILL);
+  const auto t0 = std::chrono::steady_clock::now();
+  do {
+    leaders = replicas.Leaders();
+    if (leaders.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (leaders.empty() && SecondsSince(t0) < 3 * kTakeoverLimitS);
+  ASSERT_EQ(leaders.size(), 1u) << "no new leader";
+  EXPECT_LT(SecondsSince(t0), kTakeoverLimitS);
+  EXPECT_GE(WaitForState(replicas.Port(follower), token, id, "succeeded", 30), 0);
+  std::ifstream f(dirs.runs + "/" + id);
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all, "start\ndone\n") << id << ": adopted by the new leader, run once";
+
+  auto other = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  const std::string dir = dirs.root + "/other";
+  std::filesystem::create_directories(dir);
+  DaemonProcess elsewhere(dir, "region: gcp:us-central1\nnode: {name: other, vcpus: 4, ram_gib: 8}\n");
+  elsewhere.UseDb(*other);
+  elsewhere.UseDefaultStateDir(base);
+  elsewhere.Start();
+  const std::string own = StateDirInLog(elsewhere.Log());
+  EXPECT_EQ(own, ExpectedDefault(base, *other));
+  EXPECT_NE(own, shared);
+  elsewhere.Kill(SIGTERM);
+  for (int i = 0; i < kReplicas; ++i) replicas[i].Kill(SIGTERM);
+  if (HasFailure()) {
+    std::cerr << "kept for a look: " << dirs.root << "\n";
+    return;
+  }
+  std::filesystem::remove_all(dirs.root);
 }
 
 // j with every time in it ("2026-12-05T18:11:27Z") replaced by "<time>".

@@ -2,15 +2,18 @@
 // on a real PostgreSQL: of two stores on one database only one holds the
 // lease until it lapses; a deposed leader's fenced writes change nothing; a
 // follower's unfenced writes go through. The marks the reconcile loop reads
-// (ActiveMarks) on both stores. On SQLite the one daemon always leads.
+// (ActiveMarks) on both stores, and what changed since the last read
+// (ChangedMarks) on PostgreSQL. On SQLite the one daemon always leads.
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "control/pg.h"
 #include "control/store.h"
 #include "control/store_test_kinds.h"
 #include "control/test_postgres.h"
@@ -36,10 +39,12 @@ class LeaseTest : public ::testing::Test {
   void SetUp() override {
     auto db = testing::TestPostgres::NewDatabase();
     ASSERT_TRUE(db.ok()) << db.status().message();
+    uri_ = *db;
     a_ = testing::OpenStoreOn(*db);
     b_ = testing::OpenStoreOn(*db);
     ASSERT_TRUE(a_ && b_);
   }
+  std::string uri_;
   std::unique_ptr<Store> a_, b_;
 };
 
@@ -99,6 +104,60 @@ TEST_F(LeaseTest, ADeposedLeadersFencedWritesChangeNothing) {
   EXPECT_EQ(*b_->Apply({run}), std::vector<bool>{true});
   a_->FenceWrites(0);
   EXPECT_TRUE(a_->Submit(Job("as a follower")).ok());
+}
+
+// The marks of the jobs changed since `*cursor`, as "id state cancel" lines.
+std::vector<std::string> Changed(Store& s, int64_t* cursor) {
+  auto marks = s.ChangedMarks(cursor);
+  EXPECT_TRUE(marks.ok()) << marks.status().message();
+  std::vector<std::string> out;
+  if (!marks.ok()) return out;
+  for (const auto& m : *marks) {
+    out.push_back(m.id + " " + std::string(JobStateName(m.state)) + (m.cancel_requested ? " cancel" : ""));
+  }
+  return out;
+}
+
+// The leader (a_) reads only what changed since its last read, whoever wrote
+// it: new jobs, a cancel a follower (b_) wrote, a job that ended, and a change
+// whose transaction began before the last read and committed after it.
+TEST_F(LeaseTest, ChangedMarksGiveWhatAnyReplicaChangedSinceTheLastRead) {
+  const std::string x = a_->Submit(Job("x"))->job_id;
+  const std::string y = a_->Submit(Job("y"))->job_id;
+  const std::string z = b_->Submit(Job("z"))->job_id;
+  int64_t cursor = 0;  // the first read: every unfinished job
+  EXPECT_EQ(Changed(*a_, &cursor),
+            (std::vector<std::string>{x + " queued", y + " queued", z + " queued"}));
+  EXPECT_GT(cursor, 0);
+  EXPECT_TRUE(Changed(*a_, &cursor).empty()) << "nothing changed: nothing read";
+
+  JobUpdate cancel;
+  cancel.job_id = y;
+  cancel.cancel_requested = true;
+  ASSERT_EQ(*b_->Apply({cancel}), std::vector<bool>{true});  // through a follower
+  EXPECT_EQ(Changed(*a_, &cursor), (std::vector<std::string>{y + " queued cancel"}));
+  EXPECT_TRUE(Changed(*a_, &cursor).empty());
+
+  // A transaction that has its id before a read and writes after it: the
+  // read's cursor is at most that id, so the next read has its change.
+  auto holder = PgConn::Open(uri_);
+  ASSERT_TRUE(holder.ok()) << holder.status().message();
+  ASSERT_TRUE((*holder)->Exec("BEGIN").ok());
+  ASSERT_TRUE((*holder)->Query("SELECT pg_current_xact_id()").ok());
+  const std::string w = b_->Submit(Job("w"))->job_id;  // a later transaction, committed first
+  EXPECT_EQ(Changed(*a_, &cursor), (std::vector<std::string>{w + " queued"}));
+  ASSERT_TRUE((*holder)->Query("UPDATE jobs SET cancel_requested = TRUE WHERE id = $1", {Param(x)}).ok());
+  ASSERT_TRUE((*holder)->Exec("COMMIT").ok());
+  const std::vector<std::string> late = Changed(*a_, &cursor);
+  EXPECT_NE(std::find(late.begin(), late.end(), x + " queued cancel"), late.end())
+      << "the change committed after the read that followed its transaction's start";
+
+  JobUpdate end;
+  end.job_id = z;
+  end.state = JobState::kCancelled;
+  ASSERT_EQ(*a_->Apply({end}), std::vector<bool>{true});
+  EXPECT_EQ(Changed(*a_, &cursor), (std::vector<std::string>{z + " cancelled"}));
+  EXPECT_TRUE(Changed(*a_, &cursor).empty());
 }
 
 TEST(SqliteLeaseTest, TheOneDaemonOnAFileAlwaysLeads) {

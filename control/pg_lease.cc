@@ -61,4 +61,31 @@ Result<std::vector<Store::ActiveMark>> SelectPgActiveMarks(PgConn& db) {
   return out;
 }
 
+Result<std::vector<Store::ActiveMark>> SelectPgChangedMarks(PgConn& db, int64_t* cursor) {
+  // One statement, so the snapshot whose oldest running transaction becomes
+  // the next cursor is the one the rows were read in: every transaction older
+  // than it had ended, so its changes are in this read; the next read takes
+  // every row a transaction from it on wrote.
+  // The join keeps one row, for the snapshot's xmin, when no job matches.
+  const std::string select =
+      "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint, j.seq, j.id, j.state, "
+      "j.cancel_requested FROM (SELECT 1) AS one LEFT JOIN jobs j ON ";
+  auto r = *cursor == 0
+               ? db.Query(select + "j.state NOT IN ('succeeded','failed','cancelled') ORDER BY j.seq")
+               : db.Query(select + "j.mark_xid >= $1::text::xid8 ORDER BY j.seq",  // jobs_mark_xid
+                          {Param(*cursor)});
+  if (!r.ok()) return r.status();
+  std::vector<Store::ActiveMark> out;
+  int64_t next = *cursor;
+  for (int i = 0; i < r->size(); ++i) {
+    next = r->Int(i, 0);
+    if (r->IsNull(i, 1)) continue;  // no row changed: the join's one empty row
+    auto state = ParseStoredJobState(r->Text(i, 3), r->Text(i, 2));
+    if (!state.ok()) return state.status();
+    out.push_back({r->Int(i, 1), r->Text(i, 2), *state, r->Bool(i, 4)});
+  }
+  *cursor = next;
+  return out;
+}
+
 }  // namespace meridian::control

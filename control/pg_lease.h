@@ -23,6 +23,10 @@ Result<bool> RenewPgLease(PgConn& db, const std::string& holder, int64_t epoch, 
 Status CheckPgFence(PgConn& db, int64_t epoch);
 
 Result<std::vector<Store::ActiveMark>> SelectPgActiveMarks(PgConn& db);
+// Store::ChangedMarks: the jobs whose mark_xid (migration 4) is at or past
+// `*cursor`, the oldest transaction still running when the last read was
+// taken; `*cursor` becomes this read's. 0 reads every unfinished job.
+Result<std::vector<Store::ActiveMark>> SelectPgChangedMarks(PgConn& db, int64_t* cursor);
 
 // The holder of an unexpired lease; "" when none holds it.
 Result<std::string> SelectPgLeaseHolder(PgConn& db);

@@ -169,6 +169,24 @@ BEGIN
 END
 $$;
 )sql"},
+    // What the leader reads each cycle (Store::ChangedMarks, pg_lease.cc):
+    // the transaction that last made a job or changed its state or cancel
+    // flag, so the leader reads the jobs changed since its last read, not
+    // every unfinished one. Set by default when a row is made and by the
+    // trigger when one of those two changes; indexed for the reads.
+    {4, R"sql(
+ALTER TABLE jobs ADD COLUMN mark_xid xid8 NOT NULL DEFAULT pg_current_xact_id();
+CREATE FUNCTION meridian_mark_xid() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.mark_xid := pg_current_xact_id();
+  RETURN NEW;
+END
+$$;
+CREATE TRIGGER jobs_mark_xid BEFORE UPDATE OF state, cancel_requested ON jobs FOR EACH ROW
+  WHEN (OLD.state IS DISTINCT FROM NEW.state OR OLD.cancel_requested IS DISTINCT FROM NEW.cancel_requested)
+  EXECUTE FUNCTION meridian_mark_xid();
+CREATE INDEX jobs_mark_xid ON jobs(mark_xid);
+)sql"},
 };
 
 }  // namespace meridian::control

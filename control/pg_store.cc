@@ -224,6 +224,11 @@ class PgStore final : public Store {
     return SelectPgActiveMarks(*lease);
   }
 
+  Result<std::vector<ActiveMark>> ChangedMarks(int64_t* cursor) override {
+    auto lease = Lease();
+    return SelectPgChangedMarks(*lease, cursor);
+  }
+
   // On a read connection, outside the writer's transactions: a renewal waits
   // only for a fenced transaction that holds the lease row to commit.
   Result<int64_t> TakeLease(const std::string& holder, int64_t lease_ms) override {

@@ -181,6 +181,7 @@ void Reconciler::Loop() {
 Status Reconciler::Recover() {
   std::unique_lock<std::mutex> l(mu_);
   const UnixSeconds now = Now();
+  marks_cursor_ = 0;  // the first read after recovery takes every unfinished job
   auto rows = store_->ActiveJobs();
   if (!rows.ok()) return rows.status();
   std::vector<JobUpdate> out;
@@ -316,10 +317,14 @@ Status Reconciler::Resync(UnixSeconds now, std::vector<JobUpdate>* out) {
 }
 
 Status Reconciler::LoadNewJobs() {
-  auto marks = store_->ActiveMarks();
+  // What changed since the last read; the cursor moves on only once the
+  // changes are taken in, so a failed read of the rows reads them again.
+  int64_t cursor = marks_cursor_;
+  auto marks = store_->ChangedMarks(&cursor);
   if (!marks.ok()) return marks.status();
   std::vector<const Store::ActiveMark*> queued;  // new to this view, by seq
   for (const Store::ActiveMark& m : *marks) {
+    if (IsTerminal(m.state)) continue;  // ended: nothing to find or cancel
     if (auto known = by_seq_.find(m.seq); known != by_seq_.end()) {
       // A cancel written through any replica's API (HandleCancels acts on it).
       if (m.cancel_requested) known->second->row.cancel_requested = true;
@@ -333,7 +338,10 @@ Status Reconciler::LoadNewJobs() {
     }
     queued.push_back(&m);
   }
-  if (queued.empty()) return Status::Ok();
+  if (queued.empty()) {
+    marks_cursor_ = cursor;
+    return Status::Ok();
+  }
   auto rows = ReadQueued(queued);
   if (!rows.ok()) return rows.status();
   for (JobRow& row : *rows) {
@@ -344,6 +352,7 @@ Status Reconciler::LoadNewJobs() {
     a->row = std::move(row);
     AddActive(std::move(a));
   }
+  marks_cursor_ = cursor;
   return Status::Ok();
 }
 

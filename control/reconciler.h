@@ -357,6 +357,7 @@ class Reconciler {
   uint64_t fleet_generations_ = 0;
   std::map<std::string, uint32_t> tenant_ids_;
   std::set<std::string> resync_;  // jobs to read again from the store (Flush)
+  int64_t marks_cursor_ = 0;      // Store::ChangedMarks: where the last read ended
   std::vector<BackendCall> calls_;  // decided, not yet made (CallBackend)
 
   mutable std::mutex explain_mu_;  // the two maps below

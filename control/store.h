@@ -255,6 +255,17 @@ class Store {
     bool cancel_requested = false;
   };
   virtual Result<std::vector<ActiveMark>> ActiveMarks() = 0;
+  // What changed since the read that left `*cursor`: the marks of the jobs
+  // whose row was made, or whose state or cancel flag changed, since then
+  // (terminal ones too), by seq; `*cursor` is moved past them. A read may
+  // give a change again but never misses one, even one whose transaction
+  // commits after later ones were read. `*cursor` 0 reads every unfinished
+  // job (ActiveMarks). This default, for a store that one process writes,
+  // reads every unfinished job each time.
+  virtual Result<std::vector<ActiveMark>> ChangedMarks(int64_t* cursor) {
+    (void)cursor;
+    return ActiveMarks();
+  }
 
   // Leadership among the daemons serving one database (docs/control-plane.md,
   // "Replicas"): one lease row, timed by the database's clock, whose epoch

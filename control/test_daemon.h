@@ -84,6 +84,10 @@ class DaemonProcess {
   // The state directory (--state-dir), shared by replicas on one database;
   // by default one in `dir`.
   void UseStateDir(std::string dir) { state_dir_ = std::move(dir); }
+  // No --state-dir: the daemon takes its database's default directory under
+  // `base` (given as systemd's $STATE_DIRECTORY, so a root test writes
+  // nothing under /var/lib).
+  void UseDefaultStateDir(std::string base) { default_state_base_ = std::move(base); }
   std::string db() const { return db_.empty() ? dir_ + "/meridian.db" : db_; }
   int port() const { return port_; }
 
@@ -109,7 +113,11 @@ class DaemonProcess {
       std::string dbp = db();
       // PostgreSQL names no place for the state: the directory's, as SQLite's default.
       std::string state = state_dir_.empty() ? dir_ + "/meridian.db.state" : state_dir_;
-      if (dbp.rfind("postgresql://", 0) == 0) {
+      if (!default_state_base_.empty()) {
+        setenv("STATE_DIRECTORY", default_state_base_.c_str(), 1);
+        execl(MERIDIAN_BINARY, MERIDIAN_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
+              dbp.c_str(), "--config", cfg.c_str(), static_cast<char*>(nullptr));
+      } else if (dbp.rfind("postgresql://", 0) == 0) {
         execl(MERIDIAN_BINARY, MERIDIAN_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
               dbp.c_str(), "--config", cfg.c_str(), "--state-dir", state.c_str(),
               static_cast<char*>(nullptr));
@@ -184,7 +192,7 @@ class DaemonProcess {
   }
 
  private:
-  std::string dir_, db_, state_dir_;
+  std::string dir_, db_, state_dir_, default_state_base_;
   int port_ = 0;
   pid_t pid_ = -1;
 };
