@@ -136,5 +136,57 @@ TEST(SimMigrateTest, SummaryAndJobsCsvCountMovesAlike) {
   EXPECT_EQ(moves, s.migrations);
 }
 
+// A job with cpu_fallback starts on the CPU node while every GPU is busy
+// and moves to a GPU at its first checkpoint after one frees up. Fleet:
+// testing::OneCluster (one node of 8 H100s at $2.00/GPU-h) and one CPU node
+// of 64 vCPUs. At second 0 a job that may not be stopped takes all 8 GPUs
+// for 7200 s; at second 1 comes a preemptible 1-GPU job of 36000 s on a GPU
+// (10 h), 4 times slower on CPU (40 h on CPU: CycleContext::CpuRunHours),
+// 64 vCPUs, checkpoints every 30 min, 5 min restart, no model size (an empty
+// checkpoint: no transfer, no egress), deadline 43000 s after submission.
+//   start     no GPU now; the latest GPU start is 43001 - 36000 = 7001,
+//             before the GPUs free at 7200: "scarce", so the CPU at 1
+//   checkpoints on CPU at 1 + k x 1800: 1801, 3601, 5401 (GPUs busy), then
+//             7201, the first after 7200: 7200 s of 144000 s on CPU done =
+//             5% of the work; left: 95% = 34200 s on the GPU
+//   the move  stay: 38 h x 64 x $0.031611 = $76.88 on CPU; there: 9.5 h x
+//             $2 = $19 + the restart, 300 s x $2/h = $0.17: it moves
+//   end       7201 + 300 + 34200 = 41701, before the deadline; on the GPU it
+//             never moves back (the CPU would cost 4 x 64 x $0.031611 =
+//             $8.09 per GPU-hour of work against $2)
+TEST(SimMigrateTest, ACpuFallbackJobMovesFromCpuToAFreedGpuAtItsNextCheckpoint) {
+  FleetSpec fleet = testing::OneCluster(1, 8);
+  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
+  const World w = testing::TestWorld(fleet);
+  Trace trace;
+  AddJob(trace, FixedJob(8, "H100-80GB", 30), "blocker", 0, 7200);
+  JobSpec mover = FixedJob(1, "H100-80GB", 30);
+  mover.resources.cpu_fallback = meridian::CpuFallback{4};
+  mover.resources.vcpus = 64;
+  mover.preemptible = true;
+  mover.checkpoint.interval_s = 1800;
+  mover.checkpoint.restart_overhead_s = 300;
+  AddJob(trace, mover, "mover", 1, 36000, 43000);
+  const PolicyRun run = RunDefault(trace, w, true);
+  const JobOutcome& o = run.jobs[1];
+  ASSERT_EQ(o.state, JobState::kDone);
+  EXPECT_EQ(o.start_s, 1);
+  EXPECT_EQ(o.moves, 1);
+  EXPECT_FALSE(o.cpu);  // where it ended: the GPU
+  EXPECT_EQ(o.gpus, 1);
+  // The 7200 s on CPU are kept (5% of the work), none lost at the move.
+  EXPECT_EQ(o.end_s, 7201 + 300 + 34200);
+  EXPECT_EQ(o.lost_gpu_ms, 0);
+  // The move's own cost: the GPU's 300 s restart at $2/h = $0.166667.
+  EXPECT_EQ(o.move_cost_micros, 166667);
+  EXPECT_EQ(o.move_gpu_ms, 1000 * 300);
+
+  // Without moves it stays on the CPU for all its 40 h.
+  const PolicyRun stay = RunDefault(trace, w, false);
+  EXPECT_EQ(stay.jobs[1].moves, 0);
+  EXPECT_TRUE(stay.jobs[1].cpu);
+  EXPECT_EQ(stay.jobs[1].end_s, 1 + 4 * 36000);
+}
+
 }  // namespace
 }  // namespace meridian::sim
