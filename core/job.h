@@ -76,6 +76,7 @@ struct Deadline {
 struct Checkpoint {
   std::optional<int64_t> interval_s;
   std::optional<int64_t> restart_overhead_s;
+  std::optional<double> size_gb;  // what a move carries; unset: estimated (estimate::CheckpointGb)
 };
 
 struct DataLocation {

@@ -53,6 +53,11 @@ CheckpointTerms CheckpointOf(const Checkpoint& stated) {
   return t;
 }
 
+double CheckpointGb(const JobSpec& job) {
+  if (job.checkpoint.size_gb) return *job.checkpoint.size_gb;
+  return job.model.params_b.value_or(0) * kTrainingBytesPerParam;
+}
+
 double SpotLossHours(const JobSpec& job) {
   const CheckpointTerms c = CheckpointOf(job.checkpoint);
   return (static_cast<double>(c.interval_s) / 2 + static_cast<double>(c.restart_overhead_s)) /

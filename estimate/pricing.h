@@ -50,6 +50,11 @@ struct CheckpointTerms {
 };
 CheckpointTerms CheckpointOf(const Checkpoint& stated);
 
+// The GB (10^9 bytes) a checkpoint of the job carries when it moves: its
+// checkpoint.size_gb, else the training state the memory model holds,
+// kTrainingBytesPerParam x model.params_b (0 without params_b).
+double CheckpointGb(const JobSpec& job);
+
 // Hours of work one spot reclaim loses: half a checkpoint interval plus the
 // restart overhead.
 double SpotLossHours(const JobSpec& job);

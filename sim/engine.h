@@ -36,9 +36,9 @@
 // to move. A move ends the run at the checkpoint (nothing lost), charges the
 // checkpoint's egress from the quote (checkpoint GB x the catalog's $/GB),
 // releases the place and commits the new one, whose run begins with the
-// restart overhead plus the quote's transfer time. The checkpoint is the
-// training state the memory model holds, estimate::kTrainingBytesPerParam x
-// model.params_b (0 GB without params_b).
+// restart overhead plus the quote's transfer time. The checkpoint's size is
+// estimate::CheckpointGb: the job's checkpoint.size_gb, else the training
+// state the memory model holds (16 B x model.params_b; 0 GB without it).
 //
 // Preemptible real-time services (sim/service_replicas.h): under a profile
 // with realtime_replicas and spot, a preemptible service the scheduler places

@@ -6,21 +6,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "estimate/defaults.h"
+#include "estimate/pricing.h"
 #include "sim/charge.h"
 #include "sim/engine_impl.h"
 
 namespace meridian::sim::engine_internal {
-
-namespace {
-
-// The training state the memory model holds per parameter, in GB: what a
-// checkpoint carries to the new place (0 without model.params_b).
-double CheckpointGb(const JobSpec& spec) {
-  return spec.model.params_b.value_or(0) * estimate::kTrainingBytesPerParam;
-}
-
-}  // namespace
 
 // The next checkpoint of j's run at `at`, when it comes before the run ends.
 // Only running preemptible jobs, and not replica sets (their replicas move
@@ -46,7 +36,7 @@ void Engine::Checkpoint(uint32_t j, UnixSeconds t) {
   r.placement = l.placement;
   r.where = l.where;
   r.checkpoints = l.checkpoints + static_cast<int>(progress / l.interval_s);
-  r.checkpoint_gb = CheckpointGb(*l.q.spec);
+  r.checkpoint_gb = estimate::CheckpointGb(*l.q.spec);
   r.last_move = l.last_move;
   sched::MoveDecision m = sched_->Reconsider(r, Snap(t), &ledger_);
   if (m.verdict == sched::MoveVerdict::kMove && m.placement && m.quote) {

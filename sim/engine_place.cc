@@ -37,11 +37,21 @@ double FullRunHours(const sched::QueuedJob& shape, sched::Candidate c) {
 }
 
 // A recorded run on `c`: the recorded seconds scaled from the model they
-// were recorded on to the candidate's (ModelDemand::recorded_ratio; a CPU
-// node runs the recorded time).
+// were recorded on to the candidate's (ModelDemand::recorded_ratio). A
+// CPU-only job runs the recorded time on a CPU node; a GPU job there (its
+// cpu_fallback) runs what the core plans for it, CycleContext::CpuRunHours of
+// the recorded GPU run (its GPU-hours x slowdown), as the scheduler's queue
+// reads it (Engine::SetWork).
 double RecordedRunHours(const sched::QueuedJob& shape, const sched::Candidate& c,
                         int64_t duration_s) {
   const double recorded_h = static_cast<double>(duration_s) / 3600.0;
+  if (c.kind == sched::CandidateKind::kCpuNode && !shape.cpu_only && !shape.demands.empty()) {
+    sched::QueuedJob recorded = shape;
+    for (sched::ModelDemand& d : recorded.demands) {
+      d.run_hours = d.mig_run_hours = static_cast<float>(recorded_h * d.recorded_ratio);
+    }
+    return FullRunHours(recorded, c);
+  }
   if (c.kind == sched::CandidateKind::kCpuNode || c.demand >= shape.demands.size()) {
     return recorded_h;
   }

@@ -5,6 +5,7 @@
 // gcp:us-central1 to gcp:europe-west4; migrate at its defaults (25 Gbit/s).
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <sstream>
 
 #include "sim/report.h"
@@ -30,9 +31,9 @@ FleetSpec TwoClusters(const std::string& there_region, double there_usd) {
 
 // At second 0 a job that may not be stopped takes the cheaper cluster for
 // 2 h; at second 1 a preemptible 8-GPU job of 10 h (checkpoints every
-// 30 min, 5 min restart, 1B parameters: a 16 GB checkpoint) starts on the
-// dearer one.
-Trace BlockedThenFreed() {
+// 30 min, 5 min restart, 1B parameters: a 16 GB checkpoint unless
+// `checkpoint_gb` states its size) starts on the dearer one.
+Trace BlockedThenFreed(std::optional<double> checkpoint_gb = std::nullopt) {
   Trace t;
   AddJob(t, FixedJob(8, "H100-80GB", 30), "blocker", 0, 7200);
   JobSpec mover = FixedJob(8, "H100-80GB", 30);
@@ -40,6 +41,7 @@ Trace BlockedThenFreed() {
   mover.checkpoint.interval_s = 1800;
   mover.checkpoint.restart_overhead_s = 300;
   mover.model.params_b = 1;
+  mover.checkpoint.size_gb = checkpoint_gb;
   AddJob(t, mover, "mover", 1, 36000);
   return t;
 }
@@ -134,6 +136,89 @@ TEST(SimMigrateTest, SummaryAndJobsCsvCountMovesAlike) {
   int64_t moves = 0;
   while (std::getline(in, line)) moves += std::stoll(line.substr(line.rfind(',') + 1));
   EXPECT_EQ(moves, s.migrations);
+}
+
+// The stated checkpoint.size_gb, not the 16 GB the 1B parameters give, is
+// what a move carries: the trace above with europe-west4 at $1.00 (8 h left
+// there: $64 against $128 staying, a gross saving of $64) and egress at the
+// test catalog's $0.05/GB from us-central1 to europe-west4.
+//   2000 GB  egress 2000 x $0.05 = $100; transfer 2000 x 8 / 25 = 640 s, so
+//            (300 + 640) s x $8/h = $2.09: a move costs $102.09 > $64: stays
+//   100 GB   egress 100 x $0.05 = $5; transfer 100 x 8 / 25 = 32 s, so
+//            (300 + 32) s x $8/h = $0.737778: $5.74 x 1.5 (hysteresis) <
+//            $64 and the net $58.26 > 5% of $128: it moves at 7201 and ends
+//            at 7201 + 332 + 28800
+TEST(SimMigrateTest, ALargeStatedCheckpointStaysWhereASmallOneMovesAcrossRegions) {
+  const World w = testing::TestWorld(TwoClusters("gcp:europe-west4", 1.00));
+  const PolicyRun large = RunDefault(BlockedThenFreed(2000), w, true);
+  const JobOutcome& stays = large.jobs[1];
+  ASSERT_EQ(stays.state, JobState::kDone);
+  EXPECT_EQ(stays.moves, 0);
+  EXPECT_EQ(stays.end_s, 1 + 36000);
+  EXPECT_EQ(stays.cost_micros, 160000000);  // 10 h x $16/h where it started
+
+  const PolicyRun small = RunDefault(BlockedThenFreed(100), w, true);
+  const JobOutcome& moves = small.jobs[1];
+  ASSERT_EQ(moves.state, JobState::kDone);
+  EXPECT_EQ(moves.moves, 1);
+  EXPECT_EQ(moves.region, Region(w, "gcp:europe-west4"));
+  EXPECT_EQ(moves.end_s, 7201 + 332 + 28800);
+  // $5.00 egress + $8/h x 332 s = $0.737778.
+  EXPECT_NEAR(static_cast<double>(moves.move_cost_micros), 5000000 + 737778, 1);
+  // $16/h x 7200 s = $32 here; $8/h x 29132 s = $64.737778 there; $5 egress.
+  EXPECT_NEAR(static_cast<double>(moves.cost_micros), 32000000 + 64737778 + 5000000, 1);
+}
+
+// A job with cpu_fallback starts on the CPU node while every GPU is busy
+// and moves to a GPU at its first checkpoint after one frees up. Fleet:
+// testing::OneCluster (one node of 8 H100s at $2.00/GPU-h) and one CPU node
+// of 64 vCPUs. At second 0 a job that may not be stopped takes all 8 GPUs
+// for 7200 s; at second 1 comes a preemptible 1-GPU job of 36000 s on a GPU
+// (10 h), 4 times slower on CPU (40 h on CPU: CycleContext::CpuRunHours),
+// 64 vCPUs, checkpoints every 30 min, 5 min restart, no model size (an empty
+// checkpoint: no transfer, no egress), deadline 43000 s after submission.
+//   start     no GPU now; the latest GPU start is 43001 - 36000 = 7001,
+//             before the GPUs free at 7200: "scarce", so the CPU at 1
+//   checkpoints on CPU at 1 + k x 1800: 1801, 3601, 5401 (GPUs busy), then
+//             7201, the first after 7200: 7200 s of 144000 s on CPU done =
+//             5% of the work; left: 95% = 34200 s on the GPU
+//   the move  stay: 38 h x 64 x $0.031611 = $76.88 on CPU; there: 9.5 h x
+//             $2 = $19 + the restart, 300 s x $2/h = $0.17: it moves
+//   end       7201 + 300 + 34200 = 41701, before the deadline; on the GPU it
+//             never moves back (the CPU would cost 4 x 64 x $0.031611 =
+//             $8.09 per GPU-hour of work against $2)
+TEST(SimMigrateTest, ACpuFallbackJobMovesFromCpuToAFreedGpuAtItsNextCheckpoint) {
+  FleetSpec fleet = testing::OneCluster(1, 8);
+  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
+  const World w = testing::TestWorld(fleet);
+  Trace trace;
+  AddJob(trace, FixedJob(8, "H100-80GB", 30), "blocker", 0, 7200);
+  JobSpec mover = FixedJob(1, "H100-80GB", 30);
+  mover.resources.cpu_fallback = meridian::CpuFallback{4};
+  mover.resources.vcpus = 64;
+  mover.preemptible = true;
+  mover.checkpoint.interval_s = 1800;
+  mover.checkpoint.restart_overhead_s = 300;
+  AddJob(trace, mover, "mover", 1, 36000, 43000);
+  const PolicyRun run = RunDefault(trace, w, true);
+  const JobOutcome& o = run.jobs[1];
+  ASSERT_EQ(o.state, JobState::kDone);
+  EXPECT_EQ(o.start_s, 1);
+  EXPECT_EQ(o.moves, 1);
+  EXPECT_FALSE(o.cpu);  // where it ended: the GPU
+  EXPECT_EQ(o.gpus, 1);
+  // The 7200 s on CPU are kept (5% of the work), none lost at the move.
+  EXPECT_EQ(o.end_s, 7201 + 300 + 34200);
+  EXPECT_EQ(o.lost_gpu_ms, 0);
+  // The move's own cost: the GPU's 300 s restart at $2/h = $0.166667.
+  EXPECT_EQ(o.move_cost_micros, 166667);
+  EXPECT_EQ(o.move_gpu_ms, 1000 * 300);
+
+  // Without moves it stays on the CPU for all its 40 h.
+  const PolicyRun stay = RunDefault(trace, w, false);
+  EXPECT_EQ(stay.jobs[1].moves, 0);
+  EXPECT_TRUE(stay.jobs[1].cpu);
+  EXPECT_EQ(stay.jobs[1].end_s, 1 + 4 * 36000);
 }
 
 }  // namespace

@@ -208,11 +208,12 @@ void ReadDeadline(SpecReader& r, const YAML::Node& node, const std::string& path
 
 void ReadCheckpoint(SpecReader& r, const YAML::Node& node, const std::string& path,
                     Checkpoint& out) {
-  static const std::vector<std::string> kKeys = {"interval", "restart_overhead"};
+  static const std::vector<std::string> kKeys = {"interval", "restart_overhead", "size_gb"};
   ForEachKey(r, node, path, kKeys, [&](const std::string& key, const YAML::Node& v,
                                        const std::string& p) {
     if (key == "interval") out.interval_s = r.Duration(v, p, false);
     if (key == "restart_overhead") out.restart_overhead_s = r.Duration(v, p, true);
+    if (key == "size_gb") out.size_gb = r.Number(v, p, {0, false});
   });
 }
 

@@ -40,7 +40,7 @@ std::vector<BadCase> BadCases() {
        {"resources.gpu: unknown key \"gpu\"; did you mean `gpus`?"}},
       {"unknown model key", Job("model: {param_b: 7}"), {"model.param_b", "`params_b`"}},
       {"unknown key, far from all", Job("checkpoint: {zzzzzzzz: 1}"),
-       {"checkpoint.zzzzzzzz", "known keys here: interval or restart_overhead"}},
+       {"checkpoint.zzzzzzzz", "known keys here: interval, restart_overhead or size_gb"}},
       {"repeated key", Job("budget_usd: 5\nbudget_usd: 6"), {"budget_usd: is given twice"}},
       // Wrong types.
       {"list where a map belongs", Job("resources: [8]"),
@@ -110,6 +110,10 @@ std::vector<BadCase> BadCases() {
       {"fractional tokens_out", Job("latency: {tokens_out: 2.5}"),
        {"latency.tokens_out: \"2.5\" must be a whole number >= 1"}},
       {"data size without region", Job("data: {size_gb: 10}"), {"data.region: is required"}},
+      {"negative checkpoint size", Job("checkpoint: {size_gb: -5}"),
+       {"bad.yaml:3:23: checkpoint.size_gb: \"-5\" is out of range; must be a number >= 0"}},
+      {"checkpoint size as text", Job("checkpoint: {size_gb: big}"),
+       {"checkpoint.size_gb: \"big\" is not a number; must be a number >= 0"}},
       // Durations and times.
       {"unknown duration unit", Job("deadline: 10x"),
        {"bad.yaml:3:11: deadline: \"10x\" has an unknown unit", "RFC 3339"}},

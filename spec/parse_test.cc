@@ -26,7 +26,7 @@ deadline: 72h
 budget_usd: 5000
 priority: high
 preemptible: true
-checkpoint: {interval: 30m, restart_overhead: 5m}
+checkpoint: {interval: 30m, restart_overhead: 5m, size_gb: 120}
 data: {region: gcp:us-central1, size_gb: 500}
 residency: [eu, aws:us-east-1]
 latency: {slo_ms: 50, users: [gcp:europe-west4, aws:eu-central-1]}
@@ -71,6 +71,7 @@ TEST(ParseJobSpecs, EveryFieldOfAFullSpec) {
   EXPECT_TRUE(j.preemptible);
   EXPECT_EQ(j.checkpoint.interval_s, 1800);
   EXPECT_EQ(j.checkpoint.restart_overhead_s, 300);
+  EXPECT_EQ(j.checkpoint.size_gb, 120);
   EXPECT_EQ(j.data.region, "gcp:us-central1");
   EXPECT_EQ(j.data.size_gb, 500);
   EXPECT_EQ(j.residency, (std::vector<std::string>{"eu", "aws:us-east-1"}));
@@ -107,7 +108,7 @@ TEST(ParseJobSpecs, DefaultsStayEmptyWhenLeftOut) {
   EXPECT_EQ(j.budget, std::nullopt);
   EXPECT_EQ(j.priority, Priority::kNormal);
   EXPECT_FALSE(j.preemptible);
-  EXPECT_FALSE(j.checkpoint.interval_s || j.checkpoint.restart_overhead_s);
+  EXPECT_FALSE(j.checkpoint.interval_s || j.checkpoint.restart_overhead_s || j.checkpoint.size_gb);
   EXPECT_TRUE(j.data.region.empty());
   EXPECT_TRUE(j.residency.empty());
   EXPECT_FALSE(j.latency.slo_ms);
