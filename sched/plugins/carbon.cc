@@ -46,6 +46,7 @@ Result<std::unique_ptr<Plugin>> Carbon::Create(PluginArgs& args) {
 }
 
 void Carbon::Refresh(const CycleContext& ctx) const {
+  if (cache_.empty()) cache_.resize(kCacheEntries);
   if (generation_ == 0 || cache_now_ != ctx.now() || cache_market_ != &ctx.market()) {
     ++generation_;
     cache_now_ = ctx.now();
@@ -59,7 +60,7 @@ double Carbon::CachedMean(const CycleContext& ctx, RegionId r, UnixSeconds start
   const uint64_t key = static_cast<uint64_t>(r.value()) * 0x9e3779b97f4a7c15ull ^
                        static_cast<uint64_t>(start) * 0xc2b2ae3d27d4eb4full ^
                        static_cast<uint64_t>(samples);
-  CacheEntry& e = cache_[(key ^ (key >> 29)) % cache_.size()];
+  CacheEntry& e = cache_[(key ^ (key >> 29)) % kCacheEntries];
   if (e.generation == generation_ && e.samples == samples && e.region == r && e.start == start) {
     return e.mean;
   }

@@ -25,6 +25,7 @@
 
 #include <array>
 #include <optional>
+#include <vector>
 
 #include "sched/plugin.h"
 #include "sched/plugin_args.h"
@@ -89,8 +90,11 @@ class Carbon final : public Plugin, public ScorePlugin {
   // snapshot's time and market stay the same (a market is deterministic for a
   // given t): the decisions of one cycle share it. A Scheduler is single-threaded.
   // Room for the (region, start, run hours) of a cycle: ~120 catalog regions
-  // x the jobs' run lengths x their starts.
-  mutable std::array<CacheEntry, 4096> cache_{};
+  // x the jobs' run lengths x their starts. Allocated by the first Refresh,
+  // not with the plugin: a profile check builds every plugin and scores
+  // nothing, and the memo is 160 KiB.
+  static constexpr size_t kCacheEntries = 4096;
+  mutable std::vector<CacheEntry> cache_;
   mutable uint64_t generation_ = 0;
   mutable UnixSeconds cache_now_ = 0;
   mutable const MarketView* cache_market_ = nullptr;

@@ -1,7 +1,11 @@
 #include "sched/plugins/carbon.h"
 
+#include <malloc.h>
+
 #include <gtest/gtest.h>
 
+#include "sched/plugins/time_shift.h"
+#include "sched/registry.h"
 #include "sched/test_world.h"
 
 namespace meridian::sched {
@@ -145,6 +149,33 @@ TEST(CarbonTest, ArgumentsAreValidated) {
   auto made = Carbon::Create(*bad);
   ASSERT_FALSE(made.ok());
   EXPECT_NE(made.status().message().find("max_samples"), std::string::npos);
+}
+
+// CheckProfile builds every plugin of a profile and scores nothing (a profile
+// check, a fuzz input): carbon's memo (4096 entries of 40 bytes, 160 KiB) and
+// time_shift's (128 regions x 96 hourly samples x 8 bytes, 96 KiB) come with
+// the first cycle, not with the plugin.
+TEST(CarbonTest, CarbonAndTimeShiftAreBuiltWithoutTheirMemos) {
+  // glibc's heap in use, from its arenas and mmap; a sanitizer's allocator
+  // does not report through mallinfo2.
+  auto in_use = [] {
+    const struct mallinfo2 m = mallinfo2();
+    return static_cast<size_t>(m.uordblks + m.hblkhd);
+  };
+  const size_t before_probe = in_use();
+  auto* probe = new std::vector<char>(64 * 1024);
+  const bool measurable = in_use() >= before_probe + 64 * 1024;
+  delete probe;
+  if (!measurable) GTEST_SKIP() << "the allocator does not report through mallinfo2";
+
+  for (std::string_view name : {Carbon::kName, TimeShift::kName}) {
+    PluginArgs args;
+    const size_t before = in_use();
+    Result<std::unique_ptr<Plugin>> made = MakePlugin(name, args);
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    // The plugin object and its options: far below either memo.
+    EXPECT_LT(in_use() - before, 16u * 1024) << name;
+  }
 }
 
 }  // namespace

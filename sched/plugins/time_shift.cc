@@ -30,15 +30,18 @@ Result<std::unique_ptr<Plugin>> TimeShift::Create(PluginArgs& args) {
   return FinishPlugin<TimeShift>(args, o);
 }
 
-TimeShift::TimeShift(Options o) : options_(o) {
-  hourly_.reserve(kMaxSamples);
-  cached_.assign(kCachedRegions * kMaxSamples, 0);
-}
+TimeShift::TimeShift(Options o) : options_(o) {}
 
 std::span<const double> TimeShift::Hourly(const CycleContext& ctx, RegionId r, int hours) const {
   const MarketView& market = ctx.market();
   const UnixSeconds now = ctx.now();
-  if (slot_of_.empty()) slot_of_.assign(kMaxRegions, -1);
+  // The memo (96 KiB) is allocated on first use, not with the plugin: a
+  // profile check builds every plugin and asks for no candidates.
+  if (slot_of_.empty()) {
+    slot_of_.assign(kMaxRegions, -1);
+    cached_.assign(kCachedRegions * kMaxSamples, 0);
+    hourly_.reserve(kMaxSamples);
+  }
   if (cached_now_ != now || cached_market_ != &market) {
     for (size_t k = 0; k < cached_count_; ++k) slot_of_[cached_region_[k].index()] = -1;
     cached_count_ = 0;
