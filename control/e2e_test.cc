@@ -23,9 +23,9 @@ using testing::SubmitJob;
 
 class E2eTest : public ::testing::Test {
  protected:
-  void Begin(int gpus) {
+  void Begin(int gpus, const std::string& config = "") {
     dir_ = testing::MakeTempDir("e2e");
-    daemon_ = std::make_unique<DaemonProcess>(dir_, gpus);
+    daemon_ = std::make_unique<DaemonProcess>(dir_, gpus, config);
     daemon_->Start();
     token_ = daemon_->Token("alice");
     http_ = daemon_->Client();
@@ -121,7 +121,9 @@ TEST_F(E2eTest, CancelStopsARunningProcess) {
 }
 
 TEST_F(E2eTest, PreemptedJobResumesFromItsCheckpoint) {
-  Begin(1);  // one GPU: the urgent job needs the low one's
+  // One GPU: the urgent job needs the low one's. At $3600 a GPU-hour a
+  // second of it costs $1.
+  Begin(1, "gpu_hour_usd: 3600\n");
   // Counts steps; on SIGTERM writes the step to the checkpoint and exits; a
   // resumed run starts from the stored step and finishes at once.
   const std::string script =
@@ -135,7 +137,7 @@ TEST_F(E2eTest, PreemptedJobResumesFromItsCheckpoint) {
   low["grace_period"] = "10s";
   const std::string victim = Submit(low);
   WaitFor(victim, "running");
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   json urgent = Spec("urgent", {"/bin/sleep", "0.2"});
   urgent["priority"] = "critical";
   const std::string hi = Submit(urgent);
@@ -150,6 +152,10 @@ TEST_F(E2eTest, PreemptedJobResumesFromItsCheckpoint) {
   ASSERT_NE(at, std::string::npos) << out;
   EXPECT_GT(std::stoi(out.substr(at + 13)), 0) << out;
   EXPECT_NE(out.find("checkpoint at"), std::string::npos) << out;
+  // The preempted attempt is billed: it ran at least 2.5 s, 2 whole seconds
+  // of start and end times, so at least $2. (The resumed one ends at once:
+  // at most a second.)
+  EXPECT_GE(v["cost_usd"].get<double>(), 2.0) << v.dump();
 }
 
 // Backfill in the daemon as in the simulator: a 4-GPU job waiting behind a

@@ -75,6 +75,9 @@ std::string RenderMetrics(const Metrics& m, const std::vector<GaugeFamily>& gaug
                           "Time to make a submission durable (parse, validate, commit).", &out);
   Counter("meridian_preemptions_total", "Attempts stopped to make room for other jobs.",
           static_cast<double>(m.preemptions.load()), &out);
+  Counter("meridian_moves_total",
+          "Attempts stopped at a checkpoint to move the job to a better place (migrate).",
+          static_cast<double>(m.moves.load()), &out);
   Counter("meridian_launches_total", "Attempts launched through the backend.",
           static_cast<double>(m.launches.load()), &out);
   Counter("meridian_launch_retries_total",

@@ -39,6 +39,7 @@ struct Metrics {
   Histogram cycle_seconds;
   Histogram submit_seconds;
   std::atomic<uint64_t> preemptions{0};
+  std::atomic<uint64_t> moves{0};  // attempts stopped at a checkpoint to move
   std::atomic<uint64_t> launches{0};
   std::atomic<uint64_t> launch_retries{0};  // transient launch failures tried again
   std::atomic<uint64_t> stop_retries{0};    // transient stop failures sent again

@@ -128,6 +128,7 @@ void Reconciler::Forget() {
   tenant_ids_.clear();
   resync_.clear();
   calls_.clear();
+  checkpoints_.clear();
   {
     std::lock_guard<std::mutex> e(explain_mu_);
     waiting_.clear();
@@ -491,6 +492,7 @@ void Reconciler::HandleObservation(const RunObservation& o, UnixSeconds now,
       JobUpdate u;
       u.started_at = o.started ? o.started : now;
       Transition(a, JobState::kRunning, "running (" + o.handle + ")", now, out, u);
+      StartCheckpoints(a, now);
     }
     return;
   }
@@ -504,14 +506,21 @@ void Reconciler::HandleObservation(const RunObservation& o, UnixSeconds now,
   a.stop_kind = StopKind::kNone;
   if (kind == StopKind::kCancel) {
     Transition(a, JobState::kCancelled, "cancelled; the process " + how, now, out, end);
+  } else if (kind == StopKind::kMove) {
+    MoveStopped(a, how, ended, now, out);
+    return;
   } else if (kind == StopKind::kPreempt ||
              (o.phase == RunPhase::kLost && a.row.attempts <= options_.max_requeues)) {
     if (options_.measured) a.measured = options_.measured(a.row.id);
     Unqueue(a);
     a.queued.reset();  // decided again, with the measured profile
+    a.placed.reset();
+    a.work_done = 0;   // for the whole work, as it is queued again
     if (kind == StopKind::kPreempt) {
       Transition(a, JobState::kPreempted, "preempted; the process " + how, now, out, end);
     }
+    // Billed before the requeue clears the placement and start it is billed by.
+    ReleaseAttempt(a, ended, out);
     JobUpdate requeue;
     requeue.clear_ended = true;
     requeue.placement = Placement{};
@@ -599,6 +608,7 @@ Status Reconciler::RunCycle() {
     if (!HandleReplicaObservation(o, now, &out)) HandleObservation(o, now, &out);
   }
   HandleCancels(now, &out);
+  ReconsiderRunning(now, &out);
   RetryBackendCalls(now, &out);
   KeepReplicaSets(now, &out);
   Status st = Schedule(now, &out);

@@ -205,6 +205,25 @@ class Reconciler {
                       std::vector<JobUpdate>* out);
   void HandleObservation(const RunObservation& obs, UnixSeconds now, std::vector<JobUpdate>* out);
   void HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out);
+  // Moves at checkpoints (reconciler_move.cc): at each checkpoint of a
+  // running preemptible job this daemon placed, the core's re-decision for
+  // the work left (sched::Scheduler::Reconsider, judged by the profile's
+  // `migrate`); a move stops the attempt at its checkpoint (SIGTERM, the
+  // grace period) and, once it has stopped, starts the job on the new place
+  // with the same checkpoint directory (MoveStopped). A stay is the job's
+  // reason, not an event.
+  void ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out);
+  // The first checkpoint of `a`'s attempt seen running from `now`.
+  void StartCheckpoints(Active& a, UnixSeconds now);
+  // `a`'s attempt stopped at the checkpoint of a move: its GPUs released,
+  // the move's placement committed and launched; queued and decided again
+  // if the place was taken meanwhile.
+  void MoveStopped(Active& a, const std::string& how, UnixSeconds ended, UnixSeconds now,
+                   std::vector<JobUpdate>* out);
+  // Records `d` (kPlace, committed on the ledger) as `a`'s next attempt:
+  // "scheduled" with its placement and allocation, `message` as the event.
+  void RecordPlacement(Active& a, const sched::Decision& d, const std::string& message,
+                       UnixSeconds now, std::vector<JobUpdate>* out);
   Status Schedule(UnixSeconds now, std::vector<JobUpdate>* out);
   // The spec the next decision uses: the stored one, or the one its measured
   // profile adjusts (with a note in the job's events).
@@ -358,6 +377,9 @@ class Reconciler {
   std::map<std::string, uint32_t> tenant_ids_;
   std::set<std::string> resync_;  // jobs to read again from the store (Flush)
   int64_t marks_cursor_ = 0;      // Store::ChangedMarks: where the last read ended
+  // Running jobs' next checkpoints (time, seq), for ReconsiderRunning; an
+  // entry whose job no longer runs there is dropped when it comes due.
+  std::multimap<UnixSeconds, int64_t> checkpoints_;
   std::vector<BackendCall> calls_;  // decided, not yet made (CallBackend)
 
   mutable std::mutex explain_mu_;  // the two maps below

@@ -372,36 +372,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
     std::string reason;
     switch (d.kind) {
       case sched::DecisionKind::kPlace: {
-        a.holds = true;
-        const Allocation& al = *d.allocation;
-        Placement p;
-        p.node = fs.nodes[al.nodes[0].node.index()].name;
-        p.gpus = GpuIndexes(al.nodes[0].gpus);
-        p.region = options_.region;
-        p.pricing = d.pricing ? std::string(ToString(*d.pricing)) : "owned";
-        if (al.nodes[0].mig) {
-          const sched::Node& n = fs.fleet->node(al.nodes[0].node);
-          for (const sched::MigInstance& m : n.mig) {
-            if (m.shape == al.nodes[0].mig->shape) {
-              p.mig = options_.catalog->gpus()[n.gpu_model.index()].mig_profiles[m.profile].name;
-            }
-          }
-        }
-        a.replicas = ReplicasOf(a, al, fs);
-        a.replicas_wanted = -1;
-        if (!a.replicas.empty()) SizeReplicaSet(a, now, out);  // those beyond it stay stopped
-        JobUpdate u;
-        u.placement = p;
-        u.attempts = a.row.attempts + 1;
-        u.allocation_json = AllocationToJson(al, fs).dump();
-        // A service's set is stored before any replica is launched, so that
-        // a launch not recorded before a restart is found by its name.
-        u.handle = a.replicas.empty() ? "" : ReplicaSetHandle(a.replicas, a.slo);
-        u.clear_ended = true;
-        std::string where = p.node + (p.gpus.empty() ? "" : " GPUs " + JoinGpus(p.gpus)) +
-                            (p.mig.empty() ? "" : " MIG " + p.mig);
-        Transition(a, JobState::kScheduled, "placed on " + where + " (" + p.pricing + ")", now, out,
-                   u);
+        RecordPlacement(a, d, "placed on", now, out);
         to_launch.push_back(&a);
         return;
       }
@@ -489,6 +460,41 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
   // Launched once "scheduled" is written (CallBackend), if the store took it.
   for (Active* a : to_launch) RequestLaunch(*a);
   return Status::Ok();
+}
+
+void Reconciler::RecordPlacement(Active& a, const sched::Decision& d, const std::string& verb,
+                                 UnixSeconds now, std::vector<JobUpdate>* out) {
+  FleetState& fs = *fleet_;
+  a.holds = true;
+  a.placed = d.chosen;
+  const Allocation& al = *d.allocation;
+  Placement p;
+  p.node = fs.nodes[al.nodes[0].node.index()].name;
+  p.gpus = GpuIndexes(al.nodes[0].gpus);
+  p.region = options_.region;
+  p.pricing = d.pricing ? std::string(ToString(*d.pricing)) : "owned";
+  if (al.nodes[0].mig) {
+    const sched::Node& n = fs.fleet->node(al.nodes[0].node);
+    for (const sched::MigInstance& m : n.mig) {
+      if (m.shape == al.nodes[0].mig->shape) {
+        p.mig = options_.catalog->gpus()[n.gpu_model.index()].mig_profiles[m.profile].name;
+      }
+    }
+  }
+  a.replicas = ReplicasOf(a, al, fs);
+  a.replicas_wanted = -1;
+  if (!a.replicas.empty()) SizeReplicaSet(a, now, out);  // those beyond it stay stopped
+  JobUpdate u;
+  u.placement = p;
+  u.attempts = a.row.attempts + 1;
+  u.allocation_json = AllocationToJson(al, fs).dump();
+  // A service's set is stored before any replica is launched, so that
+  // a launch not recorded before a restart is found by its name.
+  u.handle = a.replicas.empty() ? "" : ReplicaSetHandle(a.replicas, a.slo);
+  u.clear_ended = true;
+  std::string where = p.node + (p.gpus.empty() ? "" : " GPUs " + JoinGpus(p.gpus)) +
+                      (p.mig.empty() ? "" : " MIG " + p.mig);
+  Transition(a, JobState::kScheduled, verb + " " + where + " (" + p.pricing + ")", now, out, u);
 }
 
 Result<nlohmann::json> Reconciler::Plan(const JobSpec& job) {

@@ -18,15 +18,6 @@ std::string FormatWait(int64_t ms) {
 
 const char kAfterRestart[] = "after a daemon restart";
 
-void Note(const std::string& job_id, const std::string& message, UnixSeconds now,
-          std::vector<JobUpdate>* out) {
-  JobUpdate u;
-  u.job_id = job_id;
-  u.message = message;
-  u.at = now;
-  out->push_back(std::move(u));
-}
-
 }  // namespace
 
 int64_t Reconciler::NowMs() const {
@@ -61,7 +52,9 @@ void Reconciler::LaunchFailed(Active& a, const Status& st, UnixSeconds now,
 
 void Reconciler::StopAnswered(Active& a, const BackendCall& call, UnixSeconds now,
                               std::vector<JobUpdate>* out) {
-  const std::string what = a.stop_kind == StopKind::kCancel ? "cancel" : "preemption";
+  const std::string what = a.stop_kind == StopKind::kCancel ? "cancel"
+                           : a.stop_kind == StopKind::kMove ? "move"
+                                                            : "preemption";
   const Status& st = call.stopped;
   if (st.ok()) {
     if (a.stop_retry) {

@@ -19,8 +19,9 @@
 namespace meridian::control {
 
 // Why the backend was told to stop a job's attempt; it decides what the
-// attempt's end becomes (cancelled, or preempted and requeued).
-enum class StopKind { kNone, kCancel, kPreempt };
+// attempt's end becomes (cancelled; preempted and requeued; or moved: started
+// at once on the place its checkpoint's re-decision chose).
+enum class StopKind { kNone, kCancel, kPreempt, kMove };
 
 // A backend call that failed transiently, made again once the reconciler's
 // steady clock reaches next_ms.
@@ -85,6 +86,19 @@ struct Reconciler::Active {
   int replicas_wanted = -1;
   // The service's minutes met so far, kept over its attempts (TallyService).
   ServiceTally slo;
+  // Moves at checkpoints (reconciler_move.cc), for a job this daemon placed:
+  // what its running attempt was placed on (the decision's choice; unset for
+  // an attempt adopted after a restart, which is not reconsidered), when the
+  // daemon saw it run (its clock), the share of the work saved before this
+  // attempt (work_done), the checkpoints taken, its next one, when it last moved, and
+  // the placement a move in progress goes to.
+  std::optional<sched::ScoredCandidate> placed;
+  UnixSeconds run_since = 0;
+  double work_done = 0;
+  int checkpoints = 0;
+  UnixSeconds next_checkpoint = 0;
+  std::optional<UnixSeconds> last_move;
+  std::optional<sched::Decision> move_to;
 };
 
 // Records a call of `kind` for `a`'s attempt in `calls` and marks `a` as
@@ -118,6 +132,16 @@ Replica* FindReplica(std::vector<Replica>& set, int index);
 // job's `pending` alone (the replica's marks it).
 Reconciler::BackendCall ReplicaCall(PendingCall kind, const Reconciler::Active& a,
                                     const Replica& r);
+
+// An event for `job_id` that changes nothing else.
+inline void Note(const std::string& job_id, const std::string& message, UnixSeconds now,
+                 std::vector<JobUpdate>* out) {
+  JobUpdate u;
+  u.job_id = job_id;
+  u.message = message;
+  u.at = now;
+  out->push_back(std::move(u));
+}
 
 int64_t GraceOf(const JobSpec& s);
 // The grace period a stop of `a` gives: its spec's, or the default when its

@@ -22,6 +22,7 @@
 #include "control/job_json.h"
 #include "control/reconciler.h"
 #include "control/replica_set.h"
+#include "control/same_machine_nodes.h"
 #include "control/retention.h"
 #include "control/store.h"
 #include "control/submission.h"
@@ -32,59 +33,7 @@ namespace meridian::control {
 namespace {
 
 namespace fs = std::filesystem;
-
-// This machine's node offered as `count` nodes, each with its GPUs; a launch
-// on any of them runs on this machine.
-class SameMachineNodes : public Backend {
- public:
-  SameMachineNodes(std::unique_ptr<Backend> local, int count)
-      : local_(std::move(local)), count_(count) {}
-  std::string_view name() const override { return local_->name(); }
-  Result<std::string> Launch(const LaunchRequest& request) override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      if (before_launch_) before_launch_(request);
-    }
-    LaunchRequest here = request;
-    here.node = local_->Nodes().at(0).name;
-    return local_->Launch(here);
-  }
-  Status Stop(const std::string& handle, int64_t grace_s) override {
-    return local_->Stop(handle, grace_s);
-  }
-  std::vector<RunObservation> Poll() override { return local_->Poll(); }
-  Result<RunObservation> Adopt(const std::string& job_id, int attempt,
-                               const std::string& handle) override {
-    return local_->Adopt(job_id, attempt, handle);
-  }
-  Result<std::optional<std::string>> FindLaunched(const std::string& job_id, int attempt) override {
-    return local_->FindLaunched(job_id, attempt);
-  }
-  Status Retire(const std::string& job_id, int attempts) override {
-    return local_->Retire(job_id, attempts);
-  }
-  // Called before each launch (say, to let the test's clock run on while a
-  // replacement takes its time to come up).
-  void BeforeLaunch(std::function<void(const LaunchRequest&)> f) {
-    std::lock_guard<std::mutex> l(mu_);
-    before_launch_ = std::move(f);
-  }
-  std::vector<BackendNode> Nodes() override {
-    std::vector<BackendNode> nodes;
-    const BackendNode here = local_->Nodes().at(0);
-    for (int i = 0; i < count_; ++i) {
-      nodes.push_back(here);
-      nodes.back().name = "m" + std::to_string(i);
-    }
-    return nodes;
-  }
-
- private:
-  std::unique_ptr<Backend> local_;
-  int count_;
-  std::mutex mu_;
-  std::function<void(const LaunchRequest&)> before_launch_;
-};
+using testing::SameMachineNodes;
 
 bool Alive(pid_t pid) { return pid > 0 && kill(pid, 0) == 0; }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "estimate/pricing.h"
+#include "sched/work_left.h"
 #include "sim/charge.h"
 #include "sim/cpu_model.h"
 
@@ -112,8 +113,7 @@ void Engine::SetWork(LiveJob& l, const TraceJob& tj) {
       d.run_hours = d.mig_run_hours = static_cast<float>(
           left * static_cast<double>(planned_s) / 3600.0 * full.recorded_ratio);
     } else {
-      d.run_hours = static_cast<float>(left * full.run_hours);
-      d.mig_run_hours = static_cast<float>(left * full.mig_run_hours);
+      sched::ScaleToWorkLeft(full, left, &d);
     }
     d.run_hours = static_cast<float>(d.run_hours * l.cpu_factor);
     d.mig_run_hours = static_cast<float>(d.mig_run_hours * l.cpu_factor);

@@ -221,5 +221,68 @@ TEST(SimMigrateTest, ACpuFallbackJobMovesFromCpuToAFreedGpuAtItsNextCheckpoint) 
   EXPECT_EQ(stay.jobs[1].end_s, 1 + 4 * 36000);
 }
 
+
+// And back: a cpu_fallback job on a GPU whose GPU is taken near its end by
+// a higher tier finishes on the CPU instead of waiting past its deadline.
+//   fleet     one node of 8 H100s at $2/GPU-h and one CPU node (64 vCPUs)
+//   mover     1 GPU, 10 h (36000 s), 4x slower on CPU, preemptible,
+//             checkpoints every 1800 s, 300 s restart, deadline 50000 s;
+//             at second 0 the GPU is free and cheaper than the CPU
+//             ($2/h against 4 x 64 x $0.031611 = $8.09/h of GPU work)
+//   wanter    8 H100s, high priority, 30000 s, at second 34300: it preempts
+//             the mover, whose last checkpoint (the 19th, 19 x 1800 =
+//             34200 s) holds 95% of its work; the 100 s since are lost
+//   then      the work left, 1800 s on a GPU, is 7200 s on the CPU; no GPU
+//             frees before 34300 + 30000 = 64300, past the deadline less
+//             the GPU's 1800 s (48200): cpu_fallback's "scarce" rule puts it
+//             on the CPU, where it ends before its deadline. Without its
+//             cpu_fallback it waits for the GPU and ends at 64300 + 300 +
+//             1800 = 66400, after the deadline.
+TEST(SimMigrateTest, ACpuFallbackJobWhoseGpuIsTakenNearItsEndFinishesOnTheCpu) {
+  FleetSpec fleet = testing::OneCluster(1, 8);
+  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
+  const World w = testing::TestWorld(fleet);
+  auto trace_with = [](bool fallback) {
+    Trace trace;
+    JobSpec mover = FixedJob(1, "H100-80GB", 30);
+    if (fallback) mover.resources.cpu_fallback = meridian::CpuFallback{4};
+    mover.resources.vcpus = 64;
+    mover.preemptible = true;
+    mover.checkpoint.interval_s = 1800;
+    mover.checkpoint.restart_overhead_s = 300;
+    AddJob(trace, mover, "mover", 0, 36000, 50000);
+    JobSpec wanter = FixedJob(8, "H100-80GB", 30);
+    wanter.priority = Priority::kHigh;
+    AddJob(trace, wanter, "wanter", 34300, 30000);
+    return trace;
+  };
+  const PolicyRun run = RunDefault(trace_with(true), w, true);
+  const JobOutcome& o = run.jobs[0];
+  ASSERT_EQ(o.state, JobState::kDone);
+  EXPECT_EQ(o.start_s, 0);
+  EXPECT_EQ(o.preemptions, 1);
+  EXPECT_TRUE(o.cpu);  // where it ended
+  const JobOutcome& wanter = run.jobs[1];
+  ASSERT_EQ(wanter.state, JobState::kDone);
+  EXPECT_EQ(wanter.start_s, 34300);
+  // It restarts on the CPU and runs the 5% left at a quarter of the speed,
+  // 300 s + 7200 s, no sooner than 34300 + 7500 = 41800 and (time_shift may
+  // start it at a later hour within its slack) by its deadline.
+  EXPECT_GE(o.end_s, 34300 + 300 + 7200);
+  EXPECT_LE(o.end_s, 50000);
+  // Lost: the 100 s of one GPU after its last checkpoint.
+  EXPECT_EQ(o.lost_gpu_ms, 1000 * 100);
+  // Paid: the GPU from 0 to 34300 at $2/h = $19.055556; no more GPU time
+  // (the simulator prices CPU nodes at 0).
+  EXPECT_EQ(o.cost_micros, 19055556);
+
+  const PolicyRun wait = RunDefault(trace_with(false), w, true);
+  const JobOutcome& waited = wait.jobs[0];
+  ASSERT_EQ(waited.state, JobState::kDone);
+  EXPECT_FALSE(waited.cpu);
+  EXPECT_EQ(waited.end_s, wait.jobs[1].end_s + 300 + 1800);
+  EXPECT_GT(waited.end_s, 50000);
+}
+
 }  // namespace
 }  // namespace meridian::sim

@@ -39,7 +39,14 @@ class LaunchFenceTest : public testing::Test {
   }
   void TearDown() override {
     backend_.reset();
-    fs::remove_all(root_);
+    // The monitors of the attempts launched (/bin/true) may still be writing
+    // their status files while the directory goes: remove until it is gone.
+    for (int i = 0; i < 250; ++i) {
+      std::error_code ec;
+      fs::remove_all(root_, ec);
+      if (!ec && !fs::exists(root_)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
   std::string State() const { return (root_ / "state").string(); }
   std::string FenceFile() const { return (root_ / "state" / kLaunchFenceFile).string(); }

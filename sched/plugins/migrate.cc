@@ -132,9 +132,12 @@ MoveDecision Migrate::Judge(const MoveQuote& q) const {
     return d;
   }
   d.verdict = MoveVerdict::kMove;
+  // Grams only where both places have a figure (a CPU node has none).
+  const bool grams = q.stay.grams_known && q.move.grams_known;
   d.reason = "moves from " + q.from + " to " + q.to + " after checkpoint " +
-             std::to_string(q.checkpoint) + ": saves " + Usd(q.stay.usd - q.move.usd) + " and " +
-             Kg(q.stay.grams - q.move.grams) + ", costs " + Usd(q.costs.egress_usd) +
+             std::to_string(q.checkpoint) + ": saves " + Usd(q.stay.usd - q.move.usd) +
+             (grams ? " and " + Kg(q.stay.grams - q.move.grams) : "") + ", costs " +
+             Usd(q.costs.egress_usd) +
              " egress and " + Fixed(q.costs.overhead_hours() * 60, 0) + " min restart (" +
              Usd(q.costs.overhead_usd) + "): " + Usd(t.net()) + " net" + carbon;
   return d;

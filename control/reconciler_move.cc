@@ -1,0 +1,192 @@
+// Moves of running work at checkpoints in the daemon (Reconciler::
+// ReconsiderRunning): the question the simulator asks at each checkpoint
+// (sim/engine_migrate.cc), asked of the same core, sched::Scheduler::
+// Reconsider (sched/move.h), with the same work-left rule
+// (sched/work_left.h). Only the way a verdict is carried out differs: a move
+// is a stop at the checkpoint (SIGTERM and the grace period, as a
+// preemption's) and, once the process has ended, a launch on the new place
+// with the job's checkpoint directory, which every attempt of a job shares.
+//
+// What the daemon knows of a run's progress is time: the share of the work
+// an attempt has done is the time since the daemon saw it run, less its
+// restart overhead, over the time its placement was planned for (the
+// allocation's expected end). The job saves its state when told to stop
+// (the contract MERIDIAN_CHECKPOINT_DIR states), so a move loses no work.
+//
+// Not reconsidered: services (their replicas keep their own set), attempts
+// adopted after a restart (the decision that placed them is not stored), and
+// a move in progress when the daemon restarts ends as a preemption does (the
+// job is queued and decided again).
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "control/reconciler_state.h"
+#include "estimate/pricing.h"
+#include "sched/move.h"
+#include "sched/work_left.h"
+
+namespace meridian::control {
+
+namespace {
+
+sched::Snapshot SnapshotOf(const Reconciler::FleetState& fs, UnixSeconds now) {
+  sched::Snapshot snap;
+  snap.now = now;
+  snap.fleet = fs.fleet.get();
+  snap.ledger = &fs.ledger;
+  snap.market = fs.market.get();
+  return snap;
+}
+
+// The restart an attempt begins with: none for a job's first run, the
+// checkpoint terms' overhead for one that resumes saved work.
+int64_t OverheadOf(const Reconciler::Active& a, const estimate::CheckpointTerms& t) {
+  return a.work_done > 0 ? t.restart_overhead_s : 0;
+}
+
+// `text` (a move's verdict, which names places as the scheduler's fleet
+// does, "gpu0-0-t4-0 1 GPU(s)") with the daemon's node names ("gpu0 1
+// GPU(s)"): each node of the daemon's fleet is a cluster of its own.
+std::string InDaemonNames(std::string text, const Reconciler::FleetState& fs) {
+  std::vector<std::pair<std::string, std::string>> names;
+  for (size_t i = 0; i < fs.nodes.size(); ++i) {
+    names.emplace_back(fs.fleet->node(NodeId(static_cast<uint32_t>(i))).name, fs.nodes[i].name);
+  }
+  // The longest first, so that no name is replaced inside a longer one.
+  std::sort(names.begin(), names.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [from, to] : names) {
+    if (from.empty() || from == to) continue;
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+void Reconciler::StartCheckpoints(Active& a, UnixSeconds now) {
+  a.run_since = now;
+  if (!a.placed || !a.spec || !a.spec->preemptible || !a.replicas.empty()) return;
+  const estimate::CheckpointTerms t = estimate::CheckpointOf(a.spec->checkpoint);
+  if (t.interval_s <= 0) return;
+  a.next_checkpoint = now + OverheadOf(a, t) + t.interval_s;
+  checkpoints_.emplace(a.next_checkpoint, a.row.seq);
+}
+
+void Reconciler::ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out) {
+  while (!checkpoints_.empty() && checkpoints_.begin()->first <= now) {
+    const auto [at, seq] = *checkpoints_.begin();
+    checkpoints_.erase(checkpoints_.begin());
+    auto found = by_seq_.find(seq);
+    if (found == by_seq_.end()) continue;
+    Active& a = *found->second;
+    if (a.next_checkpoint != at || a.done || a.row.state != JobState::kRunning ||
+        a.stop_kind != StopKind::kNone || a.pending != PendingCall::kNone || !a.placed ||
+        !a.queued || !a.spec || resync_.count(a.row.id)) {
+      continue;
+    }
+    const estimate::CheckpointTerms t = estimate::CheckpointOf(a.spec->checkpoint);
+    auto keep_on = [&] {
+      a.next_checkpoint = at + t.interval_s;
+      checkpoints_.emplace(a.next_checkpoint, a.row.seq);
+    };
+    if (!fleet_ || !fleet_->scheduler) {
+      keep_on();
+      continue;
+    }
+    FleetState& fs = *fleet_;
+    const JobId jid(static_cast<uint32_t>(a.row.seq));
+    const Allocation* held = fs.ledger.Find(jid);
+    auto node = fs.by_name.find(a.row.placement.node);
+    if (!held || node == fs.by_name.end()) {
+      keep_on();
+      continue;
+    }
+    // This attempt's share of the work it was placed with, by time.
+    const int64_t progress_s = std::max<int64_t>(0, now - a.run_since - OverheadOf(a, t));
+    const int64_t planned_s = std::max<int64_t>(1, held->end - held->start);
+    const double share = std::min(1.0, static_cast<double>(progress_s) / static_cast<double>(planned_s));
+    const double done = a.work_done + (1.0 - a.work_done) * share;
+    const sched::QueuedJob left = sched::WithWorkLeft(*a.queued, done);
+    sched::RunningJob r;
+    r.job = &left;
+    r.placement = a.placed->candidate;
+    r.placement.node = node->second;  // the fleet may have been rebuilt since
+    r.where = a.placed->where;
+    r.checkpoints = a.checkpoints + static_cast<int>(progress_s / t.interval_s);
+    r.checkpoint_gb = estimate::CheckpointGb(*a.spec);
+    r.last_move = a.last_move;
+    sched::MoveDecision m = fs.scheduler->Reconsider(r, SnapshotOf(fs, now), &fs.ledger);
+    m.reason = InDaemonNames(std::move(m.reason), fs);
+    if (m.verdict != sched::MoveVerdict::kMove || !m.placement ||
+        m.placement->kind != sched::DecisionKind::kPlace || !m.placement->allocation) {
+      // A wait for the new place (kDefer) is not taken: the daemon launches
+      // what it can start now. Staying is said in the job's reason.
+      if (m.verdict == sched::MoveVerdict::kMove) {
+        m.reason = "stays: the better place " +
+                   InDaemonNames(m.quote ? m.quote->to : std::string(), fs) + " does not start now";
+      }
+      keep_on();
+      if (m.reason != a.row.reason) {
+        a.row.reason = m.reason;
+        JobUpdate u;
+        u.job_id = a.row.id;
+        u.reason = m.reason;
+        out->push_back(u);
+      }
+      continue;
+    }
+    a.checkpoints = r.checkpoints;
+    a.work_done = done;
+    a.move_to = std::move(*m.placement);
+    a.stop_kind = StopKind::kMove;
+    metrics_->moves++;
+    const int64_t grace = GraceOf(a);
+    Transition(a, JobState::kCheckpointing,
+               m.reason + "; SIGTERM, " + std::to_string(grace) + "s to checkpoint before SIGKILL",
+               now, out);
+    StopAttempt(a, "", now, out);  // retried until the backend takes it
+  }
+}
+
+void Reconciler::MoveStopped(Active& a, const std::string& how, UnixSeconds ended,
+                             UnixSeconds now, std::vector<JobUpdate>* out) {
+  ReleaseAttempt(a, ended, out);  // billed while its placement is still known
+  std::optional<sched::Decision> to = std::move(a.move_to);
+  a.move_to.reset();
+  a.placed.reset();
+  Unqueue(a);
+  JobUpdate requeue;
+  requeue.clear_ended = true;
+  requeue.placement = Placement{};
+  requeue.handle = "";
+  requeue.allocation_json = "";
+  Transition(a, JobState::kQueued,
+             "stopped at its checkpoint to move; the process " + how +
+                 "; the next attempt resumes from its checkpoint directory",
+             now, out, requeue);
+  std::string why;
+  if (to && fleet_ && fleet_->scheduler && a.pending == PendingCall::kNone && !a.row.cancel_requested) {
+    Status st = fleet_->scheduler->Commit(*to, SnapshotOf(*fleet_, now), &fleet_->ledger);
+    if (st.ok()) {
+      a.last_move = now;
+      RecordPlacement(a, *to, "moved to", now, out);
+      RequestLaunch(a);
+      return;
+    }
+    why = st.message();
+  } else {
+    why = "the fleet changed";
+  }
+  // The place was taken meanwhile: decided again, as after a preemption.
+  a.queued.reset();
+  a.work_done = 0;
+  Note(a.row.id, "the place it was moving to is no longer free (" + why + "); decided again",
+       now, out);
+}
+
+}  // namespace meridian::control
