@@ -608,6 +608,102 @@ TEST(SlurmMigClusterTest, MigJobsRunOnOneInstanceEach) {
   std::filesystem::remove_all(dir);
 }
 
+// Moving running work on Slurm: a cluster of its own with a T4 node and a
+// CPU node (no GPU GRES). A high-priority job holds the T4, expected for
+// 40 h; a preemptible job with cpu_fallback (5 GPU-hours on a T4, 4x slower
+// on CPU, deadline 24 h) starts on the CPU node, since no GPU frees before
+// its latest GPU start; the T4's job then ends early. At the mover's next
+// checkpoint (every 5 s) the daemon's core finds the T4 worth the move
+// (about $6.41 of CPU time left against $1.75 on the T4; the figures are
+// worked in control/move_test.cc), stops the Slurm job at its checkpoint
+// and submits the next attempt on the T4 node, which resumes from the
+// checkpoint directory the two Slurm jobs share.
+TEST(SlurmMoveClusterTest, ACpuJobMovesToAFreedGpuNodeAndResumesFromItsCheckpoint) {
+  const std::string cdir = control::testing::MakeTempDir("slurm-move");
+  int rc = 0;
+  const std::string tool = std::string(MERIDIAN_SOURCE_DIR) + "/tools/slurm-dev-cluster";
+  std::string out = RunCommand({"/bin/sh", "-c", tool + " start --dir " + cdir +
+                                                     " --nodes 2 --gpus 1 --gpu-type t4 --cpu-nodes 1 2>&1"},
+                               &rc);
+  ASSERT_EQ(rc, 0) << "the dev cluster did not start:\n" << out;
+  const std::string dir = control::testing::MakeTempDir("slurm-move-serve");
+  std::ofstream(dir + "/fleet.yaml")
+      << "clusters:\n  - name: dev\n    region: gcp:us-central1\n    gpu_hour_usd: 0.35\n"
+      << "    backend: slurm\n    slurm: {partitions: [gpu], conf: " << cdir << "/slurm.conf}\n"
+      << "    nodes:\n      - {count: 1, gpu: T4, gpus: 1, vcpus: 32, ram_gib: 256}\n"
+      << "      - {count: 1, gpus: 0, vcpus: 32, ram_gib: 256}\nelastic: false\n";
+  {
+    DaemonProcess daemon(dir, "region: gcp:us-central1\nreconcile_interval_ms: 50\nfleet: " + dir +
+                                  "/fleet.yaml\n");
+    daemon.Start();
+    const std::string token = daemon.Token("alice");
+    auto http = daemon.Client();
+    const std::string go = dir + "/go";
+    json blocker = {{"name", "blocker"},
+                    {"kind", "training"},
+                    {"priority", "high"},
+                    {"resources", {{"gpus", 1}, {"gpu_models", {"T4"}}}},
+                    {"work", {{"gpu_hours", 40}, {"on", "T4"}}},
+                    {"command", {"/bin/sh", "-c", "while [ ! -e " + go + " ]; do sleep 0.05; done"}}};
+    const std::string script =
+        "d=\"$MERIDIAN_CHECKPOINT_DIR\"; echo \"attempt $MERIDIAN_ATTEMPT devices "
+        "[$CUDA_VISIBLE_DEVICES]\"; "
+        "if [ -f \"$d/step\" ]; then echo \"resumed from $(cat \"$d/step\")\"; exit 0; fi; "
+        "n=0; trap 'echo $n > \"$d/step\"; exit 0' TERM; "
+        "while true; do n=$((n+1)); sleep 0.05; done";
+    json mover = {{"name", "mover"},
+                  {"kind", "training"},
+                  {"priority", "normal"},
+                  {"preemptible", true},
+                  {"deadline", "24h"},
+                  {"resources",
+                   {{"gpus", 1}, {"gpu_models", {"T4"}}, {"vcpus", 8}, {"ram_gib", 16},
+                    {"cpu_fallback", {{"slowdown", 4}}}}},
+                  {"work", {{"gpu_hours", 5}, {"on", "T4"}}},
+                  {"checkpoint", {{"interval", "5s"}, {"restart_overhead", "1s"}}},
+                  {"grace_period", "10s"},
+                  {"command", {"/bin/sh", "-c", script}}};
+    const std::string b = SubmitJob(*http, token, blocker);
+    const std::string m = SubmitJob(*http, token, mover);
+    auto wait = [&](const std::string& id, const std::string& state) {
+      json j;
+      for (int i = 0; i < 600; ++i) {
+        j = GetJob(*http, token, id);
+        if (j["state"] == state) return j;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      ADD_FAILURE() << id << " never reached " << state << ": " << j.dump() << "\n" << daemon.Log();
+      return j;
+    };
+    EXPECT_EQ(wait(b, "running")["placement"]["node"], "node1");
+    EXPECT_EQ(wait(m, "running")["placement"]["node"], "node2");
+    std::ofstream(go) << "go\n";
+    wait(b, "succeeded");
+    const json j = wait(m, "succeeded");
+    EXPECT_EQ(j["attempts"], 2) << j.dump();
+    EXPECT_EQ(j["placement"]["node"], "node1") << j.dump();
+    auto get = [&](const std::string& path) {
+      auto r = http->Get(path.c_str(), Auth(token));
+      return r ? r->body : std::string();
+    };
+    const std::string events = get("/v1/jobs/" + m + "/events");
+    EXPECT_NE(events.find("moves from node2 CPU to node1 1 GPU(s) after checkpoint "),
+              std::string::npos) << events;
+    EXPECT_NE(events.find("moved to node1 GPUs 0 (owned)"), std::string::npos) << events;
+    // Attempt 1 saw no GPU; attempt 2, on the T4 node, Slurm's one GPU and
+    // the step attempt 1 saved.
+    const std::string stdout_log = get("/v1/jobs/" + m + "/logs?stream=stdout");
+    EXPECT_NE(stdout_log.find("attempt 1 devices []\n"), std::string::npos) << stdout_log;
+    EXPECT_NE(stdout_log.find("attempt 2 devices [0]\nresumed from "), std::string::npos) << stdout_log;
+    const size_t at = stdout_log.find("resumed from ");
+    ASSERT_NE(at, std::string::npos) << stdout_log;
+    EXPECT_GT(std::stoi(stdout_log.substr(at + 13)), 0) << stdout_log;
+  }
+  out = RunCommand({"/bin/sh", "-c", tool + " stop --dir " + cdir + " 2>&1"}, &rc);
+  EXPECT_EQ(rc, 0) << out;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace meridian::backends
 
