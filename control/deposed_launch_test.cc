@@ -7,12 +7,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "control/local_store_test.h"
 #include "control/reconciler.h"
 #include "control/store.h"
+#include "control/store_test_kinds.h"
+#include "control/test_postgres.h"
 #include "sched/profile.h"
 
 namespace meridian::control {
@@ -96,6 +100,43 @@ TEST_F(DeposedLaunchTest, LeaderBelowTheFenceDoesNotStart) {
   Status st = reconciler_->Start();
   EXPECT_FALSE(st.ok());
   EXPECT_TRUE(IsDeposed(st)) << st.message();
+}
+
+// On PostgreSQL, with a backend that keeps no fence of its own (as Slurm
+// and Kubernetes keep none; here the local backend, whose fence file no newer
+// leader ever wrote): a leader whose lease another replica took after the
+// job was written "scheduled" makes no launch. The store's launch hold
+// (Store::HoldLaunches) refuses it, and the leader is told it was deposed.
+TEST_F(DeposedLaunchTest, OnPostgresADeposedLeaderLaunchesNothingThroughABackendWithoutAFence) {
+  auto db = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  std::unique_ptr<Store> newer = testing::OpenStoreOn(*db);
+  store_ = testing::OpenStoreOn(*db);
+  ASSERT_TRUE(store_ && newer);
+  ASSERT_EQ(*store_->TakeLease("old", 300), 1);
+  MakeReconciler(1);
+  ASSERT_TRUE(reconciler_->Recover().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the old lease lapsed
+  ASSERT_EQ(*newer->TakeLease("new", 60000), 2);
+  // The job comes; the old leader's writes are not fenced here, so only the
+  // launch hold stands between it and a launch.
+  const std::string id = Submit();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(reconciler_->RunCycle().ok());
+
+  EXPECT_GE(deposed_, 1);
+  EXPECT_EQ(metrics_.launches, 0u);
+  EXPECT_EQ(AttemptFiles(), 0);
+  auto row = newer->GetJob(id);
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  EXPECT_TRUE(row->handle.empty()) << row->handle;
+  EXPECT_NE(row->state, JobState::kFailed);
+  EXPECT_NE(row->state, JobState::kRunning);
+
+  // The same reconciler at the current epoch launches it.
+  MakeReconciler(2);
+  ASSERT_TRUE(reconciler_->Recover().ok());
+  for (int i = 0; i < 3 && metrics_.launches == 0; ++i) ASSERT_TRUE(reconciler_->RunCycle().ok());
+  EXPECT_EQ(metrics_.launches, 1u);
 }
 
 }  // namespace

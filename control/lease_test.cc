@@ -5,14 +5,17 @@
 // (ActiveMarks) on both stores, and what changed since the last read
 // (ChangedMarks) on PostgreSQL. On SQLite the one daemon always leads.
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "control/backend.h"
 #include "control/pg.h"
 #include "control/store.h"
 #include "control/store_test_kinds.h"
@@ -104,6 +107,47 @@ TEST_F(LeaseTest, ADeposedLeadersFencedWritesChangeNothing) {
   EXPECT_EQ(*b_->Apply({run}), std::vector<bool>{true});
   a_->FenceWrites(0);
   EXPECT_TRUE(a_->Submit(Job("as a follower")).ok());
+}
+
+// A leader's launch holds the lease row (Store::HoldLaunches): a replica
+// whose takeover comes while the launch is under way waits until it is over,
+// so it sees what was launched; the deposed leader's next hold is refused.
+TEST_F(LeaseTest, ALaunchHoldKeepsATakeoverWaitingUntilTheLaunchIsOver) {
+  ASSERT_EQ(*a_->TakeLease("a", 300), 1);
+  auto hold = a_->HoldLaunches(1);
+  ASSERT_TRUE(hold.ok()) << hold.status().message();
+  SleepMs(500);  // a's lease lapsed 200 ms ago, mid-launch
+  std::atomic<bool> taken{false};
+  Result<int64_t> epoch = int64_t{0};
+  std::thread taker([&] {
+    epoch = b_->TakeLease("b", 60000);
+    taken = true;
+  });
+  SleepMs(600);
+  EXPECT_FALSE(taken.load()) << "b took the lease while a's launch held it";
+  hold->reset();  // the launch is over
+  taker.join();
+  ASSERT_TRUE(epoch.ok()) << epoch.status().message();
+  EXPECT_EQ(*epoch, 2);
+  auto late = a_->HoldLaunches(1);
+  ASSERT_FALSE(late.ok());
+  EXPECT_TRUE(IsDeposed(late.status())) << late.status().message();
+  EXPECT_NE(late.status().message().find("epoch 2"), std::string::npos) << late.status().message();
+  auto current = b_->HoldLaunches(2);
+  EXPECT_TRUE(current.ok()) << current.status().message();
+}
+
+// On SQLite one daemon writes the file and always leads: nothing to hold.
+TEST(SqliteLaunchHoldTest, AlwaysGranted) {
+  const std::string dir = ::testing::TempDir() + "/meridian-launch-hold-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  {
+    auto store = testing::OpenStoreOn(dir + "/meridian.db");
+    ASSERT_TRUE(store);
+    auto hold = store->HoldLaunches(7);
+    EXPECT_TRUE(hold.ok()) << hold.status().message();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // The marks of the jobs changed since `*cursor`, as "id state cancel" lines.

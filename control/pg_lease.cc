@@ -1,5 +1,7 @@
 #include "control/pg_lease.h"
 
+#include "control/backend.h"
+
 namespace meridian::control {
 
 namespace {
@@ -33,10 +35,10 @@ Status CheckPgFence(PgConn& db, int64_t epoch) {
                  [epoch](const PgRows& r) -> Status {
                    const int64_t now = r.size() == 0 ? 0 : r.Int(0, 0);
                    if (now == epoch) return Status::Ok();
-                   return Status::Internal(
+                   return Deposed(
                        "the leader's lease is at epoch " + std::to_string(now) +
                        ", not this replica's " + std::to_string(epoch) +
-                       ": another replica took over, so this one writes nothing as leader");
+                       ": another replica took over, so this one writes and launches nothing as leader");
                  });
 }
 

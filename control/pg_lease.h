@@ -18,7 +18,8 @@ Result<int64_t> TakePgLease(PgConn& db, const std::string& holder, int64_t lease
 Result<bool> RenewPgLease(PgConn& db, const std::string& holder, int64_t epoch, int64_t lease_ms);
 // Inside a write transaction: OK when `epoch` is still the lease's, with the
 // lease row locked (FOR SHARE) so no takeover commits before this
-// transaction does; else an error saying this replica no longer leads. In a
+// transaction does; else an error saying this replica no longer leads
+// (IsDeposed, control/backend.h). In a
 // pipeline (PgConn::Send) the check's answer comes at the pipeline's Sync.
 Status CheckPgFence(PgConn& db, int64_t epoch);
 

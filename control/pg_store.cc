@@ -5,6 +5,7 @@
 #include <atomic>
 #include <limits>
 
+#include "control/backend.h"
 #include "control/group_commit.h"
 #include "control/pg.h"
 #include "control/pg_lease.h"
@@ -15,6 +16,16 @@
 namespace meridian::control {
 
 namespace {
+
+// Store::HoldLaunches on PostgreSQL: the transaction ends with the hold.
+class PgLaunchHold final : public Store::LaunchHold {
+ public:
+  explicit PgLaunchHold(ReaderPool<PgConn>::Lease conn) : conn_(std::move(conn)) {}
+  ~PgLaunchHold() override { (void)conn_->Exec("COMMIT"); }
+
+ private:
+  ReaderPool<PgConn>::Lease conn_;
+};
 
 class PgStore final : public Store {
  public:
@@ -242,6 +253,20 @@ class PgStore final : public Store {
   }
 
   void FenceWrites(int64_t epoch) override { fence_ = epoch; }
+
+  // A read connection in a transaction that holds the lease row FOR SHARE
+  // (CheckPgFence) until the hold ends: a takeover's UPDATE waits for it.
+  Result<std::unique_ptr<LaunchHold>> HoldLaunches(int64_t epoch) override {
+    auto lease = Lease();
+    if (Status st = lease->Exec("BEGIN"); !st.ok()) return st;
+    // Outside a pipeline the check runs at once: Deposed, or the database's
+    // own error (which says nothing of the epoch).
+    if (Status st = CheckPgFence(*lease, epoch); !st.ok()) {
+      (void)lease->Exec("ROLLBACK");
+      return st;
+    }
+    return std::unique_ptr<LaunchHold>(new PgLaunchHold(std::move(lease)));
+  }
 
   Result<std::vector<JobTotal>> JobTotals(const std::string& tenant) override {
     auto lease = Lease();

@@ -160,6 +160,23 @@ Status Reconciler::CallBackend(std::unique_lock<std::mutex>& l) {
         c.stopped = Status::Internal("not sent: this replica's lease may have lapsed");
       }
       if (c.kind == PendingCall::kLaunch && options_.epoch) c.launch.epoch = options_.epoch();
+      // A launch holds the lease against a takeover until the backend has
+      // answered (Store::HoldLaunches), so a replica that takes over next
+      // finds this launch by its name rather than launching the job again.
+      std::unique_ptr<Store::LaunchHold> hold;
+      if (c.kind == PendingCall::kLaunch && !c.skipped && c.launch.epoch > 0) {
+        auto h = store_->HoldLaunches(c.launch.epoch);
+        if (h.ok()) {
+          hold = std::move(h).value();
+        } else {
+          // Nothing was launched: the job is read again, and launched then
+          // if this replica still leads.
+          std::cerr << "meridian serve: " << c.job_id << ": not launched: " << h.status().message()
+                    << "\n";
+          c.skipped = true;
+          deposed = deposed || IsDeposed(h.status());
+        }
+      }
       Make(backend_, &c);
       if (c.kind == PendingCall::kLaunch && !c.skipped && IsDeposed(c.launched.status())) {
         // A newer leader fenced the backend: nothing started; the job is

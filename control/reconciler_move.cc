@@ -79,7 +79,8 @@ void Reconciler::StartCheckpoints(Active& a, UnixSeconds now) {
 
 void Reconciler::ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out) {
   while (!checkpoints_.empty() && checkpoints_.begin()->first <= now) {
-    const auto [at, seq] = *checkpoints_.begin();
+    const UnixSeconds at = checkpoints_.begin()->first;
+    const int64_t seq = checkpoints_.begin()->second;
     checkpoints_.erase(checkpoints_.begin());
     auto found = by_seq_.find(seq);
     if (found == by_seq_.end()) continue;

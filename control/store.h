@@ -283,6 +283,24 @@ class Store {
   // deposed leader cannot write. 0 stops the checks (a follower's writes).
   virtual void FenceWrites(int64_t epoch) = 0;
 
+  // Held by the leader while it launches: the lease row is held against a
+  // takeover until the hold ends, so a replica that takes the lead after a
+  // deposed leader's launch finds that launch's attempt by its name
+  // (Backend::FindLaunched) instead of launching the job a second time. It
+  // fences the backends that cannot fence launches themselves (Slurm,
+  // Kubernetes; the local backend has its own fence file too).
+  class LaunchHold {
+   public:
+    virtual ~LaunchHold() = default;
+  };
+  // A hold for a leader at `epoch`; refused, as Deposed (control/backend.h),
+  // when the lease is at another epoch. This default, for a store that one
+  // process writes: nothing to hold.
+  virtual Result<std::unique_ptr<LaunchHold>> HoldLaunches(int64_t epoch) {
+    (void)epoch;
+    return std::unique_ptr<LaunchHold>();
+  }
+
   // Appends utilization rows and keeps the newest `keep_per_job` of each job.
   virtual Status AppendUtilization(const std::vector<UtilizationRow>& rows, int keep_per_job) = 0;
   // The job's rows, oldest first, at most the newest `limit`.
