@@ -444,6 +444,67 @@ TEST_F(ServiceReplicasTest, MinutesShortOfTheLoadCountAgainstTheServicesSlo) {
   EXPECT_EQ(job["slo_minutes_met"], 7);
 }
 
+// The service's minutes go on being counted across a preemption and its
+// requeue, and the minutes it waits in the queue count as missed. On two
+// nodes of one T4 each, a preemptible service of a load one replica serves
+// (half its capacity) runs 2 replicas (availability, as above); at t0+120 a
+// critical 1-GPU job preempts it, and the set of 2 cannot come back until
+// that job ends, which the test lets it do at t0+300. On the daemon's clock:
+//   [t0, t0+120)      2 up: minutes 0 and 1 met
+//   [t0+120, t0+300)  queued, nothing up: minutes 2, 3 and 4 missed
+//   [t0+300, t0+420)  2 up again: minutes 5 and 6 met
+// 7 minutes, 4 met.
+TEST_F(ServiceReplicasTest, TheSloCountGoesOnAcrossARequeueAndCountsTheWaitAsMissed) {
+  ReconcilerOptions o = reconciler_->options();
+  reconciler_.reset();
+  auto two = std::make_unique<SameMachineNodes>(OneT4Backend(), 2);
+  nodes_ = two.get();
+  backend_ = std::move(two);
+  reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, o);
+  const sched::ModelDemand d = T4Demand();
+  ASSERT_GT(d.replica_rps, 0);
+  const std::string id = SubmitService(std::string(kModel) + R"("preemptible": true, "latency": {"rps": )" +
+                                       std::to_string(0.5 * d.replica_rps) + R"(, "slo_ms": )" +
+                                       std::to_string(2 * d.request_ms) + "},");
+  ASSERT_TRUE(reconciler_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return AllRunning(id, 2); })) << Events(id);
+  auto counted_until = [&](int64_t t) {
+    return WaitFor([&] { return JobToJson(Row(id)).value("slo_counted_until", 0) == t; });
+  };
+  clock_ = kHour0 + 120;
+  ASSERT_TRUE(counted_until(kHour0 + 120)) << Row(id).handle;
+
+  const std::string go = dir_ + "/go";
+  NewJob critical;
+  critical.tenant = "t";
+  critical.name = "critical";
+  critical.kind = "batch-inference";
+  critical.priority = "critical";
+  critical.submitted_at = kHour0 + 120;
+  critical.spec_json = R"({"name": "critical", "kind": "batch-inference", "tenant": "t",
+      "priority": "critical", "resources": {"gpus": 1, "gpu_models": ["T4"]},
+      "command": ["/bin/sh", "-c", "while [ ! -e )" + go + R"( ]; do sleep 0.05; done"]})";
+  auto c = store_->Submit(critical);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  reconciler_->Notify();
+  ASSERT_TRUE(WaitFor([&] { return Row(c->job_id).state == JobState::kRunning; }))
+      << Events(id) << Events(c->job_id);
+  EXPECT_EQ(Row(id).state, JobState::kQueued) << Events(id);
+  clock_ = kHour0 + 300;
+  std::ofstream(go) << "go\n";
+  ASSERT_TRUE(WaitFor([&] { return Row(c->job_id).state == JobState::kSucceeded; }))
+      << Events(c->job_id);
+  ASSERT_TRUE(WaitFor([&] { return Row(id).state == JobState::kRunning && AllRunning(id, 2); }))
+      << Events(id);
+  EXPECT_EQ(Row(id).attempts, 2);
+  clock_ = kHour0 + 420;
+  ASSERT_TRUE(counted_until(kHour0 + 420)) << Row(id).handle;
+  const nlohmann::json job = JobToJson(Row(id));
+  EXPECT_EQ(job["slo_minutes"], 7) << job.dump();
+  EXPECT_EQ(job["slo_minutes_met"], 4) << job.dump();
+  CancelAndWait(id);
+}
+
 // A replica reclaimed (SIGKILL from outside) again and again before it has
 // served kReplicaSteadyS = 300 s, as an OOM-killed one is: the first
 // reclaim is replaced at once, the second after initial_backoff_ms = 500 ms
