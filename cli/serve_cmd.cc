@@ -164,6 +164,7 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   o.reconciler.state_dir = state;
   o.reconciler.interval_ms = c.interval_ms;
   o.lease_ms = c.leader_lease_ms;
+  o.advertise = c.advertise;
   o.reconciler.node_timeout_s = c.node_timeout_s;
   o.reconciler.retention = c.retention;
   o.reconciler.backend_retry = c.backend_retry;

@@ -95,6 +95,39 @@ Status ReadTenantUids(const std::string& file, const YAML::Node& v, backends::Te
   return st.ok() ? st : ConfigError(file, v, st.message());
 }
 
+// advertise: a host name or IPv4 address (letters, digits, '.', '-'), or an
+// IPv6 address in brackets, with an optional ":PORT" (1 to 65535).
+bool ValidAdvertise(const std::string& s) {
+  std::string host = s, port;
+  if (!s.empty() && s[0] == '[') {
+    const size_t close = s.find(']');
+    if (close == std::string::npos || close < 3) return false;
+    host = s.substr(1, close - 1);
+    if (host.find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos) return false;
+    if (close + 1 < s.size()) {
+      if (s[close + 1] != ':') return false;
+      port = s.substr(close + 2);
+      if (port.empty()) return false;
+    }
+  } else {
+    const size_t colon = s.find(':');
+    if (colon != std::string::npos) {
+      host = s.substr(0, colon);
+      port = s.substr(colon + 1);
+      if (port.empty()) return false;
+    }
+    if (host.empty() || host.size() > 253 || host.front() == '-' || host.front() == '.' ||
+        host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
+            std::string::npos) {
+      return false;
+    }
+  }
+  if (port.empty()) return true;
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+  const int n = std::stoi(port);
+  return n >= 1 && n <= 65535;
+}
+
 }  // namespace
 
 Status ReadServeConfig(const std::string& file, ServeConfig* c) {
@@ -114,7 +147,7 @@ Status ParseServeConfig(const std::string& text, const std::string& file, ServeC
   }
   if (!root.IsMap()) return ConfigError(file, root, "the config must be a map of keys");
   static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
-                                                 "catalog", "reconcile_interval_ms", "leader_lease_ms", "node_timeout",
+                                                 "catalog", "reconcile_interval_ms", "leader_lease_ms", "advertise", "node_timeout",
                                                  "max_body_bytes", "node", "fleet", "telemetry",
                                                  "kubernetes", "http", "tenant_uids",
                                                  "retention", "backend_retry"};
@@ -145,6 +178,13 @@ Status ParseServeConfig(const std::string& text, const std::string& file, ServeC
         c->leader_lease_ms = v.as<int64_t>();
         if (c->leader_lease_ms < 300 || c->leader_lease_ms > 600000) {
           return ConfigError(file, v, k + ": \"" + v.as<std::string>() + "\" must be 300 to 600000");
+        }
+      } else if (k == "advertise") {
+        c->advertise = v.as<std::string>();
+        if (!ValidAdvertise(c->advertise)) {
+          return ConfigError(file, v, k + ": \"" + c->advertise +
+                                          "\" must be HOST or HOST:PORT (the name or address other "
+                                          "replicas reach this one's API at; port 1 to 65535)");
         }
       } else if (k == "node_timeout") {
         auto d = ParseDuration(v.as<std::string>());

@@ -26,6 +26,10 @@ struct ServeConfig {
   std::string catalog_dir;
   int64_t interval_ms = 200;
   int64_t leader_lease_ms = 5000;  // replicas: a takeover within about 4/3 of it
+  // Replicas: the host (and port) other replicas reach this one's API at, in
+  // the lease row; "": the --listen host, or the machine's name when it
+  // listens on every interface. Without a port, the port it listens on.
+  std::string advertise;
   int64_t node_timeout_s = 30;
   size_t max_body_bytes = 1 << 20;
   backends::LocalBackendOptions node;

@@ -1,5 +1,7 @@
 // serve.yaml's leader_lease_ms: the default, a value read as written, and
-// values out of range refused naming the file, line, key, value and range.
+// values out of range refused naming the file, line, key, value and range;
+// advertise: host names and addresses with or without a port, and what is
+// neither refused.
 #include "cli/serve_config.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +25,31 @@ TEST(ServeLeaseConfig, ValuesOutOfRangeAreRefusedNamingTheKey) {
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(st.message().find(std::string("serve.yaml:1:18: leader_lease_ms: \"") + v +
                                 "\" must be 300 to 600000"),
+              std::string::npos)
+        << st.message();
+  }
+}
+
+TEST(ServeAdvertiseConfig, HostsAndAddressesWithOrWithoutAPortAreRead) {
+  for (const char* v : {"meridian-1.internal", "meridian-1.internal:8080", "10.0.0.7", "10.0.0.7:1",
+                        "[fd00::7]", "[fd00::7]:65535", "localhost"}) {
+    ServeConfig c;
+    Status st = ParseServeConfig(std::string("advertise: \"") + v + "\"\n", "serve.yaml", &c);
+    ASSERT_TRUE(st.ok()) << v << ": " << st.message();
+    EXPECT_EQ(c.advertise, v);
+  }
+  EXPECT_EQ(ServeConfig{}.advertise, "");  // the listening host, or the machine's name
+}
+
+TEST(ServeAdvertiseConfig, WhatIsNeitherAHostNorAnAddressIsRefusedNamingTheKey) {
+  for (const char* v : {"", "host:0", "host:65536", "host:", "http://host:80", "a b", "-host",
+                        "host:80x", "[fd00::7", "[fd00::7]x", "user@host:80"}) {
+    ServeConfig c;
+    Status st = ParseServeConfig(std::string("advertise: \"") + v + "\"\n", "serve.yaml", &c);
+    ASSERT_FALSE(st.ok()) << v;
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find(std::string("serve.yaml:1:12: advertise: \"") + v +
+                                "\" must be HOST or HOST:PORT"),
               std::string::npos)
         << st.message();
   }

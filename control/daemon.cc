@@ -12,9 +12,16 @@ namespace meridian::control {
 
 namespace {
 
-// The address other replicas reach this one's API at: its listening host
+// The address other replicas reach this one's API at: `advertise` as
+// given, with the API's port when it names none; else its listening host
 // (the machine's name when it listens on every interface) and port.
-std::string AdvertisedAddress(const std::string& host, int port) {
+std::string AdvertisedAddress(const std::string& advertise, const std::string& host, int port) {
+  if (!advertise.empty()) {
+    // A port is a ':' after the host: after the ']' of an IPv6 address.
+    const size_t close = advertise.rfind(']');
+    const bool has_port = advertise.find(':', close == std::string::npos ? 0 : close) != std::string::npos;
+    return has_port ? advertise : advertise + ":" + std::to_string(port);
+  }
   std::string h = host;
   if (h.empty() || h == "0.0.0.0" || h == "::") {
     char name[256] = {};
@@ -97,7 +104,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
   MERIDIAN_RETURN_IF_ERROR(d->api_->Bind());
   LeadershipOptions lo;
   lo.lease_ms = options.lease_ms;
-  lo.holder = LeaseHolderName() + "@" + AdvertisedAddress(api_host, d->api_->port());
+  lo.holder = LeaseHolderName() + "@" + AdvertisedAddress(options.advertise, api_host, d->api_->port());
   lo.lead = [p] { return p->reconciler_->Start(); };
   lo.follow = [p] { p->reconciler_->Stop(); };
   d->leadership_ = std::make_unique<Leadership>(d->store_.get(), std::move(lo));

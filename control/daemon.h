@@ -29,6 +29,11 @@ struct DaemonOptions {
   ReconcilerOptions reconciler;
   telemetry::TelemetryConfig telemetry;
   int64_t lease_ms = 5000;  // the leader's lease (control/leadership.h)
+  // The host, or HOST:PORT, other replicas reach this one's API at (the lease
+  // row's holder names it, and followers forward /v1/plan and /v1/fleet
+  // there). "": the listening host, or the machine's name when it listens on
+  // every interface. Without a port: the port the API listens on.
+  std::string advertise;
 };
 
 class Daemon {

@@ -20,6 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "control/job_state.h"
+#include "control/pg.h"
+#include "control/pg_lease.h"
 #include "control/test_daemon.h"
 #include "control/test_postgres.h"
 
@@ -82,15 +84,16 @@ std::string Role(int port) {
 class Replicas {
  public:
   // `state` "": no --state-dir, the database's default under `default_base`.
+  // `extra`: more serve.yaml lines for every replica.
   Replicas(const std::string& db, const std::string& state, const std::string& root,
-           const std::string& default_base = "") {
+           const std::string& default_base = "", const std::string& extra = "") {
     for (int i = 0; i < kReplicas; ++i) {
       const std::string dir = root + "/replica" + std::to_string(i);
       std::filesystem::create_directories(dir);
       // The default lease (5 s): the 10 s takeover is the default's.
       daemons_.push_back(std::make_unique<DaemonProcess>(
           dir, "region: gcp:us-central1\nreconcile_interval_ms: 50\n"
-               "node: {name: failover, vcpus: 64, ram_gib: 64}\n"));
+               "node: {name: failover, vcpus: 64, ram_gib: 64}\n" + extra));
       daemons_.back()->UseDb(db);
       if (state.empty()) {
         daemons_.back()->UseDefaultStateDir(default_base);
@@ -601,6 +604,38 @@ TEST(ServeFailover, AFollowerAnswersPlanAndFleetAsTheLeaderDoes) {
   EXPECT_EQ(made_at_erased(fleet_got->body), made_at_erased(fleet_want->body));
   for (int i = 0; i < kReplicas; ++i) replicas[i].Kill(SIGTERM);
   if (!HasFailure()) std::filesystem::remove_all(dirs.root);
+}
+
+// The address a replica advertises (serve.yaml's advertise) is the one the
+// lease row names and followers forward to: with "localhost" and no port,
+// the leader is "localhost:<the port it listens on>", and a follower's plan
+// comes back through it; advertised as a name no resolver knows, the
+// leader cannot be reached that way and a follower says so (503).
+TEST(ServeFailover, FollowersReachTheLeaderAtTheAddressItAdvertises) {
+  auto db = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  for (const std::string name : {"localhost", "meridian-leader.invalid"}) {
+    const Dirs dirs = MakeDirs("advertise");
+    Replicas replicas(*db, dirs.state, dirs.root, "", "advertise: " + name + "\n");
+    replicas.StartAll();
+    const std::string token = replicas[0].Token("alice");
+    const std::vector<int> leaders = replicas.Leaders();
+    ASSERT_EQ(leaders.size(), 1u);
+    auto conn = PgConn::Open(*db);
+    ASSERT_TRUE(conn.ok()) << conn.status().message();
+    auto holder = SelectPgLeaseHolder(**conn);
+    ASSERT_TRUE(holder.ok()) << holder.status().message();
+    const std::string where = "@" + name + ":" + std::to_string(replicas.Port(leaders[0]));
+    ASSERT_GE(holder->size(), where.size());
+    EXPECT_EQ(holder->substr(holder->size() - where.size()), where) << *holder;
+    httplib::Client follower("127.0.0.1", replicas.Port((leaders[0] + 1) % kReplicas));
+    follower.set_read_timeout(10, 0);
+    auto got = follower.Post("/v1/plan", Auth(token), Body(dirs.runs, 1), "application/json");
+    ASSERT_TRUE(got) << name;
+    EXPECT_EQ(got->status, name == "localhost" ? 200 : 503) << name << ": " << got->body;
+    for (int i = 0; i < kReplicas; ++i) replicas[i].Kill(SIGTERM);
+    if (!HasFailure()) std::filesystem::remove_all(dirs.root);
+  }
 }
 
 // A leader stopped cleanly (SIGTERM) hands its lease back on the way out:
