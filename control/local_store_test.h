@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "backends/local/local.h"
 #include "control/store.h"
@@ -38,6 +41,31 @@ class LocalStoreTest : public ::testing::Test {
     bo.gpu_model = "T4";
     bo.gpus = 1;
     return backends::MakeLocalBackend(bo);
+  }
+
+  // Until `done` holds (true), or `seconds` pass (what it says then).
+  bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return done();
+  }
+  // The stored job (an empty row, with the test failed, when it is not there).
+  JobRow Row(const std::string& id) {
+    auto row = store_->GetJob(id);
+    EXPECT_TRUE(row.ok()) << row.status().message();
+    return row.ok() ? *row : JobRow{};
+  }
+  // The job's events, one message a line.
+  std::string Events(const std::string& id) {
+    auto events = store_->Events(id);
+    std::string all;
+    if (events.ok()) {
+      for (const EventRow& e : *events) all += e.message + "\n";
+    }
+    return all;
   }
 
   std::string dir_;

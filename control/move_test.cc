@@ -121,27 +121,6 @@ class MoveTest : public testing::LocalStoreTest {
         {"command", {"/bin/sh", "-c", script}}};
     return Submit(spec.dump(), "mover", "normal");
   }
-  bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < until) {
-      if (done()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return done();
-  }
-  JobRow Row(const std::string& id) {
-    auto row = store_->GetJob(id);
-    EXPECT_TRUE(row.ok()) << row.status().message();
-    return row.ok() ? *row : JobRow{};
-  }
-  std::string Events(const std::string& id) {
-    auto events = store_->Events(id);
-    std::string all;
-    if (events.ok()) {
-      for (const EventRow& e : *events) all += e.message + "\n";
-    }
-    return all;
-  }
   std::string Starts() {
     std::ifstream f(dir_ + "/starts");
     std::stringstream s;

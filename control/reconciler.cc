@@ -521,16 +521,11 @@ void Reconciler::HandleObservation(const RunObservation& o, UnixSeconds now,
     }
     // Billed before the requeue clears the placement and start it is billed by.
     ReleaseAttempt(a, ended, out);
-    JobUpdate requeue;
-    requeue.clear_ended = true;
-    requeue.placement = Placement{};
-    requeue.handle = "";
-    requeue.allocation_json = "";
     Transition(a, JobState::kQueued,
                kind == StopKind::kPreempt
                    ? "requeued; the next attempt resumes from its checkpoint directory"
                    : "attempt " + how + "; requeued",
-               now, out, requeue);
+               now, out, RequeueUpdate());
   } else if (o.phase == RunPhase::kExited && o.exit_code == 0) {
     Transition(a, JobState::kSucceeded, "exited with code 0", now, out, end);
   } else {

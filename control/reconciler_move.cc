@@ -161,15 +161,10 @@ void Reconciler::MoveStopped(Active& a, const std::string& how, UnixSeconds ende
   a.move_to.reset();
   a.placed.reset();
   Unqueue(a);
-  JobUpdate requeue;
-  requeue.clear_ended = true;
-  requeue.placement = Placement{};
-  requeue.handle = "";
-  requeue.allocation_json = "";
   Transition(a, JobState::kQueued,
              "stopped at its checkpoint to move; the process " + how +
                  "; the next attempt resumes from its checkpoint directory",
-             now, out, requeue);
+             now, out, RequeueUpdate());
   std::string why;
   if (to && fleet_ && fleet_->scheduler && a.pending == PendingCall::kNone && !a.row.cancel_requested) {
     Status st = fleet_->scheduler->Commit(*to, SnapshotOf(*fleet_, now), &fleet_->ledger);

@@ -143,6 +143,17 @@ inline void Note(const std::string& job_id, const std::string& message, UnixSeco
   out->push_back(std::move(u));
 }
 
+// The update of a job queued again after an attempt: its placement, handle
+// and allocation cleared with its start and end times.
+inline JobUpdate RequeueUpdate() {
+  JobUpdate u;
+  u.clear_ended = true;
+  u.placement = Placement{};
+  u.handle = "";
+  u.allocation_json = "";
+  return u;
+}
+
 int64_t GraceOf(const JobSpec& s);
 // The grace period a stop of `a` gives: its spec's, or the default when its
 // stored spec did not parse.

@@ -90,30 +90,9 @@ class ServiceReplicasTest : public testing::LocalStoreTest {
     f >> pid;
     return pid;
   }
-  bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < until) {
-      if (done()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return done();
-  }
-  JobRow Row(const std::string& id) {
-    auto row = store_->GetJob(id);
-    EXPECT_TRUE(row.ok()) << row.status().message();
-    return row.ok() ? *row : JobRow{};
-  }
   // The replicas as GET /v1/jobs/<id> shows them.
   nlohmann::json Replicas(const std::string& id) {
     return JobToJson(Row(id)).value("replicas", nlohmann::json::array());
-  }
-  std::string Events(const std::string& id) {
-    auto events = store_->Events(id);
-    std::string all;
-    if (events.ok()) {
-      for (const EventRow& e : *events) all += e.message + "\n";
-    }
-    return all;
   }
   // Submits the service, starts the reconciler and waits for both replicas'
   // first processes; the job's id.

@@ -540,72 +540,104 @@ TEST_F(SlurmClusterTest, JobsOutliveTheControllerGoingAway) {
   EXPECT_NE(events.find("cancel: the backend took the stop after "), std::string::npos) << events;
 }
 
+// A dev cluster of a test's own (`args`: its shape) and `meridian serve` on
+// it, the fleet file declaring `nodes` (its node lines) in cluster `name` at
+// `gpu_hour_usd`. The cluster is stopped when the object goes.
+class OwnCluster {
+ public:
+  OwnCluster(const std::string& tag, const std::string& args, const std::string& name,
+             double gpu_hour_usd, const std::string& nodes)
+      : cdir_(control::testing::MakeTempDir("slurm-" + tag)),
+        dir_(control::testing::MakeTempDir("slurm-" + tag + "-serve")) {
+    int rc = 0;
+    output_ = RunCommand({"/bin/sh", "-c", Tool() + " start --dir " + cdir_ + " " + args + " 2>&1"}, &rc);
+    up_ = rc == 0;
+    std::ofstream(dir_ + "/fleet.yaml")
+        << "clusters:\n  - name: " << name << "\n    region: gcp:us-central1\n    gpu_hour_usd: "
+        << gpu_hour_usd << "\n    backend: slurm\n    slurm: {partitions: [gpu], conf: " << cdir_
+        << "/slurm.conf}\n    nodes:\n" << nodes << "elastic: false\n";
+  }
+  ~OwnCluster() {
+    daemon_.reset();
+    int rc = 0;
+    const std::string out = RunCommand({"/bin/sh", "-c", Tool() + " stop --dir " + cdir_ + " 2>&1"}, &rc);
+    EXPECT_EQ(rc, 0) << out;
+    std::filesystem::remove_all(dir_);
+  }
+  bool up() const { return up_; }
+  const std::string& output() const { return output_; }
+  const std::string& dir() const { return dir_; }
+  // Starts the daemon on the fleet; its token for alice.
+  void StartDaemon() {
+    daemon_ = std::make_unique<DaemonProcess>(
+        dir_, "region: gcp:us-central1\nreconcile_interval_ms: 50\nfleet: " + dir_ + "/fleet.yaml\n");
+    daemon_->Start();
+    token_ = daemon_->Token("alice");
+    http_ = daemon_->Client();
+  }
+  std::string Submit(const json& spec) { return SubmitJob(*http_, token_, spec); }
+  // A GET of the API's `path`, its body ("" without an answer).
+  std::string Get(const std::string& path) {
+    auto r = http_->Get(path.c_str(), Auth(token_));
+    return r ? r->body : std::string();
+  }
+  // Until job `id` is in `state` (30 s at most); the job.
+  json WaitFor(const std::string& id, const std::string& state) {
+    json j;
+    for (int i = 0; i < 600; ++i) {
+      j = GetJob(*http_, token_, id);
+      if (j["state"] == state) return j;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << id << " never reached " << state << ": " << j.dump() << "\n" << daemon_->Log();
+    return j;
+  }
+
+ private:
+  static std::string Tool() { return std::string(MERIDIAN_SOURCE_DIR) + "/tools/slurm-dev-cluster"; }
+  std::string cdir_, dir_, output_, token_;
+  bool up_ = false;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<httplib::Client> http_;
+};
+
 // MIG instances as Slurm GRES typed by profile: a cluster of its own (one
 // node, 2 A100-80GB each split 3g.40gb + 3g.40gb), declared with the same
 // layout in the fleet. Four MIG jobs run at once, each on one instance of its
 // own (Slurm's CUDA_VISIBLE_DEVICES), asked for as --gres=gpu:3g.40gb:1.
 TEST(SlurmMigClusterTest, MigJobsRunOnOneInstanceEach) {
-  const std::string cdir = control::testing::MakeTempDir("slurm-mig");
-  int rc = 0;
-  const std::string tool = std::string(MERIDIAN_SOURCE_DIR) + "/tools/slurm-dev-cluster";
-  std::string out = RunCommand({"/bin/sh", "-c", tool + " start --dir " + cdir +
-                                                     " --nodes 1 --gpus 2 --mig 3g.40gb,3g.40gb 2>&1"},
-                               &rc);
-  ASSERT_EQ(rc, 0) << "the MIG dev cluster did not start:\n" << out;
-  const std::string dir = control::testing::MakeTempDir("slurm-mig-serve");
-  std::ofstream(dir + "/fleet.yaml")
-      << "clusters:\n  - name: mig\n    region: gcp:us-central1\n    gpu_hour_usd: 1.0\n"
-      << "    backend: slurm\n    slurm: {partitions: [gpu], conf: " << cdir << "/slurm.conf}\n"
-      << "    nodes:\n      - {count: 1, gpu: A100-80GB, gpus: 2, vcpus: 32, ram_gib: 256, "
-      << "mig: [3g.40gb, 3g.40gb]}\nelastic: false\n";
-  {
-    DaemonProcess daemon(dir, "region: gcp:us-central1\nreconcile_interval_ms: 50\nfleet: " + dir +
-                                  "/fleet.yaml\n");
-    daemon.Start();
-    const std::string token = daemon.Token("alice");
-    auto http = daemon.Client();
-    const std::string go = dir + "/go";
-    std::vector<std::string> ids;
-    for (int i = 0; i < 4; ++i) {
-      json spec = {{"name", "embed-" + std::to_string(i)},
-                   {"kind", "batch-inference"},
-                   {"model", {{"params_b", 0.3}, {"precision", "fp16"}, {"layers", 24}, {"hidden", 1024},
-                              {"heads", 16}, {"seq_len", 512}, {"batch", 32}, {"output_tokens", 1}}},
-                   {"work", {{"tokens", 2.0e7}}},
-                   {"resources", {{"gpus", 1}, {"gpu_models", {"A100-80GB"}}, {"mig", true}}},
-                   {"command", {"/bin/sh", "-c",
-                                "echo devices=$CUDA_VISIBLE_DEVICES; while [ ! -e " + go +
-                                    " ]; do sleep 0.05; done"}}};
-      ids.push_back(SubmitJob(*http, token, spec));
-    }
-    auto wait = [&](const std::string& id, const std::string& state) {
-      json j;
-      for (int i = 0; i < 600; ++i) {
-        j = GetJob(*http, token, id);
-        if (j["state"] == state) return j;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      ADD_FAILURE() << id << " never reached " << state << ": " << j.dump() << "\n" << daemon.Log();
-      return j;
-    };
-    for (const std::string& id : ids) wait(id, "running");  // all four at once: one instance each
-    std::ofstream(go) << "go\n";
-    std::set<std::string> devices;
-    for (const std::string& id : ids) {
-      json j = wait(id, "succeeded");
-      EXPECT_EQ(j["placement"]["node"], "node1") << j.dump();
-      EXPECT_EQ(j["placement"]["mig"], "3g.40gb") << j.dump();
-      auto r = http->Get(("/v1/jobs/" + id + "/logs?stream=stdout").c_str(), Auth(token));
-      ASSERT_TRUE(r);
-      EXPECT_EQ(r->body.rfind("devices=", 0), 0u) << r->body;
-      EXPECT_EQ(r->body.find(','), std::string::npos) << r->body;  // one instance
-      devices.insert(r->body);
-    }
-    EXPECT_EQ(devices.size(), 4u);  // no two jobs on the same instance
+  OwnCluster c("mig", "--nodes 1 --gpus 2 --mig 3g.40gb,3g.40gb", "mig", 1.0,
+               "      - {count: 1, gpu: A100-80GB, gpus: 2, vcpus: 32, ram_gib: 256, "
+               "mig: [3g.40gb, 3g.40gb]}\n");
+  ASSERT_TRUE(c.up()) << "the MIG dev cluster did not start:\n" << c.output();
+  c.StartDaemon();
+  const std::string go = c.dir() + "/go";
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) {
+    json spec = {{"name", "embed-" + std::to_string(i)},
+                 {"kind", "batch-inference"},
+                 {"model", {{"params_b", 0.3}, {"precision", "fp16"}, {"layers", 24}, {"hidden", 1024},
+                            {"heads", 16}, {"seq_len", 512}, {"batch", 32}, {"output_tokens", 1}}},
+                 {"work", {{"tokens", 2.0e7}}},
+                 {"resources", {{"gpus", 1}, {"gpu_models", {"A100-80GB"}}, {"mig", true}}},
+                 {"command", {"/bin/sh", "-c",
+                              "echo devices=$CUDA_VISIBLE_DEVICES; while [ ! -e " + go +
+                                  " ]; do sleep 0.05; done"}}};
+    ids.push_back(c.Submit(spec));
   }
-  out = RunCommand({"/bin/sh", "-c", tool + " stop --dir " + cdir + " 2>&1"}, &rc);
-  EXPECT_EQ(rc, 0) << out;
-  std::filesystem::remove_all(dir);
+  for (const std::string& id : ids) c.WaitFor(id, "running");  // all four at once: one instance each
+  std::ofstream(go) << "go\n";
+  std::set<std::string> devices;
+  for (const std::string& id : ids) {
+    json j = c.WaitFor(id, "succeeded");
+    EXPECT_EQ(j["placement"]["node"], "node1") << j.dump();
+    EXPECT_EQ(j["placement"]["mig"], "3g.40gb") << j.dump();
+    const std::string out = c.Get("/v1/jobs/" + id + "/logs?stream=stdout");
+    EXPECT_EQ(out.rfind("devices=", 0), 0u) << out;
+    EXPECT_EQ(out.find(','), std::string::npos) << out;  // one instance
+    devices.insert(out);
+  }
+  EXPECT_EQ(devices.size(), 4u);  // no two jobs on the same instance
 }
 
 // Moving running work on Slurm: a cluster of its own with a T4 node and a
@@ -619,89 +651,57 @@ TEST(SlurmMigClusterTest, MigJobsRunOnOneInstanceEach) {
 // and submits the next attempt on the T4 node, which resumes from the
 // checkpoint directory the two Slurm jobs share.
 TEST(SlurmMoveClusterTest, ACpuJobMovesToAFreedGpuNodeAndResumesFromItsCheckpoint) {
-  const std::string cdir = control::testing::MakeTempDir("slurm-move");
-  int rc = 0;
-  const std::string tool = std::string(MERIDIAN_SOURCE_DIR) + "/tools/slurm-dev-cluster";
-  std::string out = RunCommand({"/bin/sh", "-c", tool + " start --dir " + cdir +
-                                                     " --nodes 2 --gpus 1 --gpu-type t4 --cpu-nodes 1 2>&1"},
-                               &rc);
-  ASSERT_EQ(rc, 0) << "the dev cluster did not start:\n" << out;
-  const std::string dir = control::testing::MakeTempDir("slurm-move-serve");
-  std::ofstream(dir + "/fleet.yaml")
-      << "clusters:\n  - name: dev\n    region: gcp:us-central1\n    gpu_hour_usd: 0.35\n"
-      << "    backend: slurm\n    slurm: {partitions: [gpu], conf: " << cdir << "/slurm.conf}\n"
-      << "    nodes:\n      - {count: 1, gpu: T4, gpus: 1, vcpus: 32, ram_gib: 256}\n"
-      << "      - {count: 1, gpus: 0, vcpus: 32, ram_gib: 256}\nelastic: false\n";
-  {
-    DaemonProcess daemon(dir, "region: gcp:us-central1\nreconcile_interval_ms: 50\nfleet: " + dir +
-                                  "/fleet.yaml\n");
-    daemon.Start();
-    const std::string token = daemon.Token("alice");
-    auto http = daemon.Client();
-    const std::string go = dir + "/go";
-    json blocker = {{"name", "blocker"},
-                    {"kind", "training"},
-                    {"priority", "high"},
-                    {"resources", {{"gpus", 1}, {"gpu_models", {"T4"}}}},
-                    {"work", {{"gpu_hours", 40}, {"on", "T4"}}},
-                    {"command", {"/bin/sh", "-c", "while [ ! -e " + go + " ]; do sleep 0.05; done"}}};
-    const std::string script =
-        "d=\"$MERIDIAN_CHECKPOINT_DIR\"; echo \"attempt $MERIDIAN_ATTEMPT devices "
-        "[$CUDA_VISIBLE_DEVICES]\"; "
-        "if [ -f \"$d/step\" ]; then echo \"resumed from $(cat \"$d/step\")\"; exit 0; fi; "
-        "n=0; trap 'echo $n > \"$d/step\"; exit 0' TERM; "
-        "while true; do n=$((n+1)); sleep 0.05; done";
-    json mover = {{"name", "mover"},
+  OwnCluster c("move", "--nodes 2 --gpus 1 --gpu-type t4 --cpu-nodes 1", "dev", 0.35,
+               "      - {count: 1, gpu: T4, gpus: 1, vcpus: 32, ram_gib: 256}\n"
+               "      - {count: 1, gpus: 0, vcpus: 32, ram_gib: 256}\n");
+  ASSERT_TRUE(c.up()) << "the dev cluster did not start:\n" << c.output();
+  c.StartDaemon();
+  const std::string go = c.dir() + "/go";
+  json blocker = {{"name", "blocker"},
                   {"kind", "training"},
-                  {"priority", "normal"},
-                  {"preemptible", true},
-                  {"deadline", "24h"},
-                  {"resources",
-                   {{"gpus", 1}, {"gpu_models", {"T4"}}, {"vcpus", 8}, {"ram_gib", 16},
-                    {"cpu_fallback", {{"slowdown", 4}}}}},
-                  {"work", {{"gpu_hours", 5}, {"on", "T4"}}},
-                  {"checkpoint", {{"interval", "5s"}, {"restart_overhead", "1s"}}},
-                  {"grace_period", "10s"},
-                  {"command", {"/bin/sh", "-c", script}}};
-    const std::string b = SubmitJob(*http, token, blocker);
-    const std::string m = SubmitJob(*http, token, mover);
-    auto wait = [&](const std::string& id, const std::string& state) {
-      json j;
-      for (int i = 0; i < 600; ++i) {
-        j = GetJob(*http, token, id);
-        if (j["state"] == state) return j;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      ADD_FAILURE() << id << " never reached " << state << ": " << j.dump() << "\n" << daemon.Log();
-      return j;
-    };
-    EXPECT_EQ(wait(b, "running")["placement"]["node"], "node1");
-    EXPECT_EQ(wait(m, "running")["placement"]["node"], "node2");
-    std::ofstream(go) << "go\n";
-    wait(b, "succeeded");
-    const json j = wait(m, "succeeded");
-    EXPECT_EQ(j["attempts"], 2) << j.dump();
-    EXPECT_EQ(j["placement"]["node"], "node1") << j.dump();
-    auto get = [&](const std::string& path) {
-      auto r = http->Get(path.c_str(), Auth(token));
-      return r ? r->body : std::string();
-    };
-    const std::string events = get("/v1/jobs/" + m + "/events");
-    EXPECT_NE(events.find("moves from node2 CPU to node1 1 GPU(s) after checkpoint "),
-              std::string::npos) << events;
-    EXPECT_NE(events.find("moved to node1 GPUs 0 (owned)"), std::string::npos) << events;
-    // Attempt 1 saw no GPU; attempt 2, on the T4 node, Slurm's one GPU and
-    // the step attempt 1 saved.
-    const std::string stdout_log = get("/v1/jobs/" + m + "/logs?stream=stdout");
-    EXPECT_NE(stdout_log.find("attempt 1 devices []\n"), std::string::npos) << stdout_log;
-    EXPECT_NE(stdout_log.find("attempt 2 devices [0]\nresumed from "), std::string::npos) << stdout_log;
-    const size_t at = stdout_log.find("resumed from ");
-    ASSERT_NE(at, std::string::npos) << stdout_log;
-    EXPECT_GT(std::stoi(stdout_log.substr(at + 13)), 0) << stdout_log;
-  }
-  out = RunCommand({"/bin/sh", "-c", tool + " stop --dir " + cdir + " 2>&1"}, &rc);
-  EXPECT_EQ(rc, 0) << out;
-  std::filesystem::remove_all(dir);
+                  {"priority", "high"},
+                  {"resources", {{"gpus", 1}, {"gpu_models", {"T4"}}}},
+                  {"work", {{"gpu_hours", 40}, {"on", "T4"}}},
+                  {"command", {"/bin/sh", "-c", "while [ ! -e " + go + " ]; do sleep 0.05; done"}}};
+  const std::string script =
+      "d=\"$MERIDIAN_CHECKPOINT_DIR\"; echo \"attempt $MERIDIAN_ATTEMPT devices "
+      "[$CUDA_VISIBLE_DEVICES]\"; "
+      "if [ -f \"$d/step\" ]; then echo \"resumed from $(cat \"$d/step\")\"; exit 0; fi; "
+      "n=0; trap 'echo $n > \"$d/step\"; exit 0' TERM; "
+      "while true; do n=$((n+1)); sleep 0.05; done";
+  json mover = {{"name", "mover"},
+                {"kind", "training"},
+                {"priority", "normal"},
+                {"preemptible", true},
+                {"deadline", "24h"},
+                {"resources",
+                 {{"gpus", 1}, {"gpu_models", {"T4"}}, {"vcpus", 8}, {"ram_gib", 16},
+                  {"cpu_fallback", {{"slowdown", 4}}}}},
+                {"work", {{"gpu_hours", 5}, {"on", "T4"}}},
+                {"checkpoint", {{"interval", "5s"}, {"restart_overhead", "1s"}}},
+                {"grace_period", "10s"},
+                {"command", {"/bin/sh", "-c", script}}};
+  const std::string b = c.Submit(blocker);
+  const std::string m = c.Submit(mover);
+  EXPECT_EQ(c.WaitFor(b, "running")["placement"]["node"], "node1");
+  EXPECT_EQ(c.WaitFor(m, "running")["placement"]["node"], "node2");
+  std::ofstream(go) << "go\n";
+  c.WaitFor(b, "succeeded");
+  const json j = c.WaitFor(m, "succeeded");
+  EXPECT_EQ(j["attempts"], 2) << j.dump();
+  EXPECT_EQ(j["placement"]["node"], "node1") << j.dump();
+  const std::string events = c.Get("/v1/jobs/" + m + "/events");
+  EXPECT_NE(events.find("moves from node2 CPU to node1 1 GPU(s) after checkpoint "),
+            std::string::npos) << events;
+  EXPECT_NE(events.find("moved to node1 GPUs 0 (owned)"), std::string::npos) << events;
+  // Attempt 1 saw no GPU; attempt 2, on the T4 node, Slurm's one GPU and
+  // the step attempt 1 saved.
+  const std::string out = c.Get("/v1/jobs/" + m + "/logs?stream=stdout");
+  EXPECT_NE(out.find("attempt 1 devices []\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("attempt 2 devices [0]\nresumed from "), std::string::npos) << out;
+  const size_t at = out.find("resumed from ");
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_GT(std::stoi(out.substr(at + 13)), 0) << out;
 }
 
 }  // namespace
