@@ -98,7 +98,7 @@ class MoveTest : public testing::LocalStoreTest {
   // finds a checkpoint appends "resumed from STEP" and exits 0; SIGTERM
   // saves the step it counted to and exits; it ends by itself once the test
   // writes `finish`.
-  std::string SubmitMover(double gpu_hours) {
+  std::string SubmitMover(double gpu_hours, const std::string& priority = "normal") {
     const std::string script =
         "d=\"$MERIDIAN_CHECKPOINT_DIR\"; o=" + dir_ + "/starts; " +
         "echo \"attempt $MERIDIAN_ATTEMPT devices [$CUDA_VISIBLE_DEVICES]\" >> $o; "
@@ -109,7 +109,7 @@ class MoveTest : public testing::LocalStoreTest {
         {"name", "mover"},
         {"kind", "training"},
         {"tenant", "t"},
-        {"priority", "normal"},
+        {"priority", priority},
         {"preemptible", true},
         {"deadline", "24h"},
         {"resources",
@@ -119,7 +119,7 @@ class MoveTest : public testing::LocalStoreTest {
         {"checkpoint", {{"interval", "10m"}, {"restart_overhead", "1m"}}},
         {"grace_period", "10s"},
         {"command", {"/bin/sh", "-c", script}}};
-    return Submit(spec.dump(), "mover", "normal");
+    return Submit(spec.dump(), "mover", priority);
   }
   std::string Starts() {
     std::ifstream f(dir_ + "/starts");
@@ -207,6 +207,44 @@ TEST_F(MoveTest, AJobNotWorthMovingStaysWhereItRunsAndSaysWhy) {
   EXPECT_EQ(metrics_.moves.load(), 0u);
   EXPECT_EQ(Starts(), "attempt 1 devices []\n");
   EXPECT_EQ(Events(mover).find("moves from"), std::string::npos) << Events(mover);
+}
+
+// And back to the CPU: the mover (5 h on the T4, priority low) starts on the
+// free T4 ($1.75 there against $6.41 on the CPU). At kStart + 16300 s a
+// critical job that holds the T4 for an expected 40 h preempts it; its last
+// checkpoint, the 27th (27 x 600 = 16200 s of the 18000 s it was planned
+// for on the T4), holds 90% of its work. It is queued for the 10% left:
+// 0.5 h on the T4, 2 h on the CPU. The T4 frees at 16300 + 144000, past its
+// latest GPU start (86400 s deadline less 0.5 h), so cpu_fallback's
+// "scarce" rule puts it on cpu0 for 2 h, where it resumes from its
+// checkpoint. Queued for all its work it would ask cpu0 for 20 h, ending at
+// 16300 + 72000 = 88300, past its deadline.
+TEST_F(MoveTest, AJobWhoseGpuIsTakenNearItsEndFinishesOnTheCpuForTheWorkLeft) {
+  const std::string mover = SubmitMover(5, "low");
+  ASSERT_TRUE(reconciler_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return Row(mover).state == JobState::kRunning; })) << Events(mover);
+  ASSERT_EQ(Row(mover).placement.node, "gpu0") << Events(mover);
+  clock_ = kStart + 16300;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its checkpoints: it stays
+  const std::string critical =
+      Submit(R"({"name": "critical", "kind": "training", "tenant": "t", "priority": "critical",
+        "resources": {"gpus": 1, "gpu_models": ["T4"]}, "work": {"gpu_hours": 40, "on": "T4"},
+        "command": ["/bin/sh", "-c", "while [ ! -e )" + dir_ + R"(/go ]; do sleep 0.05; done"]})",
+             "critical", "critical");
+  reconciler_->Notify();
+  ASSERT_TRUE(WaitFor([&] { return Row(mover).state == JobState::kSucceeded; })) << Events(mover);
+  EXPECT_EQ(Row(critical).state, JobState::kRunning);
+  const JobRow row = Row(mover);
+  EXPECT_EQ(row.attempts, 2);
+  EXPECT_EQ(row.placement.node, "cpu0") << Events(mover);
+  const nlohmann::json alloc = nlohmann::json::parse(row.allocation_json);
+  EXPECT_EQ(alloc["end"].get<int64_t>() - alloc["start"].get<int64_t>(), 7200) << alloc.dump();
+  const std::string starts = Starts();
+  EXPECT_NE(starts.find("attempt 1 devices [0]\nattempt 2 devices []\nresumed from "),
+            std::string::npos) << starts;
+  const std::string events = Events(mover);
+  EXPECT_NE(events.find("preempted for " + critical), std::string::npos) << events;
+  EXPECT_NE(events.find("placed on cpu0 (owned)"), std::string::npos) << events;
 }
 
 }  // namespace

@@ -513,9 +513,12 @@ void Reconciler::HandleObservation(const RunObservation& o, UnixSeconds now,
              (o.phase == RunPhase::kLost && a.row.attempts <= options_.max_requeues)) {
     if (options_.measured) a.measured = options_.measured(a.row.id);
     Unqueue(a);
-    a.queued.reset();  // decided again, with the measured profile
+    // Queued again for the work left after its last checkpoint (read before
+    // the release below drops its allocation), and decided again with the
+    // measured profile.
+    a.work_done = WorkDoneBy(a, now, true);
+    a.queued.reset();
     a.placed.reset();
-    a.work_done = 0;   // for the whole work, as it is queued again
     if (kind == StopKind::kPreempt) {
       Transition(a, JobState::kPreempted, "preempted; the process " + how, now, out, end);
     }

@@ -215,6 +215,13 @@ class Reconciler {
   void ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out);
   // The first checkpoint of `a`'s attempt seen running from `now`.
   void StartCheckpoints(Active& a, UnixSeconds now);
+  // The share of `a`'s whole work done by `t`: what was saved before its
+  // attempt plus the attempt's progress (its time running, less the
+  // restart, over the time its allocation was planned for), counted to its
+  // last checkpoint when `to_checkpoint`, as a stopped run keeps it in the
+  // simulator (sim/engine.cc, Interrupt). `a.work_done` when the daemon did
+  // not place the attempt or no longer holds its allocation.
+  double WorkDoneBy(const Active& a, UnixSeconds t, bool to_checkpoint) const;
   // `a`'s attempt stopped at the checkpoint of a move: its GPUs released,
   // the move's placement committed and launched; queued and decided again
   // if the place was taken meanwhile.

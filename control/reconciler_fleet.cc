@@ -9,6 +9,7 @@
 #include "control/reconciler_state.h"
 #include "control/submission.h"
 #include "sched/mig_fleet.h"
+#include "sched/work_left.h"
 #include "telemetry/adjust.h"
 
 namespace meridian::control {
@@ -332,6 +333,12 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
         continue;
       }
       a.queued = std::move(q).value();
+      // A job with saved work is queued for what is left of it.
+      a.full.reset();
+      if (a.work_done > 0) {
+        a.full = std::move(a.queued);
+        a.queued = sched::WithWorkLeft(*a.full, a.work_done);
+      }
     }
     fleet_->scheduler->Enqueue(*a.queued);
     a.enqueued_in = fleet_->generation;

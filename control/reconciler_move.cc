@@ -12,6 +12,8 @@
 // restart overhead, over the time its placement was planned for (the
 // allocation's expected end). The job saves its state when told to stop
 // (the contract MERIDIAN_CHECKPOINT_DIR states), so a move loses no work.
+// A preempted or lost attempt keeps its work up to its last checkpoint, as
+// in the simulator, and is queued for the work left (WorkDoneBy).
 //
 // Not reconsidered: services (their replicas keep their own set), attempts
 // adopted after a restart (the decision that placed them is not stored), and
@@ -77,6 +79,20 @@ void Reconciler::StartCheckpoints(Active& a, UnixSeconds now) {
   checkpoints_.emplace(a.next_checkpoint, a.row.seq);
 }
 
+double Reconciler::WorkDoneBy(const Active& a, UnixSeconds t, bool to_checkpoint) const {
+  if (!a.placed || !a.spec || a.run_since == 0 || !fleet_) return a.work_done;
+  const Allocation* held = fleet_->ledger.Find(JobId(static_cast<uint32_t>(a.row.seq)));
+  if (!held) return a.work_done;
+  const estimate::CheckpointTerms terms = estimate::CheckpointOf(a.spec->checkpoint);
+  int64_t progress_s = std::max<int64_t>(0, t - a.run_since - OverheadOf(a, terms));
+  if (to_checkpoint) {
+    progress_s = terms.interval_s > 0 ? progress_s / terms.interval_s * terms.interval_s : 0;
+  }
+  const int64_t planned_s = std::max<int64_t>(1, held->end - held->start);
+  const double share = std::min(1.0, static_cast<double>(progress_s) / static_cast<double>(planned_s));
+  return a.work_done + (1.0 - a.work_done) * share;
+}
+
 void Reconciler::ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out) {
   while (!checkpoints_.empty() && checkpoints_.begin()->first <= now) {
     const UnixSeconds at = checkpoints_.begin()->first;
@@ -107,12 +123,9 @@ void Reconciler::ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out)
       keep_on();
       continue;
     }
-    // This attempt's share of the work it was placed with, by time.
     const int64_t progress_s = std::max<int64_t>(0, now - a.run_since - OverheadOf(a, t));
-    const int64_t planned_s = std::max<int64_t>(1, held->end - held->start);
-    const double share = std::min(1.0, static_cast<double>(progress_s) / static_cast<double>(planned_s));
-    const double done = a.work_done + (1.0 - a.work_done) * share;
-    const sched::QueuedJob left = sched::WithWorkLeft(*a.queued, done);
+    const double done = WorkDoneBy(a, now, false);
+    const sched::QueuedJob left = sched::WithWorkLeft(a.full ? *a.full : *a.queued, done);
     sched::RunningJob r;
     r.job = &left;
     r.placement = a.placed->candidate;
@@ -178,9 +191,9 @@ void Reconciler::MoveStopped(Active& a, const std::string& how, UnixSeconds ende
   } else {
     why = "the fleet changed";
   }
-  // The place was taken meanwhile: decided again, as after a preemption.
+  // The place was taken meanwhile: decided again for the work left, as
+  // after a preemption.
   a.queued.reset();
-  a.work_done = 0;
   Note(a.row.id, "the place it was moving to is no longer free (" + why + "); decided again",
        now, out);
 }

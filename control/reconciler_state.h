@@ -95,6 +95,9 @@ struct Reconciler::Active {
   std::optional<sched::ScoredCandidate> placed;
   UnixSeconds run_since = 0;
   double work_done = 0;
+  // The job with all its work, kept while `queued` is its form for the work
+  // left (work_done > 0 when it was queued): what the work left is scaled from.
+  std::optional<sched::QueuedJob> full;
   int checkpoints = 0;
   UnixSeconds next_checkpoint = 0;
   std::optional<UnixSeconds> last_move;
