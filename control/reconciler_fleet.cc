@@ -474,6 +474,7 @@ void Reconciler::RecordPlacement(Active& a, const sched::Decision& d, const std:
   FleetState& fs = *fleet_;
   a.holds = true;
   a.placed = d.chosen;
+  a.run_since = 0;  // until this attempt is seen running (StartCheckpoints)
   const Allocation& al = *d.allocation;
   Placement p;
   p.node = fs.nodes[al.nodes[0].node.index()].name;
