@@ -348,7 +348,7 @@ TYPED_TEST(ApiTest, MetricsAndPlan) {
   for (const char* line : {"meridian_submissions_total 1", "meridian_jobs{state=\"queued\"}",
                            "meridian_queue_depth{tier=\"normal\"}", "meridian_decision_seconds_bucket",
                            "meridian_spend_usd_total", "meridian_co2_grams_total",
-                           "meridian_preemptions_total"}) {
+                           "meridian_preemptions_total", "meridian_moves_total 0"}) {
     EXPECT_NE(m->body.find(line), std::string::npos) << line << "\n" << m->body;
   }
 }
