@@ -178,8 +178,12 @@ void Reconciler::MoveStopped(Active& a, const std::string& how, UnixSeconds ende
              "stopped at its checkpoint to move; the process " + how +
                  "; the next attempt resumes from its checkpoint directory",
              now, out, RequeueUpdate());
-  std::string why;
-  if (to && fleet_ && fleet_->scheduler && a.pending == PendingCall::kNone && !a.row.cancel_requested) {
+  std::string why = "the fleet changed";
+  if (a.row.cancel_requested) {
+    a.queued.reset();
+    return;  // queued, the cancel ends it
+  }
+  if (to && fleet_ && fleet_->scheduler && a.pending == PendingCall::kNone) {
     Status st = fleet_->scheduler->Commit(*to, SnapshotOf(*fleet_, now), &fleet_->ledger);
     if (st.ok()) {
       a.last_move = now;
@@ -188,11 +192,8 @@ void Reconciler::MoveStopped(Active& a, const std::string& how, UnixSeconds ende
       return;
     }
     why = st.message();
-  } else {
-    why = "the fleet changed";
   }
-  // The place was taken meanwhile: decided again for the work left, as
-  // after a preemption.
+  // Decided again for the work left, as after a preemption.
   a.queued.reset();
   Note(a.row.id, "the place it was moving to is no longer free (" + why + "); decided again",
        now, out);
