@@ -1,6 +1,7 @@
 #include "control/submission.h"
 
 #include <cctype>
+#include <optional>
 
 #include "control/job_json.h"
 #include "control/utf8.h"
@@ -73,6 +74,14 @@ Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
       tree = YamlToJson(YAML::Load(std::string(body)));
     } catch (const YAML::Exception& e) {
       return Status::Invalid(std::string("request: ") + e.what());
+    }
+    // A body that is UTF-8 can still read as text that is not: yaml-cpp reads
+    // a NUL in a plain scalar (which YAML does not allow) into bytes that
+    // are not UTF-8, and the stored spec (JSON) could not be written.
+    if (std::optional<std::string> field = NonUtf8Field(tree)) {
+      return Status::Invalid("request: " + *field +
+                             ": reads as text that is not UTF-8 (YAML allows no NUL or other "
+                             "control bytes there); the request must be UTF-8 text");
     }
   }
   if (tree.is_object() && tree.contains("jobs")) {
