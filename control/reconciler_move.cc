@@ -94,7 +94,12 @@ double Reconciler::WorkDoneBy(const Active& a, UnixSeconds t, bool to_checkpoint
 }
 
 void Reconciler::ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out) {
-  while (!checkpoints_.empty() && checkpoints_.begin()->first <= now) {
+  // Each ask is a full decision, and a tenant picks its jobs' checkpoint
+  // interval: at most this many asks per cycle, the oldest due first, so
+  // jobs checkpointing every second cannot hold up the loop.
+  constexpr int kAsksPerCycle = 32;
+  int asks = 0;
+  while (!checkpoints_.empty() && checkpoints_.begin()->first <= now && asks < kAsksPerCycle) {
     const UnixSeconds at = checkpoints_.begin()->first;
     const int64_t seq = checkpoints_.begin()->second;
     checkpoints_.erase(checkpoints_.begin());
@@ -134,6 +139,7 @@ void Reconciler::ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out)
     r.checkpoints = a.checkpoints + static_cast<int>(progress_s / t.interval_s);
     r.checkpoint_gb = estimate::CheckpointGb(*a.spec);
     r.last_move = a.last_move;
+    ++asks;
     sched::MoveDecision m = fs.scheduler->Reconsider(r, SnapshotOf(fs, now), &fs.ledger);
     m.reason = InDaemonNames(std::move(m.reason), fs);
     if (m.verdict != sched::MoveVerdict::kMove || !m.placement ||
