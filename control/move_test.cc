@@ -127,15 +127,18 @@ class MoveTest : public testing::LocalStoreTest {
     s << f.rdbuf();
     return s.str();
   }
-  // Both jobs placed and running (the mover on cpu0), then the blocker ends
-  // and its GPU is free on the daemon's ledger.
-  void RunOnCpuThenFreeTheGpu(const std::string& blocker, const std::string& mover) {
+  // Both jobs placed and running (the mover on cpu0), then, at `free_at` on
+  // the daemon's clock, the blocker ends and its GPU is free on the daemon's
+  // ledger.
+  void RunOnCpuThenFreeTheGpu(const std::string& blocker, const std::string& mover,
+                              int64_t free_at = kStart) {
     ASSERT_TRUE(reconciler_->Start().ok());
     ASSERT_TRUE(WaitFor([&] {
       return Row(blocker).state == JobState::kRunning && Row(mover).state == JobState::kRunning;
     })) << Events(blocker) << Events(mover);
     ASSERT_EQ(Row(blocker).placement.node, "gpu0");
     ASSERT_EQ(Row(mover).placement.node, "cpu0") << Events(mover);
+    clock_ = free_at;
     std::ofstream(dir_ + "/go") << "go\n";
     ASSERT_TRUE(WaitFor([&] { return Row(blocker).state == JobState::kSucceeded; }))
         << Events(blocker);
@@ -181,6 +184,60 @@ TEST_F(MoveTest, AJobOnTheCpuMovesToAFreedGpuAtItsCheckpointAndResumesThere) {
       << events;
   EXPECT_NE(events.find("stopped at its checkpoint to move"), std::string::npos) << events;
   EXPECT_NE(events.find("moved to gpu0 GPUs 0 (owned)"), std::string::npos) << events;
+}
+
+// Asked when the GPU frees, not only at checkpoints: the T4 frees 300 s
+// into the mover's run, before its first checkpoint (600 s), and the mover
+// is asked then and moves, saving its state when stopped. At 300 s, 1/240 of
+// its 72000 s on the CPU is done and 239/240 left: staying costs 20 h x
+// 239/240 x $0.32068 = $6.3869, moving 5 h x 239/240 x $0.35 = $1.7427;
+// it saves $4.64.
+TEST_F(MoveTest, AJobOnTheCpuIsAskedWhenTheGpuFreesBetweenItsCheckpoints) {
+  const std::string blocker = SubmitBlocker();
+  const std::string mover = SubmitMover(5);
+  RunOnCpuThenFreeTheGpu(blocker, mover, kStart + 300);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(WaitFor([&] { return Row(mover).state == JobState::kSucceeded; })) << Events(mover);
+  EXPECT_EQ(clock_.load(), kStart + 300);  // no checkpoint came
+  const JobRow row = Row(mover);
+  EXPECT_EQ(row.attempts, 2);
+  EXPECT_EQ(row.placement.node, "gpu0");
+  EXPECT_EQ(metrics_.moves.load(), 1u);
+  const std::string starts = Starts();
+  const size_t at = starts.find("attempt 2 devices [0]\nresumed from ");
+  ASSERT_NE(at, std::string::npos) << starts;
+  const std::string events = Events(mover);
+  EXPECT_NE(events.find("moves from cpu0 CPU to gpu0 1 GPU(s) when GPUs freed, after checkpoint 0: "
+                        "saves $4.64, "),
+            std::string::npos) << events;
+}
+
+// The queue has a freed GPU first: a job waiting for the T4 (not
+// preemptible, 40 h of work) takes it when the blocker ends, and the mover,
+// asked after that scheduling step, stays: the T4 is then held for 40 h,
+// past the mover's latest GPU start (its 24 h deadline less its 5 h on the
+// T4), so cpu_fallback's "scarce" rule keeps it on the CPU, where it runs.
+TEST_F(MoveTest, AFreedGpuGoesToTheQueueBeforeAJobOnTheCpuMovesThere) {
+  const std::string blocker = SubmitBlocker();
+  const std::string mover = SubmitMover(5);
+  const std::string waiter =
+      Submit(R"({"name": "waiter", "kind": "training", "tenant": "t", "priority": "normal",
+        "resources": {"gpus": 1, "gpu_models": ["T4"]}, "work": {"gpu_hours": 40, "on": "T4"},
+        "command": ["/bin/sh", "-c", "while [ ! -e )" + dir_ + R"(/finish ]; do sleep 0.05; done"]})",
+             "waiter", "normal");
+  RunOnCpuThenFreeTheGpu(blocker, mover, kStart + 300);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(WaitFor([&] { return Row(waiter).state == JobState::kRunning; })) << Events(waiter);
+  EXPECT_EQ(Row(waiter).placement.node, "gpu0");
+  ASSERT_TRUE(WaitFor([&] { return Row(mover).reason.find("when GPUs freed") != std::string::npos; }))
+      << Row(mover).reason;
+  const JobRow row = Row(mover);
+  EXPECT_EQ(row.state, JobState::kRunning);
+  EXPECT_EQ(row.placement.node, "cpu0");
+  EXPECT_NE(row.reason.find("stays on cpu0 CPU when GPUs freed, after checkpoint 0: the best "
+                            "placement for the work left is where it runs"),
+            std::string::npos) << row.reason;
+  EXPECT_EQ(metrics_.moves.load(), 0u);
 }
 
 TEST_F(MoveTest, AJobNotWorthMovingStaysWhereItRunsAndSaysWhy) {

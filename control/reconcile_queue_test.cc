@@ -202,7 +202,9 @@ TEST_P(ReconcileQueue, KeptQueueGivesEveryJobTheHistoryOfDecidingEveryJobEveryCy
   std::cout << GetParam() << ": " << all.cycles << " cycles, at most " << all.most_waiting
             << " queued, " << all.preemptions << " preemptions, " << all.decisions << " / "
             << kept.decisions << " full decisions\n";
-  if (GetParam() == "default") EXPECT_GT(all.preemptions, 0u);
+  if (GetParam() == "default") {
+    EXPECT_GT(all.preemptions, 0u);
+  }
   // Everything ran to an end within the replay.
   EXPECT_LT(all.cycles, 1000);
   EXPECT_EQ(kept.cycles, all.cycles);

@@ -461,6 +461,7 @@ void Reconciler::ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdat
       if (it == fleet_->by_name.end()) continue;
       const sched::Node& node = fleet_->fleet->node(it->second);
       if (!node.gpu_model.valid()) continue;
+      gpus_freed_ = true;
       const double power_w = options_.catalog->gpus()[node.gpu_model.index()].power_w;
       const double kwh = power_w * n * hours / 1000.0;
       co2_mg += std::llround(kwh * fleet_->market->CarbonGPerKwh(node.region, start) * 1000.0);
@@ -610,6 +611,7 @@ Status Reconciler::RunCycle() {
   RetryBackendCalls(now, &out);
   KeepReplicaSets(now, &out);
   Status st = Schedule(now, &out);
+  AskOnFreedGpus(now, &out);
   Status fl = Flush(&out);  // "scheduled" is durable before the launch
   EraseDone();
   Status calls = CallBackend(l);

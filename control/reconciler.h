@@ -213,6 +213,17 @@ class Reconciler {
   // with the same checkpoint directory (MoveStopped). A stay is the job's
   // reason, not an event.
   void ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out);
+  // After the cycle's scheduling step, when GPUs of the fleet were released
+  // (ReleaseAttempt): the running jobs on CPU nodes are asked too, between
+  // their checkpoints (the queue had the GPUs first); at most
+  // sched::kMaxMoveAsksAtOnce, those asked this way least recently first.
+  void AskOnFreedGpus(UnixSeconds now, std::vector<JobUpdate>* out);
+  // Whether `a` may be asked: running on a placement this daemon made, with
+  // no stop or backend call under way.
+  bool Askable(const Active& a) const;
+  // Asks the core about `a` and starts the move it decides (true), or says
+  // why it stays in its reason (false).
+  bool AskToMove(Active& a, UnixSeconds now, bool gpus_freed, std::vector<JobUpdate>* out);
   // The first checkpoint of `a`'s attempt seen running from `now`.
   void StartCheckpoints(Active& a, UnixSeconds now);
   // The share of `a`'s whole work done by `t`: what was saved before its
@@ -387,6 +398,11 @@ class Reconciler {
   // Running jobs' next checkpoints (time, seq), for ReconsiderRunning; an
   // entry whose job no longer runs there is dropped when it comes due.
   std::multimap<UnixSeconds, int64_t> checkpoints_;
+  // Jobs (by seq) seen running on a CPU node, asked when GPUs free
+  // (AskOnFreedGpus; an entry whose job left the CPU is dropped then), and
+  // whether GPUs were released since the last such asks.
+  std::set<int64_t> on_cpu_;
+  bool gpus_freed_ = false;
   std::vector<BackendCall> calls_;  // decided, not yet made (CallBackend)
 
   mutable std::mutex explain_mu_;  // the two maps below

@@ -15,6 +15,11 @@
 // A preempted or lost attempt keeps its work up to its last checkpoint, as
 // in the simulator, and is queued for the work left (WorkDoneBy).
 //
+// When the fleet's GPUs are released (a job ends, is stopped or moves away),
+// the jobs running on CPU nodes are asked too, between their checkpoints,
+// after the cycle's scheduling step, so the queue has the GPUs first
+// (AskOnFreedGpus), as the simulator asks after its cycle.
+//
 // Not reconsidered: services (their replicas keep their own set), attempts
 // adopted after a restart (the decision that placed them is not stored), and
 // a move in progress when the daemon restarts ends as a preemption does (the
@@ -77,6 +82,7 @@ void Reconciler::StartCheckpoints(Active& a, UnixSeconds now) {
   if (t.interval_s <= 0) return;
   a.next_checkpoint = now + OverheadOf(a, t) + t.interval_s;
   checkpoints_.emplace(a.next_checkpoint, a.row.seq);
+  if (a.placed->candidate.kind == sched::CandidateKind::kCpuNode) on_cpu_.insert(a.row.seq);
 }
 
 double Reconciler::WorkDoneBy(const Active& a, UnixSeconds t, bool to_checkpoint) const {
@@ -93,84 +99,114 @@ double Reconciler::WorkDoneBy(const Active& a, UnixSeconds t, bool to_checkpoint
   return a.work_done + (1.0 - a.work_done) * share;
 }
 
+bool Reconciler::Askable(const Active& a) const {
+  return !a.done && a.row.state == JobState::kRunning && a.stop_kind == StopKind::kNone &&
+         a.pending == PendingCall::kNone && a.placed && a.queued && a.spec &&
+         !resync_.count(a.row.id);
+}
+
 void Reconciler::ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out) {
   // Each ask is a full decision, and a tenant picks its jobs' checkpoint
-  // interval: at most this many asks per cycle, the oldest due first, so
-  // jobs checkpointing every second cannot hold up the loop.
-  constexpr int kAsksPerCycle = 32;
+  // interval: at most sched::kMaxMoveAsksAtOnce asks per cycle, the oldest
+  // due first, so jobs checkpointing every second cannot hold up the loop.
   int asks = 0;
-  while (!checkpoints_.empty() && checkpoints_.begin()->first <= now && asks < kAsksPerCycle) {
+  while (!checkpoints_.empty() && checkpoints_.begin()->first <= now &&
+         asks < sched::kMaxMoveAsksAtOnce) {
     const UnixSeconds at = checkpoints_.begin()->first;
     const int64_t seq = checkpoints_.begin()->second;
     checkpoints_.erase(checkpoints_.begin());
     auto found = by_seq_.find(seq);
     if (found == by_seq_.end()) continue;
     Active& a = *found->second;
-    if (a.next_checkpoint != at || a.done || a.row.state != JobState::kRunning ||
-        a.stop_kind != StopKind::kNone || a.pending != PendingCall::kNone || !a.placed ||
-        !a.queued || !a.spec || resync_.count(a.row.id)) {
-      continue;
-    }
-    const estimate::CheckpointTerms t = estimate::CheckpointOf(a.spec->checkpoint);
-    auto keep_on = [&] {
-      a.next_checkpoint = at + t.interval_s;
-      checkpoints_.emplace(a.next_checkpoint, a.row.seq);
-    };
-    if (!fleet_ || !fleet_->scheduler) {
-      keep_on();
-      continue;
-    }
-    FleetState& fs = *fleet_;
-    const JobId jid(static_cast<uint32_t>(a.row.seq));
-    const Allocation* held = fs.ledger.Find(jid);
-    auto node = fs.by_name.find(a.row.placement.node);
-    if (!held || node == fs.by_name.end()) {
-      keep_on();
-      continue;
-    }
-    const int64_t progress_s = std::max<int64_t>(0, now - a.run_since - OverheadOf(a, t));
-    const double done = WorkDoneBy(a, now, false);
-    const sched::QueuedJob left = sched::WithWorkLeft(a.full ? *a.full : *a.queued, done);
-    sched::RunningJob r;
-    r.job = &left;
-    r.placement = a.placed->candidate;
-    r.placement.node = node->second;  // the fleet may have been rebuilt since
-    r.where = a.placed->where;
-    r.checkpoints = a.checkpoints + static_cast<int>(progress_s / t.interval_s);
-    r.checkpoint_gb = estimate::CheckpointGb(*a.spec);
-    r.last_move = a.last_move;
+    if (a.next_checkpoint != at || !Askable(a)) continue;
     ++asks;
-    sched::MoveDecision m = fs.scheduler->Reconsider(r, SnapshotOf(fs, now), &fs.ledger);
-    m.reason = InDaemonNames(std::move(m.reason), fs);
-    if (m.verdict != sched::MoveVerdict::kMove || !m.placement ||
-        m.placement->kind != sched::DecisionKind::kPlace || !m.placement->allocation) {
-      // A wait for the new place (kDefer) is not taken: the daemon launches
-      // what it can start now. Staying is said in the job's reason.
-      if (m.verdict == sched::MoveVerdict::kMove) {
-        m.reason = "stays: the better place " +
-                   InDaemonNames(m.quote ? m.quote->to : std::string(), fs) + " does not start now";
-      }
-      keep_on();
-      if (m.reason != a.row.reason) {
-        a.row.reason = m.reason;
-        JobUpdate u;
-        u.job_id = a.row.id;
-        u.reason = m.reason;
-        out->push_back(u);
-      }
+    if (!AskToMove(a, now, false, out)) {
+      a.next_checkpoint = at + estimate::CheckpointOf(a.spec->checkpoint).interval_s;
+      checkpoints_.emplace(a.next_checkpoint, a.row.seq);
+    }
+  }
+}
+
+void Reconciler::AskOnFreedGpus(UnixSeconds now, std::vector<JobUpdate>* out) {
+  if (!gpus_freed_) return;
+  gpus_freed_ = false;
+  // The jobs on CPU nodes that have run past their restart, those asked
+  // this way least recently first, then in the order they came.
+  std::vector<std::pair<UnixSeconds, int64_t>> due;
+  for (auto it = on_cpu_.begin(); it != on_cpu_.end();) {
+    auto found = by_seq_.find(*it);
+    if (found == by_seq_.end() || !found->second->placed ||
+        found->second->placed->candidate.kind != sched::CandidateKind::kCpuNode ||
+        found->second->done) {
+      it = on_cpu_.erase(it);
       continue;
     }
-    a.checkpoints = r.checkpoints;
-    a.work_done = done;
-    a.move_to = std::move(*m.placement);
-    a.stop_kind = StopKind::kMove;
-    metrics_->moves++;
-    const int64_t grace = GraceOf(a);
-    Transition(a, JobState::kCheckpointing,
-               m.reason + "; SIGTERM, " + std::to_string(grace) + "s to checkpoint before SIGKILL",
-               now, out);
-    StopAttempt(a, "", now, out);  // retried until the backend takes it
+    const Active& a = *found->second;
+    ++it;
+    if (!Askable(a)) continue;
+    const estimate::CheckpointTerms t = estimate::CheckpointOf(a.spec->checkpoint);
+    if (now - a.run_since - OverheadOf(a, t) > 0) due.emplace_back(a.freed_ask, a.row.seq);
   }
+  const size_t n = std::min<size_t>(due.size(), sched::kMaxMoveAsksAtOnce);
+  std::partial_sort(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(n), due.end());
+  for (size_t i = 0; i < n; ++i) {
+    Active& a = *by_seq_.at(due[i].second);
+    a.freed_ask = now;
+    AskToMove(a, now, true, out);
+  }
+}
+
+bool Reconciler::AskToMove(Active& a, UnixSeconds now, bool gpus_freed,
+                           std::vector<JobUpdate>* out) {
+  if (!fleet_ || !fleet_->scheduler) return false;
+  const estimate::CheckpointTerms t = estimate::CheckpointOf(a.spec->checkpoint);
+  FleetState& fs = *fleet_;
+  const JobId jid(static_cast<uint32_t>(a.row.seq));
+  const Allocation* held = fs.ledger.Find(jid);
+  auto node = fs.by_name.find(a.row.placement.node);
+  if (!held || node == fs.by_name.end()) return false;
+  const int64_t progress_s = std::max<int64_t>(0, now - a.run_since - OverheadOf(a, t));
+  const double done = WorkDoneBy(a, now, false);
+  const sched::QueuedJob left = sched::WithWorkLeft(a.full ? *a.full : *a.queued, done);
+  sched::RunningJob r;
+  r.job = &left;
+  r.placement = a.placed->candidate;
+  r.placement.node = node->second;  // the fleet may have been rebuilt since
+  r.where = a.placed->where;
+  r.checkpoints = a.checkpoints + (t.interval_s > 0 ? static_cast<int>(progress_s / t.interval_s) : 0);
+  r.checkpoint_gb = estimate::CheckpointGb(*a.spec);
+  r.last_move = a.last_move;
+  r.gpus_freed = gpus_freed;
+  sched::MoveDecision m = fs.scheduler->Reconsider(r, SnapshotOf(fs, now), &fs.ledger);
+  m.reason = InDaemonNames(std::move(m.reason), fs);
+  if (m.verdict != sched::MoveVerdict::kMove || !m.placement ||
+      m.placement->kind != sched::DecisionKind::kPlace || !m.placement->allocation) {
+    // A wait for the new place (kDefer) is not taken: the daemon launches
+    // what it can start now. Staying is said in the job's reason.
+    if (m.verdict == sched::MoveVerdict::kMove) {
+      m.reason = "stays: the better place " +
+                 InDaemonNames(m.quote ? m.quote->to : std::string(), fs) + " does not start now";
+    }
+    if (m.reason != a.row.reason) {
+      a.row.reason = m.reason;
+      JobUpdate u;
+      u.job_id = a.row.id;
+      u.reason = m.reason;
+      out->push_back(u);
+    }
+    return false;
+  }
+  a.checkpoints = r.checkpoints;
+  a.work_done = done;
+  a.move_to = std::move(*m.placement);
+  a.stop_kind = StopKind::kMove;
+  metrics_->moves++;
+  const int64_t grace = GraceOf(a);
+  Transition(a, JobState::kCheckpointing,
+             m.reason + "; SIGTERM, " + std::to_string(grace) + "s to checkpoint before SIGKILL",
+             now, out);
+  StopAttempt(a, "", now, out);  // retried until the backend takes it
+  return true;
 }
 
 void Reconciler::MoveStopped(Active& a, const std::string& how, UnixSeconds ended,

@@ -102,6 +102,7 @@ struct Reconciler::Active {
   UnixSeconds next_checkpoint = 0;
   std::optional<UnixSeconds> last_move;
   std::optional<sched::Decision> move_to;
+  UnixSeconds freed_ask = 0;  // the last ask when fleet GPUs freed (AskOnFreedGpus); 0: none
 };
 
 // Records a call of `kind` for `a`'s attempt in `calls` and marks `a` as

@@ -40,7 +40,18 @@ struct RunningJob {
   int checkpoints = 0;         // checkpoints taken so far: the last is number N
   double checkpoint_gb = 0;    // what a move carries to the new place
   std::optional<UnixSeconds> last_move;  // when it last moved; nullopt: never
+  // Asked because fleet GPUs freed, between two checkpoints, rather than at
+  // a checkpoint: a move then stops the job as a move at a checkpoint does
+  // (SIGTERM and its grace period, in which it saves its state), so `job`'s
+  // work left counts its progress up to now.
+  bool gpus_freed = false;
 };
+
+// Most asks at one instant (a simulator instant, a daemon cycle): each is a
+// full decision, and a tenant picks its jobs' checkpoint interval, so jobs
+// checkpointing every second, or a fleet freeing GPUs every cycle, cannot
+// hold up the loop that asks.
+inline constexpr int kMaxMoveAsksAtOnce = 32;
 
 // One side of a comparison: the work left, run from a start.
 struct RunQuote {
@@ -75,7 +86,12 @@ struct MoveQuote {
   std::optional<UnixSeconds> deadline;
   int64_t deadline_margin_s = 0;
   int checkpoint = 0;            // RunningJob::checkpoints
+  bool gpus_freed = false;       // RunningJob::gpus_freed
 };
+
+// When the question was asked, as a verdict says it: "after checkpoint 3",
+// or "when GPUs freed, after checkpoint 3".
+std::string AskedWhen(int checkpoint, bool gpus_freed);
 
 enum class MoveVerdict { kStay, kMove };
 

@@ -226,6 +226,7 @@ void Engine::StartRun(uint32_t j, UnixSeconds t) {
   Push(end, EventKind::kEnd, j);
   if (l.spot) PushReclaims({j}, t);
   PushCheckpoint(j, t + l.overhead_s + l.interval_s);
+  WatchForGpus(j);
   if (l.flex && t + flex_max_s_ < end) Push(t + flex_max_s_, EventKind::kFlexLimit, j);
   if (l.on_fleet && options_.node_mtbf_h > 0 && l.nodes > 0) {
     sched::Rng rng(sched::Rng::Mix(options_.seed ^ 0xfa11ed, j, l.attempt));
@@ -261,6 +262,7 @@ void Engine::Interrupt(uint32_t j, UnixSeconds t, Stop why, bool released) {
   } else {
     ++o.preemptions;
   }
+  Freed(l);
   EndLease(j, t);
   if (!released) sched_->Release(JobId(j), Snap(t), &ledger_);
   Requeue(j);
@@ -276,6 +278,7 @@ void Engine::Finish(uint32_t j, UnixSeconds t) {
   StopReplicas(j, t);
   o.end_s = t - t0_;
   o.state = JobState::kDone;
+  Freed(l);
   EndLease(j, t);
   sched_->Release(JobId(j), Snap(t), &ledger_);
   Drop(j);
@@ -406,6 +409,12 @@ void Engine::Run() {
       Arrive(static_cast<uint32_t>(next++));
     }
     if (dirty_) {
+      Cycle(now);
+      Repartition(now);
+    }
+    // Fleet GPUs freed: once the queue has had them, the running jobs off
+    // them may move there (engine_migrate.cc); a move frees its old place.
+    if (gpus_freed_ && AskOnFreedGpus(now)) {
       Cycle(now);
       Repartition(now);
     }

@@ -39,6 +39,11 @@
 // restart overhead plus the quote's transfer time. The checkpoint's size is
 // estimate::CheckpointGb: the job's checkpoint.size_gb, else the training
 // state the memory model holds (16 B x model.params_b; 0 GB without it).
+// When fleet GPUs free, the running jobs on a CPU node are asked too,
+// between checkpoints, after that instant's cycle (the queue has the GPUs
+// first), at most sched::kMaxMoveAsksAtOnce at once; a move then keeps the
+// work up to that moment (the job saves its state when stopped, the contract
+// serve assumes too).
 //
 // Preemptible real-time services (sim/service_replicas.h): under a profile
 // with realtime_replicas and spot, a preemptible service the scheduler places

@@ -94,6 +94,7 @@ struct LiveJob : Meter {
   std::optional<UnixSeconds> last_move;
   bool moved_in = false;
   int64_t transfer_s = 0;
+  UnixSeconds freed_ask = 0;            // the last ask when fleet GPUs freed; 0: none
   // A job with a CPU profile: the vCPUs its recorded speed holds at (the GPU
   // share) and the run-time factor of the vCPUs it was given.
   double cpu_share = 0;
@@ -219,6 +220,10 @@ class Engine {
   // Moves at checkpoints (engine_migrate.cc).
   void PushCheckpoint(uint32_t j, UnixSeconds at);
   void Checkpoint(uint32_t j, UnixSeconds t);
+  bool Ask(uint32_t j, UnixSeconds t, bool gpus_freed);
+  void Freed(const LiveJob& l);
+  void WatchForGpus(uint32_t j);
+  bool AskOnFreedGpus(UnixSeconds t);
   void MoveTo(uint32_t j, const sched::MoveDecision& m, UnixSeconds t);
   void ChargeEgress(const LiveJob& l, JobOutcome& o, int64_t micros, UnixSeconds t);
   void ChargeMoveOverhead(const LiveJob& l, JobOutcome& o, UnixSeconds b);
@@ -256,6 +261,12 @@ class Engine {
   SpotLeases spot_;  // this run's spot leases; the market its scheduler sees
   ReplicaTerms replica_terms_;
   bool migrations_ = false;
+  // Moves when fleet GPUs free (engine_migrate.cc): whether some freed since
+  // the last asks, and the running jobs that may be asked then (on a CPU
+  // node), with the attempt that put them there (an entry of a later
+  // attempt is stale).
+  bool gpus_freed_ = false;
+  std::map<uint32_t, uint32_t> on_cpu_;
   // Replicas' spot leases: keys from the trace's job count up (a job's own
   // lease is keyed by its index), and the job each belongs to.
   uint32_t next_lease_;

@@ -5,6 +5,8 @@
 // checkpoint terms give, so the core and the simulator price a move alike.
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "estimate/pricing.h"
 #include "sim/charge.h"
@@ -24,9 +26,18 @@ void Engine::PushCheckpoint(uint32_t j, UnixSeconds at) {
 // At a checkpoint of j's run: the work done so far is saved; the core is
 // asked with the work left whether to move. Staying changes nothing.
 void Engine::Checkpoint(uint32_t j, UnixSeconds t) {
+  if (!Live(j).running) return;
+  if (!Ask(j, t, false)) PushCheckpoint(j, t + Live(j).interval_s);
+}
+
+// The question at t, a checkpoint or (gpus_freed) a moment between two when
+// fleet GPUs freed, where a move stops the job as at a checkpoint: it saves
+// its state in its grace period, so the work up to t is kept either way.
+// True when the job moved.
+bool Engine::Ask(uint32_t j, UnixSeconds t, bool gpus_freed) {
   LiveJob& l = Live(j);
-  if (!l.running) return;
   const int64_t progress = t - l.run_start - l.overhead_s;
+  if (progress <= 0) return false;  // still restarting: nothing new to save
   sched::QueuedJob before = l.q;
   const double done_before = l.done;
   l.done = std::min(1.0, l.done + static_cast<double>(progress) / l.full_s);
@@ -38,15 +49,69 @@ void Engine::Checkpoint(uint32_t j, UnixSeconds t) {
   r.checkpoints = l.checkpoints + static_cast<int>(progress / l.interval_s);
   r.checkpoint_gb = estimate::CheckpointGb(*l.q.spec);
   r.last_move = l.last_move;
+  r.gpus_freed = gpus_freed;
   sched::MoveDecision m = sched_->Reconsider(r, Snap(t), &ledger_);
   if (m.verdict == sched::MoveVerdict::kMove && m.placement && m.quote) {
     l.checkpoints = r.checkpoints;
     MoveTo(j, m, t);
-    return;
+    return true;
   }
   l.q = std::move(before);
   l.done = done_before;
-  PushCheckpoint(j, t + l.interval_s);
+  return false;
+}
+
+// A run ended that held fleet GPUs: the jobs on CPU nodes are asked once
+// the queue has been served (AskOnFreedGpus).
+void Engine::Freed(const LiveJob& l) {
+  if (migrations_ && l.on_fleet && l.placement.kind != sched::CandidateKind::kCpuNode) {
+    gpus_freed_ = true;
+  }
+}
+
+// A run that starts on a CPU node, of a job that may move: asked when fleet
+// GPUs free, as the daemon asks its jobs on CPU nodes. Jobs on cloud
+// capacity are asked at their checkpoints only: asked whenever owned GPUs
+// free, they took the GPUs the next arrivals would have used and sent those
+// to the cloud (on sim/replay_test.cc's
+// DefaultMeetsAsManyDeadlinesAsSkypilotLikeForNoMore, default then cost
+// more than skypilot-like on its Philly-like workload).
+void Engine::WatchForGpus(uint32_t j) {
+  const LiveJob& l = Live(j);
+  if (!migrations_ || !l.q.preemptible || l.replica_set || l.interval_s <= 0) return;
+  if (l.placement.kind != sched::CandidateKind::kCpuNode) return;
+  on_cpu_[j] = l.attempt;
+}
+
+// After the cycle of an instant at which fleet GPUs freed: the queue has had
+// them first; then at most sched::kMaxMoveAsksAtOnce of the running jobs on
+// CPU nodes are asked whether to move, those asked this way
+// least recently first (then in job order), so a long list is gone through
+// in turn. True when one moved.
+bool Engine::AskOnFreedGpus(UnixSeconds t) {
+  gpus_freed_ = false;
+  std::vector<std::pair<UnixSeconds, uint32_t>> due;
+  for (auto it = on_cpu_.begin(); it != on_cpu_.end();) {
+    const uint32_t j = it->first;
+    if (slot_[j] == kNone || Live(j).attempt != it->second || !Live(j).running) {
+      it = on_cpu_.erase(it);
+      continue;
+    }
+    ++it;
+    const LiveJob& l = Live(j);
+    if (t - l.run_start - l.overhead_s > 0) due.emplace_back(l.freed_ask, j);
+  }
+  const size_t n = std::min<size_t>(due.size(), sched::kMaxMoveAsksAtOnce);
+  std::partial_sort(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(n), due.end());
+  bool moved = false;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t j = due[i].second;
+    // An earlier move this instant may have ended it or started it anew.
+    if (slot_[j] == kNone || !Live(j).running || Live(j).freed_ask == t) continue;
+    Live(j).freed_ask = t;
+    moved = Ask(j, t, true) || moved;
+  }
+  return moved;
 }
 
 // Ends j's run at checkpoint `t` with its work saved (l.done already counts
@@ -61,6 +126,7 @@ void Engine::MoveTo(uint32_t j, const sched::MoveDecision& m, UnixSeconds t) {
   Account(l, o, l.run_start, t);
   Served(j, l, t);
   ChargeEgress(l, o, m.quote->costs.egress_usd.micros(), t);
+  Freed(l);
   EndLease(j, t);
   sched_->Release(JobId(j), Snap(t), &ledger_);
   if (Status s = sched_->Commit(*m.placement, Snap(t), &ledger_); !s.ok()) {

@@ -261,7 +261,9 @@ elastic: false
   World w = testing::MakeWorld(Embedded(), *fleet);
   int64_t waited = 0;
   for (const char* p : kProfiles) waited += Compare(t, w, p).waited;
-  if (!kSanitized) EXPECT_GT(waited, static_cast<int64_t>(t.jobs.size()));  // over all profiles
+  if (!kSanitized) {
+    EXPECT_GT(waited, static_cast<int64_t>(t.jobs.size()));  // over all profiles
+  }
 }
 
 }  // namespace

@@ -170,36 +170,47 @@ TEST(SimMigrateTest, ALargeStatedCheckpointStaysWhereASmallOneMovesAcrossRegions
 }
 
 // A job with cpu_fallback starts on the CPU node while every GPU is busy
-// and moves to a GPU at its first checkpoint after one frees up. Fleet:
-// testing::OneCluster (one node of 8 H100s at $2.00/GPU-h) and one CPU node
-// of 64 vCPUs. At second 0 a job that may not be stopped takes all 8 GPUs
-// for 7200 s; at second 1 comes a preemptible 1-GPU job of 36000 s on a GPU
-// (10 h), 4 times slower on CPU (40 h on CPU: CycleContext::CpuRunHours),
-// 64 vCPUs, checkpoints every 30 min, 5 min restart, no model size (an empty
-// checkpoint: no transfer, no egress), deadline 43000 s after submission.
+// and moves to a GPU when one frees up. Fleet: testing::OneCluster (one node
+// of 8 H100s at $2.00/GPU-h) and one CPU node of 64 vCPUs. At second 0 a job
+// that may not be stopped takes all 8 GPUs for 7200 s; at second 1 comes a
+// preemptible 1-GPU job of 36000 s on a GPU (10 h), 4 times slower on CPU
+// (40 h on CPU: CycleContext::CpuRunHours), 64 vCPUs, checkpoints every
+// `interval_s`, 5 min restart, no model size (an empty checkpoint: no
+// transfer, no egress), deadline 43000 s after submission.
 //   start     no GPU now; the latest GPU start is 43001 - 36000 = 7001,
 //             before the GPUs free at 7200: "scarce", so the CPU at 1
-//   checkpoints on CPU at 1 + k x 1800: 1801, 3601, 5401 (GPUs busy), then
-//             7201, the first after 7200: 7200 s of 144000 s on CPU done =
-//             5% of the work; left: 95% = 34200 s on the GPU
-//   the move  stay: 38 h x 64 x $0.031611 = $76.88 on CPU; there: 9.5 h x
-//             $2 = $19 + the restart, 300 s x $2/h = $0.17: it moves
-//   end       7201 + 300 + 34200 = 41701, before the deadline; on the GPU it
-//             never moves back (the CPU would cost 4 x 64 x $0.031611 =
-//             $8.09 per GPU-hour of work against $2)
-TEST(SimMigrateTest, ACpuFallbackJobMovesFromCpuToAFreedGpuAtItsNextCheckpoint) {
-  FleetSpec fleet = testing::OneCluster(1, 8);
-  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
-  const World w = testing::TestWorld(fleet);
+//   GPUs free at 7200: nothing is queued; the job is asked then, between
+//             checkpoints, and saves its state when stopped: 7199 s of
+//             144000 s on CPU done; left on the GPU 36000 x (1 - 7199 /
+//             144000) = 34200.25 s
+//   the move  stay: about 38 h x 64 x $0.031611 = $76.88 on CPU; there:
+//             9.5 h x $2 = $19 + the restart, 300 s x $2/h = $0.17: it moves
+//   end       7200 + 300 + 34201 (the run's seconds rounded up) = 41701,
+//             before the deadline; on the GPU it never moves back (the CPU
+//             would cost 4 x 64 x $0.031611 = $8.09 per GPU-hour of work
+//             against $2)
+Trace CpuThenGpu(int64_t interval_s) {
   Trace trace;
   AddJob(trace, FixedJob(8, "H100-80GB", 30), "blocker", 0, 7200);
   JobSpec mover = FixedJob(1, "H100-80GB", 30);
   mover.resources.cpu_fallback = meridian::CpuFallback{4};
   mover.resources.vcpus = 64;
   mover.preemptible = true;
-  mover.checkpoint.interval_s = 1800;
+  mover.checkpoint.interval_s = interval_s;
   mover.checkpoint.restart_overhead_s = 300;
   AddJob(trace, mover, "mover", 1, 36000, 43000);
+  return trace;
+}
+
+World CpuAndGpuWorld() {
+  FleetSpec fleet = testing::OneCluster(1, 8);
+  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
+  return testing::TestWorld(fleet);
+}
+
+TEST(SimMigrateTest, ACpuFallbackJobMovesFromCpuToAGpuWhenOneFrees) {
+  const World w = CpuAndGpuWorld();
+  const Trace trace = CpuThenGpu(1800);
   const PolicyRun run = RunDefault(trace, w, true);
   const JobOutcome& o = run.jobs[1];
   ASSERT_EQ(o.state, JobState::kDone);
@@ -207,8 +218,8 @@ TEST(SimMigrateTest, ACpuFallbackJobMovesFromCpuToAFreedGpuAtItsNextCheckpoint) 
   EXPECT_EQ(o.moves, 1);
   EXPECT_FALSE(o.cpu);  // where it ended: the GPU
   EXPECT_EQ(o.gpus, 1);
-  // The 7200 s on CPU are kept (5% of the work), none lost at the move.
-  EXPECT_EQ(o.end_s, 7201 + 300 + 34200);
+  // The 7199 s on CPU are kept, none lost at the move.
+  EXPECT_EQ(o.end_s, 7200 + 300 + 34201);
   EXPECT_EQ(o.lost_gpu_ms, 0);
   // The move's own cost: the GPU's 300 s restart at $2/h = $0.166667.
   EXPECT_EQ(o.move_cost_micros, 166667);
@@ -221,6 +232,44 @@ TEST(SimMigrateTest, ACpuFallbackJobMovesFromCpuToAFreedGpuAtItsNextCheckpoint) 
   EXPECT_EQ(stay.jobs[1].end_s, 1 + 4 * 36000);
 }
 
+// The same with checkpoints every 4 h: asked when the GPUs free at 7200, it
+// moves then, 7200 s before its first checkpoint, and ends at 41701 as
+// above. Asked at checkpoints only, it would have moved at the first,
+// 1 + 14400 = 14401, with 10% done (14400 s of 144000): 32400 s left on the
+// GPU, ending at 14401 + 300 + 32400 = 47101, past its deadline (43000).
+TEST(SimMigrateTest, AJobIsAskedWhenGpusFreeNotOnlyAtItsCheckpoints) {
+  const PolicyRun run = RunDefault(CpuThenGpu(14400), CpuAndGpuWorld(), true);
+  const JobOutcome& o = run.jobs[1];
+  ASSERT_EQ(o.state, JobState::kDone);
+  EXPECT_EQ(o.start_s, 1);
+  EXPECT_EQ(o.moves, 1);
+  EXPECT_FALSE(o.cpu);
+  EXPECT_EQ(o.end_s, 7200 + 300 + 34201);
+  EXPECT_LE(o.end_s, 43000);
+  EXPECT_EQ(o.lost_gpu_ms, 0);
+  EXPECT_EQ(o.move_cost_micros, 166667);  // 300 s x $2/h
+}
+
+// Freed GPUs go to the queue first: a job waiting for all 8 GPUs (from
+// second 100, 600 s of work) takes them at 7200, and the job on the CPU,
+// asked after that cycle, finds none free and stays (migrate's max_wait is
+// 0: a place that starts later is not a move). At 7800 they free again; it
+// is asked again and moves: 7799 s of 144000 done, 36000 x (1 - 7799 /
+// 144000) = 34050.25 s left on the GPU, ending at 7800 + 300 + 34051 =
+// 42151, before its deadline.
+TEST(SimMigrateTest, FreedGpusGoToTheQueueBeforeARunningJobMovesThere) {
+  Trace trace = CpuThenGpu(14400);
+  AddJob(trace, FixedJob(8, "H100-80GB", 30), "waiter", 100, 600);
+  const PolicyRun run = RunDefault(trace, CpuAndGpuWorld(), true);
+  const JobOutcome& waiter = run.jobs[2];
+  ASSERT_EQ(waiter.state, JobState::kDone);
+  EXPECT_EQ(waiter.start_s, 7200);
+  const JobOutcome& o = run.jobs[1];
+  ASSERT_EQ(o.state, JobState::kDone);
+  EXPECT_EQ(o.moves, 1);
+  EXPECT_FALSE(o.cpu);
+  EXPECT_EQ(o.end_s, 7800 + 300 + 34051);
+}
 
 // And back: a cpu_fallback job on a GPU whose GPU is taken near its end by
 // a higher tier finishes on the CPU instead of waiting past its deadline.
@@ -239,9 +288,7 @@ TEST(SimMigrateTest, ACpuFallbackJobMovesFromCpuToAFreedGpuAtItsNextCheckpoint) 
 //             cpu_fallback it waits for the GPU and ends at 64300 + 300 +
 //             1800 = 66400, after the deadline.
 TEST(SimMigrateTest, ACpuFallbackJobWhoseGpuIsTakenNearItsEndFinishesOnTheCpu) {
-  FleetSpec fleet = testing::OneCluster(1, 8);
-  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
-  const World w = testing::TestWorld(fleet);
+  const World w = CpuAndGpuWorld();
   auto trace_with = [](bool fallback) {
     Trace trace;
     JobSpec mover = FixedJob(1, "H100-80GB", 30);
