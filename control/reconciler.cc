@@ -236,7 +236,11 @@ void Reconciler::RecoverRow(JobRow row, const std::string& when, UnixSeconds now
     return;
   }
   ref.spec = std::make_shared<const JobSpec>(std::move(spec).value());
-  if (ref.row.state == JobState::kQueued) return;
+  if (ref.row.state == JobState::kQueued) {
+    // A service queued again keeps its tally (HandleObservation).
+    if (auto slo = ParseServiceTally(ref.row.handle)) ref.slo = *slo;
+    return;
+  }
   if (auto set = ParseReplicaSetHandle(ref.row.handle)) {
     // A set stored before its tally was kept is counted from its next whole
     // minute: what it served before is not known.
@@ -525,11 +529,15 @@ void Reconciler::HandleObservation(const RunObservation& o, UnixSeconds now,
     }
     // Billed before the requeue clears the placement and start it is billed by.
     ReleaseAttempt(a, ended, out);
+    JobUpdate requeue = RequeueUpdate();
+    // A service's minutes met stay stored while it waits (a set of no
+    // replicas with its tally), so a daemon restarted meanwhile counts on.
+    if (a.slo.until != 0) requeue.handle = ReplicaSetHandle({}, a.slo);
     Transition(a, JobState::kQueued,
                kind == StopKind::kPreempt
                    ? "requeued; the next attempt resumes from its checkpoint directory"
                    : "attempt " + how + "; requeued",
-               now, out, RequeueUpdate());
+               now, out, requeue);
   } else if (o.phase == RunPhase::kExited && o.exit_code == 0) {
     Transition(a, JobState::kSucceeded, "exited with code 0", now, out, end);
   } else {

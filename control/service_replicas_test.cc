@@ -119,6 +119,7 @@ class ServiceReplicasTest : public testing::LocalStoreTest {
     o.backend_retry.initial_backoff_ms = ms;
     reconciler_ = std::make_unique<Reconciler>(store_.get(), backend_.get(), &metrics_, o);
   }
+  void CountAcrossARequeue(bool restart);
   void CancelAndWait(const std::string& id) {
     reconciler_->RequestCancel(id);
     EXPECT_TRUE(WaitFor([&] { return Row(id).state == JobState::kCancelled; })) << Events(id);
@@ -432,8 +433,9 @@ TEST_F(ServiceReplicasTest, MinutesShortOfTheLoadCountAgainstTheServicesSlo) {
 //   [t0, t0+120)      2 up: minutes 0 and 1 met
 //   [t0+120, t0+300)  queued, nothing up: minutes 2, 3 and 4 missed
 //   [t0+300, t0+420)  2 up again: minutes 5 and 6 met
-// 7 minutes, 4 met.
-TEST_F(ServiceReplicasTest, TheSloCountGoesOnAcrossARequeueAndCountsTheWaitAsMissed) {
+// 7 minutes, 4 met. With `restart`, the daemon is restarted while the
+// service waits in the queue, and counts the same.
+void ServiceReplicasTest::CountAcrossARequeue(bool restart) {
   ReconcilerOptions o = reconciler_->options();
   reconciler_.reset();
   auto two = std::make_unique<SameMachineNodes>(OneT4Backend(), 2);
@@ -469,6 +471,12 @@ TEST_F(ServiceReplicasTest, TheSloCountGoesOnAcrossARequeueAndCountsTheWaitAsMis
   ASSERT_TRUE(WaitFor([&] { return Row(c->job_id).state == JobState::kRunning; }))
       << Events(id) << Events(c->job_id);
   EXPECT_EQ(Row(id).state, JobState::kQueued) << Events(id);
+  if (restart) {
+    // What was counted is stored with the queued service.
+    EXPECT_EQ(JobToJson(Row(id)).value("slo_counted_until", 0), kHour0 + 120) << Row(id).handle;
+    RestartDaemon([] {});
+    ASSERT_FALSE(HasFailure());
+  }
   clock_ = kHour0 + 300;
   std::ofstream(go) << "go\n";
   ASSERT_TRUE(WaitFor([&] { return Row(c->job_id).state == JobState::kSucceeded; }))
@@ -482,6 +490,14 @@ TEST_F(ServiceReplicasTest, TheSloCountGoesOnAcrossARequeueAndCountsTheWaitAsMis
   EXPECT_EQ(job["slo_minutes"], 7) << job.dump();
   EXPECT_EQ(job["slo_minutes_met"], 4) << job.dump();
   CancelAndWait(id);
+}
+
+TEST_F(ServiceReplicasTest, TheSloCountGoesOnAcrossARequeueAndCountsTheWaitAsMissed) {
+  CountAcrossARequeue(false);
+}
+
+TEST_F(ServiceReplicasTest, TheSloCountSurvivesADaemonRestartWhileTheServiceIsQueued) {
+  CountAcrossARequeue(true);
 }
 
 // A replica reclaimed (SIGKILL from outside) again and again before it has
