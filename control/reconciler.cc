@@ -615,10 +615,11 @@ Status Reconciler::RunCycle() {
     if (!HandleReplicaObservation(o, now, &out)) HandleObservation(o, now, &out);
   }
   HandleCancels(now, &out);
-  ReconsiderRunning(now, &out);
   RetryBackendCalls(now, &out);
   KeepReplicaSets(now, &out);
   Status st = Schedule(now, &out);
+  // Running jobs are asked to move once the queue has had what freed.
+  ReconsiderRunning(now, &out);
   AskOnFreedGpus(now, &out);
   Status fl = Flush(&out);  // "scheduled" is durable before the launch
   EraseDone();

@@ -412,9 +412,12 @@ void Engine::Run() {
       Cycle(now);
       Repartition(now);
     }
-    // Fleet GPUs freed: once the queue has had them, the running jobs off
-    // them may move there (engine_migrate.cc); a move frees its old place.
-    if (gpus_freed_ && AskOnFreedGpus(now)) {
+    // Moves (engine_migrate.cc), once the queue has had what freed: the
+    // jobs at a checkpoint, then, if fleet GPUs freed, the jobs on CPU
+    // nodes; a move frees its old place for another cycle.
+    bool moved = !at_checkpoint_.empty() && AskAtCheckpoints(now);
+    if (gpus_freed_) moved = AskOnFreedGpus(now) || moved;
+    if (moved) {
       Cycle(now);
       Repartition(now);
     }

@@ -31,19 +31,19 @@
 // left, so the core sees what remains.
 //
 // Moves (engine_migrate.cc): under a profile with a `migrate` plugin, each
-// checkpoint of a running preemptible job is an event at which the core's
-// Scheduler::Reconsider (sched/move.h) is asked, with the work left, whether
-// to move. A move ends the run at the checkpoint (nothing lost), charges the
+// checkpoint of a running preemptible job is an event after whose instant's
+// cycle (the queue has what freed first) the core's Scheduler::Reconsider
+// (sched/move.h) is asked, with the work left, whether to move. A move ends the run at the checkpoint (nothing lost), charges the
 // checkpoint's egress from the quote (checkpoint GB x the catalog's $/GB),
 // releases the place and commits the new one, whose run begins with the
 // restart overhead plus the quote's transfer time. The checkpoint's size is
 // estimate::CheckpointGb: the job's checkpoint.size_gb, else the training
 // state the memory model holds (16 B x model.params_b; 0 GB without it).
 // When fleet GPUs free, the running jobs on a CPU node are asked too,
-// between checkpoints, after that instant's cycle (the queue has the GPUs
-// first), at most sched::kMaxMoveAsksAtOnce at once; a move then keeps the
-// work up to that moment (the job saves its state when stopped, the contract
-// serve assumes too).
+// between checkpoints, after that instant's cycle as well, at most
+// sched::kMaxMoveAsksAtOnce at once; a move then keeps the work up to that
+// moment (the job saves its state when stopped, the contract serve assumes
+// too).
 //
 // Preemptible real-time services (sim/service_replicas.h): under a profile
 // with realtime_replicas and spot, a preemptible service the scheduler places

@@ -220,6 +220,7 @@ class Engine {
   // Moves at checkpoints (engine_migrate.cc).
   void PushCheckpoint(uint32_t j, UnixSeconds at);
   void Checkpoint(uint32_t j, UnixSeconds t);
+  bool AskAtCheckpoints(UnixSeconds t);
   bool Ask(uint32_t j, UnixSeconds t, bool gpus_freed);
   void Freed(const LiveJob& l);
   void WatchForGpus(uint32_t j);
@@ -267,6 +268,8 @@ class Engine {
   // attempt is stale).
   bool gpus_freed_ = false;
   std::map<uint32_t, uint32_t> on_cpu_;
+  // Jobs at a checkpoint this instant (job, attempt), asked after its cycle.
+  std::vector<std::pair<uint32_t, uint32_t>> at_checkpoint_;
   // Replicas' spot leases: keys from the trace's job count up (a job's own
   // lease is keyed by its index), and the job each belongs to.
   uint32_t next_lease_;

@@ -24,10 +24,28 @@ void Engine::PushCheckpoint(uint32_t j, UnixSeconds at) {
 }
 
 // At a checkpoint of j's run: the work done so far is saved; the core is
-// asked with the work left whether to move. Staying changes nothing.
-void Engine::Checkpoint(uint32_t j, UnixSeconds t) {
-  if (!Live(j).running) return;
-  if (!Ask(j, t, false)) PushCheckpoint(j, t + Live(j).interval_s);
+// asked with the work left whether to move, once the instant's cycle has
+// served the queue (AskAtCheckpoints). Staying changes nothing.
+void Engine::Checkpoint(uint32_t j, UnixSeconds) {
+  if (Live(j).running) at_checkpoint_.emplace_back(j, Live(j).attempt);
+}
+
+// After the cycle of an instant: the jobs at a checkpoint then are asked.
+// True when one moved.
+bool Engine::AskAtCheckpoints(UnixSeconds t) {
+  bool moved = false;
+  std::vector<std::pair<uint32_t, uint32_t>> due;
+  due.swap(at_checkpoint_);
+  for (const auto& [j, attempt] : due) {
+    // A stop or an earlier move this instant makes it another attempt.
+    if (slot_[j] == kNone || Live(j).attempt != attempt || !Live(j).running) continue;
+    if (Ask(j, t, false)) {
+      moved = true;
+    } else {
+      PushCheckpoint(j, t + Live(j).interval_s);
+    }
+  }
+  return moved;
 }
 
 // The question at t, a checkpoint or (gpus_freed) a moment between two when

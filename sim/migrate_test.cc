@@ -90,6 +90,39 @@ TEST(SimMigrateTest, AJobWorthMovingMovesOnceAtACheckpointAndLosesNoWork) {
   EXPECT_EQ(o.move_gpu_ms, 8000 * 306);
 }
 
+// The queue has what frees first, at a checkpoint too: the blocker runs
+// 7201 s, so the cheaper cluster frees at 7201, the instant of the mover's
+// 4th checkpoint, while a job of 8 GPUs (not preemptible, 3600 s) has
+// waited since second 100. The instant's cycle places the waiter there
+// (1 h x 8 x $1 = $8.00); the mover, asked after it, finds nothing better
+// free and stays. At 10801 the waiter ends, at the mover's 6th checkpoint:
+// it moves then, with 10800 s of 36000 done: $16/h x 10800 s = $48.00 on
+// onprem, then 306 s of restart and transfer and the 25200 s left at $8/h
+// ($56.68) and $0.80 egress, ending at 10801 + 306 + 25200 = 36307.
+TEST(SimMigrateTest, AJobAtACheckpointMovesOnlyAfterTheQueueHadWhatFreed) {
+  const World w = testing::TestWorld(TwoClusters("gcp:europe-west4", 1.00));
+  Trace trace;
+  AddJob(trace, FixedJob(8, "H100-80GB", 30), "blocker", 0, 7201);
+  JobSpec mover = FixedJob(8, "H100-80GB", 30);
+  mover.preemptible = true;
+  mover.checkpoint.interval_s = 1800;
+  mover.checkpoint.restart_overhead_s = 300;
+  mover.model.params_b = 1;
+  AddJob(trace, mover, "mover", 1, 36000);
+  AddJob(trace, FixedJob(8, "H100-80GB", 30), "waiter", 100, 3600);
+  const PolicyRun run = RunDefault(trace, w, true);
+  const JobOutcome& waiter = run.jobs[2];
+  ASSERT_EQ(waiter.state, JobState::kDone);
+  EXPECT_EQ(waiter.start_s, 7201);
+  EXPECT_EQ(waiter.region, Region(w, "gcp:europe-west4"));
+  EXPECT_EQ(waiter.cost_micros, 8000000);
+  const JobOutcome& o = run.jobs[1];
+  ASSERT_EQ(o.state, JobState::kDone);
+  EXPECT_EQ(o.moves, 1);
+  EXPECT_EQ(o.end_s, 10801 + 306 + 25200);
+  EXPECT_EQ(o.cost_micros, 48000000 + 56680000 + 800000);
+}
+
 TEST(SimMigrateTest, AJobNotWorthMovingStaysPut) {
   // The freed cluster is in the same region (same carbon, no egress) at
   // $1.99: 8 h x 8 x $0.01 = $0.64 saved against a restart of 5 min + 6 s
