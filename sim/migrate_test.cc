@@ -30,12 +30,13 @@ FleetSpec TwoClusters(const std::string& there_region, double there_usd) {
 }
 
 // At second 0 a job that may not be stopped takes the cheaper cluster for
-// 2 h; at second 1 a preemptible 8-GPU job of 10 h (checkpoints every
+// `blocker_s` (2 h); at second 1 a preemptible 8-GPU job of 10 h (checkpoints every
 // 30 min, 5 min restart, 1B parameters: a 16 GB checkpoint unless
 // `checkpoint_gb` states its size) starts on the dearer one.
-Trace BlockedThenFreed(std::optional<double> checkpoint_gb = std::nullopt) {
+Trace BlockedThenFreed(std::optional<double> checkpoint_gb = std::nullopt,
+                       int64_t blocker_s = 7200) {
   Trace t;
-  AddJob(t, FixedJob(8, "H100-80GB", 30), "blocker", 0, 7200);
+  AddJob(t, FixedJob(8, "H100-80GB", 30), "blocker", 0, blocker_s);
   JobSpec mover = FixedJob(8, "H100-80GB", 30);
   mover.preemptible = true;
   mover.checkpoint.interval_s = 1800;
@@ -101,14 +102,7 @@ TEST(SimMigrateTest, AJobWorthMovingMovesOnceAtACheckpointAndLosesNoWork) {
 // ($56.68) and $0.80 egress, ending at 10801 + 306 + 25200 = 36307.
 TEST(SimMigrateTest, AJobAtACheckpointMovesOnlyAfterTheQueueHadWhatFreed) {
   const World w = testing::TestWorld(TwoClusters("gcp:europe-west4", 1.00));
-  Trace trace;
-  AddJob(trace, FixedJob(8, "H100-80GB", 30), "blocker", 0, 7201);
-  JobSpec mover = FixedJob(8, "H100-80GB", 30);
-  mover.preemptible = true;
-  mover.checkpoint.interval_s = 1800;
-  mover.checkpoint.restart_overhead_s = 300;
-  mover.model.params_b = 1;
-  AddJob(trace, mover, "mover", 1, 36000);
+  Trace trace = BlockedThenFreed(std::nullopt, 7201);
   AddJob(trace, FixedJob(8, "H100-80GB", 30), "waiter", 100, 3600);
   const PolicyRun run = RunDefault(trace, w, true);
   const JobOutcome& waiter = run.jobs[2];
