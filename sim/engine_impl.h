@@ -220,6 +220,7 @@ class Engine {
   // Moves at checkpoints (engine_migrate.cc).
   void PushCheckpoint(uint32_t j, UnixSeconds at);
   void Checkpoint(uint32_t j, UnixSeconds t);
+  bool RunsAttempt(uint32_t j, uint32_t attempt);
   bool AskAtCheckpoints(UnixSeconds t);
   bool Ask(uint32_t j, UnixSeconds t, bool gpus_freed);
   void Freed(const LiveJob& l);

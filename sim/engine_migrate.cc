@@ -23,6 +23,12 @@ void Engine::PushCheckpoint(uint32_t j, UnixSeconds at) {
   if (at < l.run_end) Push(at, EventKind::kCheckpoint, j);
 }
 
+// Whether job j is still running the attempt `attempt` (a stop, a move or
+// its end makes another).
+bool Engine::RunsAttempt(uint32_t j, uint32_t attempt) {
+  return slot_[j] != kNone && Live(j).attempt == attempt && Live(j).running;
+}
+
 // At a checkpoint of j's run: the work done so far is saved; the core is
 // asked with the work left whether to move, once the instant's cycle has
 // served the queue (AskAtCheckpoints). Staying changes nothing.
@@ -38,7 +44,7 @@ bool Engine::AskAtCheckpoints(UnixSeconds t) {
   due.swap(at_checkpoint_);
   for (const auto& [j, attempt] : due) {
     // A stop or an earlier move this instant makes it another attempt.
-    if (slot_[j] == kNone || Live(j).attempt != attempt || !Live(j).running) continue;
+    if (!RunsAttempt(j, attempt)) continue;
     if (Ask(j, t, false)) {
       moved = true;
     } else {
@@ -111,7 +117,7 @@ bool Engine::AskOnFreedGpus(UnixSeconds t) {
   std::vector<std::pair<UnixSeconds, uint32_t>> due;
   for (auto it = on_cpu_.begin(); it != on_cpu_.end();) {
     const uint32_t j = it->first;
-    if (slot_[j] == kNone || Live(j).attempt != it->second || !Live(j).running) {
+    if (!RunsAttempt(j, it->second)) {
       it = on_cpu_.erase(it);
       continue;
     }
