@@ -82,7 +82,7 @@ class AggregatesTest : public ::testing::Test {
   }
   void TearDown() override {
     daemon_.reset();
-    std::filesystem::remove_all(dir_);
+    testing::RemoveTempDir(dir_);
   }
 
   json Get(const std::string& path, const std::string& token) {

@@ -60,7 +60,7 @@ class ApiAbuseTest : public ::testing::Test {
   void TearDown() override {
     for (int fd : fds_) close(fd);
     daemon_.reset();
-    std::filesystem::remove_all(dir_);
+    testing::RemoveTempDir(dir_);
   }
 
   std::string dir_;

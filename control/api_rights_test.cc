@@ -37,7 +37,7 @@ class ApiRightsTest : public ::testing::Test {
   }
   void TearDown() override {
     daemon_.reset();
-    std::filesystem::remove_all(dir_);
+    testing::RemoveTempDir(dir_);
   }
   httplib::Result Post(const std::string& path, const std::string& token, const std::string& body,
                        const std::string& type = "application/json") {

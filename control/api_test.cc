@@ -40,7 +40,7 @@ class ApiTest : public ::testing::Test {
   }
   void TearDown() override {
     daemon_.reset();
-    std::filesystem::remove_all(dir_);
+    testing::RemoveTempDir(dir_);
   }
 
   json Post(const std::string& path, const std::string& token, const std::string& body,

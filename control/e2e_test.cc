@@ -32,7 +32,7 @@ class E2eTest : public ::testing::Test {
   }
   void TearDown() override {
     daemon_.reset();
-    std::filesystem::remove_all(dir_);
+    testing::RemoveTempDir(dir_);
   }
 
   std::string Submit(const json& spec) { return SubmitJob(*http_, token_, spec); }

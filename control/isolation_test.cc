@@ -49,7 +49,7 @@ class IsolationTest : public ::testing::Test {
   }
   void TearDown() override {
     daemon_.reset();
-    fs::remove_all(dir_);
+    testing::RemoveTempDir(dir_);
   }
   // Polls until the job reaches a final state (or 15 s pass).
   json WaitEnded(const std::string& token, const std::string& id) {

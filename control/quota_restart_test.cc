@@ -49,7 +49,7 @@ class QuotaRestartTest : public ::testing::Test {
   void TearDown() override {
     std::ofstream(dir_ + "/go") << "go\n";  // lets any job still running end
     daemon_.reset();
-    std::filesystem::remove_all(dir_);
+    testing::RemoveTempDir(dir_);
   }
 
   // A 1-GPU T4 job that runs until the test creates `go`.

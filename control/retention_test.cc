@@ -40,7 +40,7 @@ class RetentionTest : public ::testing::Test {
       WaitFor(long_job_, 200, "cancelled");
     }
     daemon_.reset();
-    if (!dir_.empty()) fs::remove_all(dir_);
+    testing::RemoveTempDir(dir_);
   }
   std::string State() const { return dir_ + "/meridian.db.state"; }
 

@@ -40,7 +40,7 @@ class TelemetryE2eTest : public ::testing::Test {
       }
     }
     daemon_.reset();
-    std::filesystem::remove_all(dir_);
+    testing::RemoveTempDir(dir_);
   }
   std::string Submit(const std::string& name, std::vector<std::string> command,
                      json extra = json::object()) {

@@ -34,6 +34,22 @@ inline std::string MakeTempDir(const std::string& tag) {
   return d ? std::string(d) : std::string();
 }
 
+// Removes a test's directory. A job's supervisor may outlive the daemon by
+// a moment (it records the exit status its job ended with), so a file it
+// writes while the tree is walked is not an error: the walk is tried again
+// for up to 5 s, and what is left after that is reported, not thrown.
+inline void RemoveTempDir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  for (int i = 0; i < 50; ++i) {
+    ec.clear();
+    std::filesystem::remove_all(dir, ec);
+    if (!ec && !std::filesystem::exists(dir)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ADD_FAILURE() << "could not remove " << dir << ": " << ec.message();
+}
+
 // Runs `argv` and returns its stdout; the exit status in *rc.
 inline std::string RunCommand(const std::vector<std::string>& argv, int* rc) {
   int pipefd[2];

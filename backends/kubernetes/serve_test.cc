@@ -42,7 +42,7 @@ class KubernetesServeTest : public ::testing::Test {
   }
   void TearDown() override {
     daemon_.reset();
-    std::filesystem::remove_all(dir_);
+    control::testing::RemoveTempDir(dir_);
   }
 
   void WriteFleet(const std::string& nodes) { std::ofstream(dir_ + "/fleet.yaml") << kCluster << nodes; }

@@ -109,7 +109,7 @@ class SlurmClusterTest : public ::testing::Test {
       // One at a time: Slurm refuses the whole list if one node is idle already.
       g_cluster->Slurm("scontrol update nodename=node" + std::to_string(n) + " state=resume");
     }
-    std::filesystem::remove_all(dir_);
+    control::testing::RemoveTempDir(dir_);
   }
 
   // Until `n` nodes are ready in meridian's view.
@@ -562,7 +562,7 @@ class OwnCluster {
     int rc = 0;
     const std::string out = RunCommand({"/bin/sh", "-c", Tool() + " stop --dir " + cdir_ + " 2>&1"}, &rc);
     EXPECT_EQ(rc, 0) << out;
-    std::filesystem::remove_all(dir_);
+    control::testing::RemoveTempDir(dir_);
   }
   bool up() const { return up_; }
   const std::string& output() const { return output_; }

@@ -85,7 +85,7 @@ class SlurmServeFailureTest : public ::testing::Test {
   }
   void TearDown() override {
     daemon_.reset();
-    fs::remove_all(dir_);
+    control::testing::RemoveTempDir(dir_);
   }
 
   void Tool(const std::string& name, const std::string& body) {
