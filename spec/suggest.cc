@@ -48,6 +48,11 @@ std::vector<std::string> CloseMatches(std::string_view word,
   for (const std::string& c : candidates) {
     const std::string lc = Lower(c);
     if (w.size() >= 2 && lc != w && lc.find(w) != std::string::npos) containing.push_back(c);
+    // The lengths' difference is a lower bound of the distance: a candidate
+    // that far off is not compared letter by letter (a long unknown key in a
+    // request would otherwise cost its length times every known key's).
+    const size_t apart = w.size() > lc.size() ? w.size() - lc.size() : lc.size() - w.size();
+    if (apart > static_cast<size_t>(limit)) continue;
     int d = LowerEditDistance(w, lc);  // both lower-cased already
     if (d <= limit) near.emplace_back(d, c);
   }

@@ -25,5 +25,20 @@ TEST(CloseMatches, FindsTyposAndPrefixes) {
   EXPECT_TRUE(CloseMatches("TPU-v5", gpus).empty());
 }
 
+// A word is offered candidates within max(2, |word| / 3) edits, and the
+// lengths' difference is the fewest edits there can be: a candidate exactly
+// that many letters away is still offered, one letter further is not.
+TEST(CloseMatches, ACandidateAsFarApartInLengthAsTheLimitIsStillOffered) {
+  // "checkpoints" (11 letters, limit 11 / 3 = 3): "checkpo" (7 letters) is 4
+  // deletions away, "checkpoi" (8 letters) 3.
+  EXPECT_TRUE(CloseMatches("checkpoints", {"checkpo"}).empty());
+  EXPECT_EQ(CloseMatches("checkpoints", {"checkpoi"}), (std::vector<std::string>{"checkpoi"}));
+  // "gpu_modelsxyz" (13 letters, limit 4) is 4 deletions from "gpu_model".
+  EXPECT_EQ(CloseMatches("gpu_modelsxyz", {"gpu_model"}), (std::vector<std::string>{"gpu_model"}));
+  // 4,000 letters against short keys: limit 1,333, every key thousands of
+  // letters away, so none is offered.
+  EXPECT_TRUE(CloseMatches(std::string(4000, 'g'), {"gpus", "gpu_models", "region"}).empty());
+}
+
 }  // namespace
 }  // namespace meridian::spec
