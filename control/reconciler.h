@@ -81,6 +81,7 @@
 #include "sched/decision.h"
 #include "sched/fleet.h"
 #include "sched/profile.h"
+#include "sched/move.h"
 
 namespace meridian::sched {
 struct ModelDemand;
@@ -223,7 +224,8 @@ class Reconciler {
   bool Askable(const Active& a) const;
   // Asks the core about `a` and starts the move it decides (true), or says
   // why it stays in its reason (false).
-  bool AskToMove(Active& a, UnixSeconds now, bool gpus_freed, std::vector<JobUpdate>* out);
+  bool AskToMove(Active& a, UnixSeconds now, sched::MoveOccasion occasion,
+                 std::vector<JobUpdate>* out);
   // The first checkpoint of `a`'s attempt seen running from `now`.
   void StartCheckpoints(Active& a, UnixSeconds now);
   // The share of `a`'s whole work done by `t`: what was saved before its

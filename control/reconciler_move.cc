@@ -120,7 +120,7 @@ void Reconciler::ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out)
     Active& a = *found->second;
     if (a.next_checkpoint != at || !Askable(a)) continue;
     ++asks;
-    if (!AskToMove(a, now, false, out)) {
+    if (!AskToMove(a, now, sched::MoveOccasion::kCheckpoint, out)) {
       a.next_checkpoint = at + estimate::CheckpointOf(a.spec->checkpoint).interval_s;
       checkpoints_.emplace(a.next_checkpoint, a.row.seq);
     }
@@ -152,11 +152,11 @@ void Reconciler::AskOnFreedGpus(UnixSeconds now, std::vector<JobUpdate>* out) {
   for (size_t i = 0; i < n; ++i) {
     Active& a = *by_seq_.at(due[i].second);
     a.freed_ask = now;
-    AskToMove(a, now, true, out);
+    AskToMove(a, now, sched::MoveOccasion::kGpusFreed, out);
   }
 }
 
-bool Reconciler::AskToMove(Active& a, UnixSeconds now, bool gpus_freed,
+bool Reconciler::AskToMove(Active& a, UnixSeconds now, sched::MoveOccasion occasion,
                            std::vector<JobUpdate>* out) {
   if (!fleet_ || !fleet_->scheduler) return false;
   const estimate::CheckpointTerms t = estimate::CheckpointOf(a.spec->checkpoint);
@@ -176,7 +176,7 @@ bool Reconciler::AskToMove(Active& a, UnixSeconds now, bool gpus_freed,
   r.checkpoints = a.checkpoints + (t.interval_s > 0 ? static_cast<int>(progress_s / t.interval_s) : 0);
   r.checkpoint_gb = estimate::CheckpointGb(*a.spec);
   r.last_move = a.last_move;
-  r.gpus_freed = gpus_freed;
+  r.occasion = occasion;
   sched::MoveDecision m = fs.scheduler->Reconsider(r, SnapshotOf(fs, now), &fs.ledger);
   m.reason = InDaemonNames(std::move(m.reason), fs);
   if (m.verdict != sched::MoveVerdict::kMove || !m.placement ||

@@ -16,6 +16,7 @@
 // move releases the job and commits MoveDecision::placement.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -30,6 +31,18 @@ namespace meridian::sched {
 // work it has left (QueuedJob::done set, its demands' run hours what is left:
 // the simulator's SetWork), so a decision for it is the decision for a job
 // with that work queued now.
+// What made the core ask a running job whether to move.
+enum class MoveOccasion : uint8_t {
+  kCheckpoint,  // one of its checkpoints
+  kGpusFreed,   // fleet GPUs freed (it runs on a CPU node), between its checkpoints
+  kCarbonHour,  // a new hour of the grid's carbon, for a job that checkpoints
+                // less often than that (kCarbonHourS)
+};
+
+// How often the grid's carbon changes (the catalog's series are hourly): a
+// job whose checkpoints are further apart is asked at each hour too.
+inline constexpr int64_t kCarbonHourS = 3600;
+
 struct RunningJob {
   const QueuedJob* job = nullptr;
   // What it runs on: the candidate it was placed on (Decision::chosen). Only
@@ -40,11 +53,10 @@ struct RunningJob {
   int checkpoints = 0;         // checkpoints taken so far: the last is number N
   double checkpoint_gb = 0;    // what a move carries to the new place
   std::optional<UnixSeconds> last_move;  // when it last moved; nullopt: never
-  // Asked because fleet GPUs freed, between two checkpoints, rather than at
-  // a checkpoint: a move then stops the job as a move at a checkpoint does
-  // (SIGTERM and its grace period, in which it saves its state), so `job`'s
-  // work left counts its progress up to now.
-  bool gpus_freed = false;
+  // What made the core ask. Between two checkpoints a move stops the job as
+  // a move at a checkpoint does (SIGTERM and its grace period, in which it
+  // saves its state), so `job`'s work left counts its progress up to now.
+  MoveOccasion occasion = MoveOccasion::kCheckpoint;
 };
 
 // Most asks at one instant (a simulator instant, a daemon cycle): each is a
@@ -86,12 +98,13 @@ struct MoveQuote {
   std::optional<UnixSeconds> deadline;
   int64_t deadline_margin_s = 0;
   int checkpoint = 0;            // RunningJob::checkpoints
-  bool gpus_freed = false;       // RunningJob::gpus_freed
+  MoveOccasion occasion = MoveOccasion::kCheckpoint;  // RunningJob::occasion
 };
 
 // When the question was asked, as a verdict says it: "after checkpoint 3",
-// or "when GPUs freed, after checkpoint 3".
-std::string AskedWhen(int checkpoint, bool gpus_freed);
+// "when GPUs freed, after checkpoint 3" or "at a new carbon hour, after
+// checkpoint 3".
+std::string AskedWhen(int checkpoint, MoveOccasion occasion);
 
 enum class MoveVerdict { kStay, kMove };
 

@@ -110,22 +110,27 @@ MoveQuote Quote(const Scheduler::Impl& s, const CycleContext& ctx, const Running
   const estimate::CheckpointTerms terms = estimate::CheckpointOf(r.job->spec->checkpoint);
   q.deadline_margin_s = terms.interval_s + terms.restart_overhead_s;
   q.checkpoint = r.checkpoints;
-  q.gpus_freed = r.gpus_freed;
+  q.occasion = r.occasion;
   return q;
 }
 
 MoveDecision Stay(const RunningJob& r, const std::string& why) {
   MoveDecision d;
   d.job = r.job->id;
-  d.reason = "stays on " + r.where + " " + AskedWhen(r.checkpoints, r.gpus_freed) + ": " + why;
+  d.reason = "stays on " + r.where + " " + AskedWhen(r.checkpoints, r.occasion) + ": " + why;
   return d;
 }
 
 }  // namespace
 
-std::string AskedWhen(int checkpoint, bool gpus_freed) {
-  return std::string(gpus_freed ? "when GPUs freed, " : "") + "after checkpoint " +
-         std::to_string(checkpoint);
+std::string AskedWhen(int checkpoint, MoveOccasion occasion) {
+  const char* when = "";
+  switch (occasion) {
+    case MoveOccasion::kCheckpoint: break;
+    case MoveOccasion::kGpusFreed: when = "when GPUs freed, "; break;
+    case MoveOccasion::kCarbonHour: when = "at a new carbon hour, "; break;
+  }
+  return std::string(when) + "after checkpoint " + std::to_string(checkpoint);
 }
 
 MoveDecision Scheduler::Reconsider(const RunningJob& r, const Snapshot& snap, Ledger* ledger) {

@@ -226,6 +226,7 @@ void Engine::StartRun(uint32_t j, UnixSeconds t) {
   Push(end, EventKind::kEnd, j);
   if (l.spot) PushReclaims({j}, t);
   PushCheckpoint(j, t + l.overhead_s + l.interval_s);
+  PushCarbonHour(j, t);
   WatchForGpus(j);
   if (l.flex && t + flex_max_s_ < end) Push(t + flex_max_s_, EventKind::kFlexLimit, j);
   if (l.on_fleet && options_.node_mtbf_h > 0 && l.nodes > 0) {
@@ -303,6 +304,10 @@ void Engine::Handle(const Event& e) {
     case EventKind::kFlexCancel: Interrupt(e.job, e.t, Stop::kFlexCancel, false); break;
     case EventKind::kStart: StartRun(e.job, e.t); break;
     case EventKind::kCheckpoint: Checkpoint(e.job, e.t); break;
+    case EventKind::kCarbonHour:
+      if (Live(e.job).running) at_hour_.emplace_back(e.job, e.attempt);
+      PushCarbonHour(e.job, e.t);
+      break;
     case EventKind::kRetry:
       Live(e.job).retry = 0;
       if (Out(e.job).state == JobState::kWaiting) dirty_ = true;
@@ -414,9 +419,11 @@ void Engine::Run() {
     }
     // Moves (engine_migrate.cc), once the queue has had what freed: the
     // jobs at a checkpoint, then, if fleet GPUs freed, the jobs on CPU
-    // nodes; a move frees its old place for another cycle.
+    // nodes, then those at a new carbon hour; a move frees its old place
+    // for another cycle.
     bool moved = !at_checkpoint_.empty() && AskAtCheckpoints(now);
     if (gpus_freed_) moved = AskOnFreedGpus(now) || moved;
+    if (!at_hour_.empty()) moved = AskAtCarbonHour(now) || moved;
     if (moved) {
       Cycle(now);
       Repartition(now);

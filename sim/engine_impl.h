@@ -29,10 +29,12 @@ namespace meridian::sim::engine_internal {
 // needs stop; kReplicaSpot: a spot offering a set holding on-demand
 // replicas could use changes its count (a look for spot to replace them);
 // kCheckpoint: a running preemptible job's checkpoint, where it may move
-// (engine_migrate.cc; only under a profile with `migrate`).
+// (engine_migrate.cc; only under a profile with `migrate`); kCarbonHour: a
+// new hour of the grid's carbon for such a job whose checkpoints are
+// further apart (sched::kCarbonHourS), where it may move too.
 enum class EventKind : uint8_t {
   kEnd, kReclaim, kReplicaReclaim, kNodeFailure, kFlexLimit, kFlexCancel, kStart, kRetry,
-  kReplicaCheck, kReplicaRetire, kReplicaSpot, kCheckpoint
+  kReplicaCheck, kReplicaRetire, kReplicaSpot, kCheckpoint, kCarbonHour
 };
 
 struct Event {
@@ -95,6 +97,8 @@ struct LiveJob : Meter {
   bool moved_in = false;
   int64_t transfer_s = 0;
   UnixSeconds freed_ask = 0;            // the last ask when fleet GPUs freed; 0: none
+  UnixSeconds hour_ask = 0;             // the last ask at a new carbon hour; 0: none
+  UnixSeconds asked = 0;                // the last ask of any kind; 0: none
   // A job with a CPU profile: the vCPUs its recorded speed holds at (the GPU
   // share) and the run-time factor of the vCPUs it was given.
   double cpu_share = 0;
@@ -222,7 +226,10 @@ class Engine {
   void Checkpoint(uint32_t j, UnixSeconds t);
   bool RunsAttempt(uint32_t j, uint32_t attempt);
   bool AskAtCheckpoints(UnixSeconds t);
-  bool Ask(uint32_t j, UnixSeconds t, bool gpus_freed);
+  bool Ask(uint32_t j, UnixSeconds t, sched::MoveOccasion occasion);
+  bool Movable(const LiveJob& l) const;
+  void PushCarbonHour(uint32_t j, UnixSeconds after);
+  bool AskAtCarbonHour(UnixSeconds t);
   void Freed(const LiveJob& l);
   void WatchForGpus(uint32_t j);
   bool AskOnFreedGpus(UnixSeconds t);
@@ -269,8 +276,10 @@ class Engine {
   // attempt is stale).
   bool gpus_freed_ = false;
   std::map<uint32_t, uint32_t> on_cpu_;
-  // Jobs at a checkpoint this instant (job, attempt), asked after its cycle.
+  // Jobs at a checkpoint this instant (job, attempt), asked after its cycle,
+  // and those at a new carbon hour.
   std::vector<std::pair<uint32_t, uint32_t>> at_checkpoint_;
+  std::vector<std::pair<uint32_t, uint32_t>> at_hour_;
   // Replicas' spot leases: keys from the trace's job count up (a job's own
   // lease is keyed by its index), and the job each belongs to.
   uint32_t next_lease_;

@@ -1,10 +1,13 @@
 // Moves of running work at checkpoints (sim/engine.h, "Moves"): the engine
 // asks the core (Scheduler::Reconsider, sched/move.h) at each checkpoint of a
-// running preemptible job and applies its verdict. The costs it charges are
+// running preemptible job, and between them when fleet GPUs free (a job on
+// a CPU node) or the carbon hour turns (a job checkpointing less often),
+// and applies its verdict. The costs it charges are
 // the quote's (egress, transfer time) and the restart overhead the job's
 // checkpoint terms give, so the core and the simulator price a move alike.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -19,8 +22,23 @@ namespace meridian::sim::engine_internal {
 // on their own rules, sim/service_replicas.h).
 void Engine::PushCheckpoint(uint32_t j, UnixSeconds at) {
   const LiveJob& l = Live(j);
-  if (!migrations_ || !l.q.preemptible || l.replica_set || l.interval_s <= 0) return;
-  if (at < l.run_end) Push(at, EventKind::kCheckpoint, j);
+  if (Movable(l) && at < l.run_end) Push(at, EventKind::kCheckpoint, j);
+}
+
+// Whether a run may be asked to move at all.
+bool Engine::Movable(const LiveJob& l) const {
+  return migrations_ && l.q.preemptible && !l.replica_set && l.interval_s > 0;
+}
+
+// The next turn of a UTC hour after `after`, for a run whose checkpoints
+// are more than an hour apart: the grid's carbon changes every hour, and
+// asked only at its checkpoints such a job would run on for hours where the
+// power has turned dirty (or the cheap hours elsewhere have begun).
+void Engine::PushCarbonHour(uint32_t j, UnixSeconds after) {
+  const LiveJob& l = Live(j);
+  if (!Movable(l) || l.interval_s <= sched::kCarbonHourS) return;
+  const UnixSeconds next = (after / sched::kCarbonHourS + 1) * sched::kCarbonHourS;
+  if (next < l.run_end) Push(next, EventKind::kCarbonHour, j);
 }
 
 // Whether job j is still running the attempt `attempt` (a stop, a move or
@@ -45,7 +63,7 @@ bool Engine::AskAtCheckpoints(UnixSeconds t) {
   for (const auto& [j, attempt] : due) {
     // A stop or an earlier move this instant makes it another attempt.
     if (!RunsAttempt(j, attempt)) continue;
-    if (Ask(j, t, false)) {
+    if (Ask(j, t, sched::MoveOccasion::kCheckpoint)) {
       moved = true;
     } else {
       PushCheckpoint(j, t + Live(j).interval_s);
@@ -54,14 +72,15 @@ bool Engine::AskAtCheckpoints(UnixSeconds t) {
   return moved;
 }
 
-// The question at t, a checkpoint or (gpus_freed) a moment between two when
-// fleet GPUs freed, where a move stops the job as at a checkpoint: it saves
-// its state in its grace period, so the work up to t is kept either way.
-// True when the job moved.
-bool Engine::Ask(uint32_t j, UnixSeconds t, bool gpus_freed) {
+// The question at t, a checkpoint or a moment between two (fleet GPUs
+// freed, a new carbon hour), where a move stops the job as at a checkpoint:
+// it saves its state in its grace period, so the work up to t is kept
+// either way. True when the job moved.
+bool Engine::Ask(uint32_t j, UnixSeconds t, sched::MoveOccasion occasion) {
   LiveJob& l = Live(j);
   const int64_t progress = t - l.run_start - l.overhead_s;
   if (progress <= 0) return false;  // still restarting: nothing new to save
+  l.asked = t;
   sched::QueuedJob before = l.q;
   const double done_before = l.done;
   l.done = std::min(1.0, l.done + static_cast<double>(progress) / l.full_s);
@@ -73,7 +92,7 @@ bool Engine::Ask(uint32_t j, UnixSeconds t, bool gpus_freed) {
   r.checkpoints = l.checkpoints + static_cast<int>(progress / l.interval_s);
   r.checkpoint_gb = estimate::CheckpointGb(*l.q.spec);
   r.last_move = l.last_move;
-  r.gpus_freed = gpus_freed;
+  r.occasion = occasion;
   sched::MoveDecision m = sched_->Reconsider(r, Snap(t), &ledger_);
   if (m.verdict == sched::MoveVerdict::kMove && m.placement && m.quote) {
     l.checkpoints = r.checkpoints;
@@ -102,8 +121,7 @@ void Engine::Freed(const LiveJob& l) {
 // more than skypilot-like on its Philly-like workload).
 void Engine::WatchForGpus(uint32_t j) {
   const LiveJob& l = Live(j);
-  if (!migrations_ || !l.q.preemptible || l.replica_set || l.interval_s <= 0) return;
-  if (l.placement.kind != sched::CandidateKind::kCpuNode) return;
+  if (!Movable(l) || l.placement.kind != sched::CandidateKind::kCpuNode) return;
   on_cpu_[j] = l.attempt;
 }
 
@@ -130,10 +148,37 @@ bool Engine::AskOnFreedGpus(UnixSeconds t) {
   bool moved = false;
   for (size_t i = 0; i < n; ++i) {
     const uint32_t j = due[i].second;
-    // An earlier move this instant may have ended it or started it anew.
-    if (slot_[j] == kNone || !Live(j).running || Live(j).freed_ask == t) continue;
+    // An earlier move this instant may have ended it or started it anew;
+    // one asked at its checkpoint this instant has had the answer.
+    if (slot_[j] == kNone || !Live(j).running || Live(j).asked == t) continue;
     Live(j).freed_ask = t;
-    moved = Ask(j, t, true) || moved;
+    moved = Ask(j, t, sched::MoveOccasion::kGpusFreed) || moved;
+  }
+  return moved;
+}
+
+// After the cycle of an instant that turned a UTC hour: at most
+// sched::kMaxMoveAsksAtOnce of the jobs whose hour came are asked, those
+// asked this way least recently first (then in the order their hours
+// came), so a long list is gone through hour by hour. True when one moved.
+bool Engine::AskAtCarbonHour(UnixSeconds t) {
+  std::vector<std::pair<uint32_t, uint32_t>> came;
+  came.swap(at_hour_);
+  std::vector<std::tuple<UnixSeconds, size_t, uint32_t>> due;
+  for (size_t i = 0; i < came.size(); ++i) {
+    const auto [j, attempt] = came[i];
+    if (!RunsAttempt(j, attempt)) continue;
+    const LiveJob& l = Live(j);
+    if (t - l.run_start - l.overhead_s > 0 && l.asked != t) due.emplace_back(l.hour_ask, i, j);
+  }
+  const size_t n = std::min<size_t>(due.size(), sched::kMaxMoveAsksAtOnce);
+  std::partial_sort(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(n), due.end());
+  bool moved = false;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t j = std::get<2>(due[i]);
+    if (slot_[j] == kNone || !Live(j).running || Live(j).asked == t) continue;
+    Live(j).hour_ask = t;
+    moved = Ask(j, t, sched::MoveOccasion::kCarbonHour) || moved;
   }
   return moved;
 }

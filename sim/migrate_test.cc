@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "sched/plugin_args.h"
 #include "sim/report.h"
 #include "sim/test_world.h"
 
@@ -356,6 +357,59 @@ TEST(SimMigrateTest, ACpuFallbackJobWhoseGpuIsTakenNearItsEndFinishesOnTheCpu) {
   EXPECT_FALSE(waited.cpu);
   EXPECT_EQ(waited.end_s, wait.jobs[1].end_s + 300 + 1800);
   EXPECT_GT(waited.end_s, 50000);
+}
+
+// A job whose checkpoints are 8 h apart is asked at each UTC hour too.
+// Two clusters of 8 H100s (700 W each: 5.6 kW a job of 8) at the same
+// $2.00/GPU-h ($16/h a job): "onprem" in gcp:us-central1 at 430 g/kWh every
+// hour and "there" in aws:us-east-1, whose test series is 300 g/kWh for UTC
+// hours 0-11 of each day and 500 for 12-23. A preemptible 8-GPU job of 20 h
+// (72,000 s; 5 min restart; no model: a 0 GB checkpoint) comes at second 0
+// (00:00 UTC) and starts on "there" (over 20 h it averages (12 x 300 + 8 x
+// 500) / 20 = 380 g/kWh against 430). `migrate` weighs CO2 at k = 5 $/kg;
+// a move costs the 300 s restart, $1.333 + 5.6 x 300 / 3600 x 430 g x k =
+// $2.337, and must save more than 1.5 times that (hysteresis 0.5) and, net
+// of it, 5% of staying (min_relative_saving).
+//   At 12:00 (43,200) 28,800 s are left: staying emits 5.6 x 8 x 500 =
+//   22.4 kg ($128 + $112), moving 5.6 x 8 x 430 = 19.264 kg ($128 + $96.32):
+//   $15.68 saved, $13.34 net, 5.6% of $240. At 11:00 the 9 h left save
+//   5.6 x (1 x 300 + 8 x 500 - 9 x 430) g = 2.408 kg, $12.04, $9.70 net,
+//   3.7% of $264.40 ($144 + 24.08 kg x k), and earlier hours less. So it moves at 12:00 and ends at 43,200 + 300 +
+//   28,800 = 72,300, having emitted 5.6 x 12 x 300 = 20,160 g there and
+//   5.6 x 8.0833 x 430 = 19,465 g on onprem: 39,625 g.
+//   Asked at its checkpoints only (08:00, 16:00) it stays: at 08:00 the 12 h
+//   left save 5.6 x (4 x 300 + 8 x 500 - 12 x 430) g = 0.224 kg, $1.12,
+//   not above 1.5 x $2.337 = $3.51;
+//   at 16:00 the 4 h left save $7.84, $5.50 net, 4.6% of $120. It would emit
+//   5.6 x (12 x 300 + 8 x 500) = 42,560 g.
+TEST(SimMigrateTest, AJobCheckpointingLessOftenThanHourlyIsAskedWhenTheCarbonHourTurns) {
+  const World w = testing::TestWorld(TwoClusters("aws:us-east-1", 2.00));
+  Trace trace;
+  JobSpec mover = FixedJob(8, "H100-80GB", 30);
+  mover.preemptible = true;
+  mover.checkpoint.interval_s = 8 * 3600;
+  mover.checkpoint.restart_overhead_s = 300;
+  AddJob(trace, mover, "mover", 0, 72000);
+  auto profile = sched::EmbeddedProfile("default");
+  ASSERT_TRUE(profile.ok());
+  for (sched::PluginConfig& p : profile->plugins) {
+    if (p.name != "migrate") continue;
+    auto args = sched::PluginArgs::FromYaml("{usd_per_kg_co2: 5.0}");
+    ASSERT_TRUE(args.ok());
+    p.args = *args;
+  }
+  EngineOptions o;
+  o.migrations = true;
+  auto run = Simulate(trace, JobShapes::Make(trace, *w.catalog), w, *profile, "carbon-moves", o);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const JobOutcome& j = run->jobs[0];
+  ASSERT_EQ(j.state, JobState::kDone);
+  EXPECT_EQ(j.start_s, 0);
+  EXPECT_EQ(j.moves, 1);
+  EXPECT_EQ(j.region, Region(w, "gcp:us-central1"));
+  EXPECT_EQ(j.end_s, 72300);
+  EXPECT_NEAR(static_cast<double>(j.co2_g), 39625, 1);
+  EXPECT_EQ(j.lost_gpu_ms, 0);
 }
 
 }  // namespace

@@ -127,14 +127,14 @@ MoveDecision Migrate::Judge(const MoveQuote& q) const {
           : " (carbon not weighed: no figure for one of the places)";
   if (!why_not.empty()) {
     d.verdict = MoveVerdict::kStay;
-    d.reason = "stays on " + q.from + " " + AskedWhen(q.checkpoint, q.gpus_freed) +
+    d.reason = "stays on " + q.from + " " + AskedWhen(q.checkpoint, q.occasion) +
                " rather than move to " + q.to + ": " + why_not + carbon;
     return d;
   }
   d.verdict = MoveVerdict::kMove;
   // Grams only where both places have a figure (a CPU node has none).
   const bool grams = q.stay.grams_known && q.move.grams_known;
-  d.reason = "moves from " + q.from + " to " + q.to + " " + AskedWhen(q.checkpoint, q.gpus_freed) +
+  d.reason = "moves from " + q.from + " to " + q.to + " " + AskedWhen(q.checkpoint, q.occasion) +
              ": saves " + Usd(q.stay.usd - q.move.usd) +
              (grams ? " and " + Kg(q.stay.grams - q.move.grams) : "") + ", costs " +
              Usd(q.costs.egress_usd) +
