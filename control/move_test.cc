@@ -98,7 +98,8 @@ class MoveTest : public testing::LocalStoreTest {
   // finds a checkpoint appends "resumed from STEP" and exits 0; SIGTERM
   // saves the step it counted to and exits; it ends by itself once the test
   // writes `finish`.
-  std::string SubmitMover(double gpu_hours, const std::string& priority = "normal") {
+  std::string SubmitMover(double gpu_hours, const std::string& priority = "normal",
+                          const std::string& interval = "10m") {
     const std::string script =
         "d=\"$MERIDIAN_CHECKPOINT_DIR\"; o=" + dir_ + "/starts; " +
         "echo \"attempt $MERIDIAN_ATTEMPT devices [$CUDA_VISIBLE_DEVICES]\" >> $o; "
@@ -116,7 +117,7 @@ class MoveTest : public testing::LocalStoreTest {
          {{"gpus", 1}, {"gpu_models", {"T4"}}, {"vcpus", 8}, {"ram_gib", 16},
           {"cpu_fallback", {{"slowdown", 4}}}}},
         {"work", {{"gpu_hours", gpu_hours}, {"on", "T4"}}},
-        {"checkpoint", {{"interval", "10m"}, {"restart_overhead", "1m"}}},
+        {"checkpoint", {{"interval", interval}, {"restart_overhead", "1m"}}},
         {"grace_period", "10s"},
         {"command", {"/bin/sh", "-c", script}}};
     return Submit(spec.dump(), "mover", priority);
@@ -264,6 +265,31 @@ TEST_F(MoveTest, AJobNotWorthMovingStaysWhereItRunsAndSaysWhy) {
   EXPECT_EQ(metrics_.moves.load(), 0u);
   EXPECT_EQ(Starts(), "attempt 1 devices []\n");
   EXPECT_EQ(Events(mover).find("moves from"), std::string::npos) << Events(mover);
+}
+
+// A job that checkpoints every 3 h is asked at each turn of a UTC hour too
+// (the grid's carbon changes hourly), between its checkpoints. The T4 stays
+// held, so the answer is to stay, and the reason says when it was asked.
+// Half an hour in, nothing has asked it; at 01:00 the hour has.
+TEST_F(MoveTest, AJobCheckpointingLessOftenThanHourlyIsAskedWhenTheHourTurns) {
+  const std::string blocker = SubmitBlocker();
+  const std::string mover = SubmitMover(20, "normal", "3h");
+  ASSERT_TRUE(reconciler_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return Row(blocker).state == JobState::kRunning && Row(mover).state == JobState::kRunning;
+  })) << Events(blocker) << Events(mover);
+  ASSERT_EQ(Row(mover).placement.node, "cpu0") << Events(mover);
+  clock_ = kStart + 1800;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // several cycles
+  EXPECT_EQ(Row(mover).reason.find("carbon hour"), std::string::npos) << Row(mover).reason;
+  clock_ = kStart + 3600;
+  ASSERT_TRUE(WaitFor([&] {
+    return Row(mover).reason.find("at a new carbon hour, after checkpoint 0") != std::string::npos;
+  })) << Row(mover).reason;
+  EXPECT_NE(Row(mover).reason.find("stays on cpu0 CPU at a new carbon hour"), std::string::npos)
+      << Row(mover).reason;
+  EXPECT_EQ(Row(mover).state, JobState::kRunning);
+  EXPECT_EQ(Starts(), "attempt 1 devices []\n");
 }
 
 // And back to the CPU: the mover (5 h on the T4, priority low) starts on the

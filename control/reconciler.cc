@@ -129,6 +129,7 @@ void Reconciler::Forget() {
   resync_.clear();
   calls_.clear();
   checkpoints_.clear();
+  carbon_hours_.clear();
   {
     std::lock_guard<std::mutex> e(explain_mu_);
     waiting_.clear();
@@ -621,6 +622,7 @@ Status Reconciler::RunCycle() {
   // Running jobs are asked to move once the queue has had what freed.
   ReconsiderRunning(now, &out);
   AskOnFreedGpus(now, &out);
+  AskAtCarbonHour(now, &out);
   Status fl = Flush(&out);  // "scheduled" is durable before the launch
   EraseDone();
   Status calls = CallBackend(l);

@@ -224,6 +224,7 @@ class Reconciler {
   bool Askable(const Active& a) const;
   // Asks the core about `a` and starts the move it decides (true), or says
   // why it stays in its reason (false).
+  void AskAtCarbonHour(UnixSeconds now, std::vector<JobUpdate>* out);
   bool AskToMove(Active& a, UnixSeconds now, sched::MoveOccasion occasion,
                  std::vector<JobUpdate>* out);
   // The first checkpoint of `a`'s attempt seen running from `now`.
@@ -400,6 +401,7 @@ class Reconciler {
   // Running jobs' next checkpoints (time, seq), for ReconsiderRunning; an
   // entry whose job no longer runs there is dropped when it comes due.
   std::multimap<UnixSeconds, int64_t> checkpoints_;
+  std::multimap<UnixSeconds, int64_t> carbon_hours_;  // Active::next_hour, seq
   // Jobs (by seq) seen running on a CPU node, asked when GPUs free
   // (AskOnFreedGpus; an entry whose job left the CPU is dropped then), and
   // whether GPUs were released since the last such asks.

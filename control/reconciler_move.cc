@@ -83,6 +83,13 @@ void Reconciler::StartCheckpoints(Active& a, UnixSeconds now) {
   a.next_checkpoint = now + OverheadOf(a, t) + t.interval_s;
   checkpoints_.emplace(a.next_checkpoint, a.row.seq);
   if (a.placed->candidate.kind == sched::CandidateKind::kCpuNode) on_cpu_.insert(a.row.seq);
+  // The grid's carbon changes every hour: a job checkpointing less often is
+  // asked at each turn of a UTC hour too, as in the simulator.
+  a.next_hour = 0;
+  if (t.interval_s > sched::kCarbonHourS) {
+    a.next_hour = (now / sched::kCarbonHourS + 1) * sched::kCarbonHourS;
+    carbon_hours_.emplace(a.next_hour, a.row.seq);
+  }
 }
 
 double Reconciler::WorkDoneBy(const Active& a, UnixSeconds t, bool to_checkpoint) const {
@@ -127,6 +134,33 @@ void Reconciler::ReconsiderRunning(UnixSeconds now, std::vector<JobUpdate>* out)
   }
 }
 
+void Reconciler::AskAtCarbonHour(UnixSeconds now, std::vector<JobUpdate>* out) {
+  // At most sched::kMaxMoveAsksAtOnce per cycle, the earliest hour first;
+  // the rest are asked in the next cycles. A job asked this cycle already
+  // (at its checkpoint, or when GPUs freed) has had the answer.
+  int asks = 0;
+  while (!carbon_hours_.empty() && carbon_hours_.begin()->first <= now &&
+         asks < sched::kMaxMoveAsksAtOnce) {
+    const UnixSeconds at = carbon_hours_.begin()->first;
+    const int64_t seq = carbon_hours_.begin()->second;
+    carbon_hours_.erase(carbon_hours_.begin());
+    auto found = by_seq_.find(seq);
+    if (found == by_seq_.end()) continue;
+    Active& a = *found->second;
+    if (a.next_hour != at || a.done || a.row.state != JobState::kRunning) continue;
+    a.next_hour = (now / sched::kCarbonHourS + 1) * sched::kCarbonHourS;
+    // Stopping, or waiting on a backend call: asked at the next hour.
+    if (!Askable(a) || a.asked == now) {
+      carbon_hours_.emplace(a.next_hour, seq);
+      continue;
+    }
+    ++asks;
+    if (!AskToMove(a, now, sched::MoveOccasion::kCarbonHour, out)) {
+      carbon_hours_.emplace(a.next_hour, seq);
+    }
+  }
+}
+
 void Reconciler::AskOnFreedGpus(UnixSeconds now, std::vector<JobUpdate>* out) {
   if (!gpus_freed_) return;
   gpus_freed_ = false;
@@ -143,7 +177,7 @@ void Reconciler::AskOnFreedGpus(UnixSeconds now, std::vector<JobUpdate>* out) {
     }
     const Active& a = *found->second;
     ++it;
-    if (!Askable(a)) continue;
+    if (!Askable(a) || a.asked == now) continue;  // asked at its checkpoint this cycle
     const estimate::CheckpointTerms t = estimate::CheckpointOf(a.spec->checkpoint);
     if (now - a.run_since - OverheadOf(a, t) > 0) due.emplace_back(a.freed_ask, a.row.seq);
   }
@@ -159,6 +193,7 @@ void Reconciler::AskOnFreedGpus(UnixSeconds now, std::vector<JobUpdate>* out) {
 bool Reconciler::AskToMove(Active& a, UnixSeconds now, sched::MoveOccasion occasion,
                            std::vector<JobUpdate>* out) {
   if (!fleet_ || !fleet_->scheduler) return false;
+  a.asked = now;
   const estimate::CheckpointTerms t = estimate::CheckpointOf(a.spec->checkpoint);
   FleetState& fs = *fleet_;
   const JobId jid(static_cast<uint32_t>(a.row.seq));

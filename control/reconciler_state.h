@@ -103,6 +103,10 @@ struct Reconciler::Active {
   std::optional<UnixSeconds> last_move;
   std::optional<sched::Decision> move_to;
   UnixSeconds freed_ask = 0;  // the last ask when fleet GPUs freed (AskOnFreedGpus); 0: none
+  // The next turn of a UTC hour it is asked at (AskAtCarbonHour), for a job
+  // checkpointing less often; 0: none. And the last ask of any kind.
+  UnixSeconds next_hour = 0;
+  UnixSeconds asked = 0;
 };
 
 // Records a call of `kind` for `a`'s attempt in `calls` and marks `a` as
