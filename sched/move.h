@@ -37,6 +37,7 @@ enum class MoveOccasion : uint8_t {
   kGpusFreed,   // fleet GPUs freed (it runs on a CPU node), between its checkpoints
   kCarbonHour,  // a new hour of the grid's carbon, for a job that checkpoints
                 // less often than that (kCarbonHourS)
+  kSpotReturned,  // spot it could take for less returned (it runs on on-demand)
 };
 
 // How often the grid's carbon changes (the catalog's series are hourly): a
@@ -102,8 +103,8 @@ struct MoveQuote {
 };
 
 // When the question was asked, as a verdict says it: "after checkpoint 3",
-// "when GPUs freed, after checkpoint 3" or "at a new carbon hour, after
-// checkpoint 3".
+// "when GPUs freed, after checkpoint 3", "at a new carbon hour, after
+// checkpoint 3" or "when spot returned, after checkpoint 3".
 std::string AskedWhen(int checkpoint, MoveOccasion occasion);
 
 enum class MoveVerdict { kStay, kMove };

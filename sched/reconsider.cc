@@ -129,6 +129,7 @@ std::string AskedWhen(int checkpoint, MoveOccasion occasion) {
     case MoveOccasion::kCheckpoint: break;
     case MoveOccasion::kGpusFreed: when = "when GPUs freed, "; break;
     case MoveOccasion::kCarbonHour: when = "at a new carbon hour, "; break;
+    case MoveOccasion::kSpotReturned: when = "when spot returned, "; break;
   }
   return std::string(when) + "after checkpoint " + std::to_string(checkpoint);
 }

@@ -228,6 +228,7 @@ void Engine::StartRun(uint32_t j, UnixSeconds t) {
   PushCheckpoint(j, t + l.overhead_s + l.interval_s);
   PushCarbonHour(j, t);
   WatchForGpus(j);
+  WatchSpotForRun(j, t);
   if (l.flex && t + flex_max_s_ < end) Push(t + flex_max_s_, EventKind::kFlexLimit, j);
   if (l.on_fleet && options_.node_mtbf_h > 0 && l.nodes > 0) {
     sched::Rng rng(sched::Rng::Mix(options_.seed ^ 0xfa11ed, j, l.attempt));
@@ -304,6 +305,7 @@ void Engine::Handle(const Event& e) {
     case EventKind::kFlexCancel: Interrupt(e.job, e.t, Stop::kFlexCancel, false); break;
     case EventKind::kStart: StartRun(e.job, e.t); break;
     case EventKind::kCheckpoint: Checkpoint(e.job, e.t); break;
+    case EventKind::kSpotChange: SpotChanged(e.job, e.attempt, e.t); break;
     case EventKind::kCarbonHour:
       if (Live(e.job).running) at_hour_.emplace_back(e.job, e.attempt);
       PushCarbonHour(e.job, e.t);
@@ -419,11 +421,13 @@ void Engine::Run() {
     }
     // Moves (engine_migrate.cc), once the queue has had what freed: the
     // jobs at a checkpoint, then, if fleet GPUs freed, the jobs on CPU
-    // nodes, then those at a new carbon hour; a move frees its old place
+    // nodes, then those at a new carbon hour, then those on on-demand cloud
+    // capacity for which cheaper spot returned; a move frees its old place
     // for another cycle.
     bool moved = !at_checkpoint_.empty() && AskAtCheckpoints(now);
     if (gpus_freed_) moved = AskOnFreedGpus(now) || moved;
     if (!at_hour_.empty()) moved = AskAtCarbonHour(now) || moved;
+    if (!spot_back_.empty()) moved = AskWhenSpotReturns(now) || moved;
     if (moved) {
       Cycle(now);
       Repartition(now);

@@ -31,10 +31,12 @@ namespace meridian::sim::engine_internal {
 // kCheckpoint: a running preemptible job's checkpoint, where it may move
 // (engine_migrate.cc; only under a profile with `migrate`); kCarbonHour: a
 // new hour of the grid's carbon for such a job whose checkpoints are
-// further apart (sched::kCarbonHourS), where it may move too.
+// further apart (sched::kCarbonHourS), where it may move too; kSpotChange:
+// a spot offering cheaper than such a job's on-demand cloud run changes
+// its count, where it may move to spot.
 enum class EventKind : uint8_t {
   kEnd, kReclaim, kReplicaReclaim, kNodeFailure, kFlexLimit, kFlexCancel, kStart, kRetry,
-  kReplicaCheck, kReplicaRetire, kReplicaSpot, kCheckpoint, kCarbonHour
+  kReplicaCheck, kReplicaRetire, kReplicaSpot, kCheckpoint, kCarbonHour, kSpotChange
 };
 
 struct Event {
@@ -98,6 +100,8 @@ struct LiveJob : Meter {
   int64_t transfer_s = 0;
   UnixSeconds freed_ask = 0;            // the last ask when fleet GPUs freed; 0: none
   UnixSeconds hour_ask = 0;             // the last ask at a new carbon hour; 0: none
+  UnixSeconds spot_ask = 0;             // the last ask when spot returned; 0: none
+  UnixSeconds spot_look = 0;            // the pending kSpotChange event's time; 0: none
   UnixSeconds asked = 0;                // the last ask of any kind; 0: none
   // A job with a CPU profile: the vCPUs its recorded speed holds at (the GPU
   // share) and the run-time factor of the vCPUs it was given.
@@ -230,6 +234,10 @@ class Engine {
   bool Movable(const LiveJob& l) const;
   void PushCarbonHour(uint32_t j, UnixSeconds after);
   bool AskAtCarbonHour(UnixSeconds t);
+  bool CheaperSpot(const LiveJob& l, const sched::ElasticChoice& e, UnixSeconds t) const;
+  void WatchSpotForRun(uint32_t j, UnixSeconds t);
+  void SpotChanged(uint32_t j, uint32_t attempt, UnixSeconds t);
+  bool AskWhenSpotReturns(UnixSeconds t);
   void Freed(const LiveJob& l);
   void WatchForGpus(uint32_t j);
   bool AskOnFreedGpus(UnixSeconds t);
@@ -280,6 +288,7 @@ class Engine {
   // and those at a new carbon hour.
   std::vector<std::pair<uint32_t, uint32_t>> at_checkpoint_;
   std::vector<std::pair<uint32_t, uint32_t>> at_hour_;
+  std::vector<std::pair<uint32_t, uint32_t>> spot_back_;  // runs that may move to spot now
   // Replicas' spot leases: keys from the trace's job count up (a job's own
   // lease is keyed by its index), and the job each belongs to.
   uint32_t next_lease_;

@@ -183,6 +183,85 @@ bool Engine::AskAtCarbonHour(UnixSeconds t) {
   return moved;
 }
 
+// Whether spot offering `e` could take the run for less than it pays now.
+bool Engine::CheaperSpot(const LiveJob& l, const sched::ElasticChoice& e, UnixSeconds t) const {
+  if (!l.q.allowed_regions.test(e.region.index())) return false;
+  const std::optional<Money> price = world_.market->PricePerHour(e.offering, PricingModel::kSpot, t);
+  return price && price->Times(e.instances) < l.rate;
+}
+
+// A run on on-demand cloud capacity, of a job that may take spot, watches
+// the spot offerings of its GPU model and count that cost less: the next
+// change of one's count is a chance to move to spot (kSpotChange), as a
+// service's on-demand replicas watch for spot (engine_replicas.cc).
+void Engine::WatchSpotForRun(uint32_t j, UnixSeconds t) {
+  LiveJob& l = Live(j);
+  l.spot_look = 0;
+  if (!Movable(l) || l.on_fleet || l.pay != PayKind::kOnDemand || !TakesSpot(l) ||
+      l.demand >= l.shape->demands.size()) {
+    return;
+  }
+  std::optional<UnixSeconds> next;
+  for (const sched::ElasticChoice& e : SpotChoices(l)) {
+    if (!CheaperSpot(l, e, t)) continue;
+    const std::optional<UnixSeconds> change = spot_.NextSpotChange(e.offering, t);
+    if (change && *change > t && (!next || *change < *next)) next = change;
+  }
+  if (!next || *next >= l.run_end) return;
+  l.spot_look = *next;
+  Push(*next, EventKind::kSpotChange, j);
+}
+
+// A count changed: if one of the cheaper spot offerings now has the
+// instances the run needs, it is asked after the instant's cycle
+// (AskWhenSpotReturns); else it watches on.
+void Engine::SpotChanged(uint32_t j, uint32_t attempt, UnixSeconds t) {
+  LiveJob& l = Live(j);
+  if (l.spot_look != t || !l.running) return;  // superseded, or not running
+  for (const sched::ElasticChoice& e : SpotChoices(l)) {
+    if (CheaperSpot(l, e, t) && spot_.SpotInstances(e.offering, t) >= e.instances) {
+      spot_back_.emplace_back(j, attempt);
+      return;
+    }
+  }
+  WatchSpotForRun(j, t);
+}
+
+// After the cycle of an instant at which cheaper spot returned: at most
+// sched::kMaxMoveAsksAtOnce of the runs it could take are asked, those
+// asked this way least recently first; every other one watches on.
+bool Engine::AskWhenSpotReturns(UnixSeconds t) {
+  std::vector<std::pair<uint32_t, uint32_t>> back;
+  back.swap(spot_back_);
+  std::vector<std::tuple<UnixSeconds, size_t, uint32_t>> due;
+  for (size_t i = 0; i < back.size(); ++i) {
+    const auto [j, attempt] = back[i];
+    if (!RunsAttempt(j, attempt)) continue;
+    const LiveJob& l = Live(j);
+    if (t - l.run_start - l.overhead_s > 0 && l.asked != t) {
+      due.emplace_back(l.spot_ask, i, j);
+    } else {
+      WatchSpotForRun(j, t);
+    }
+  }
+  const size_t n = std::min<size_t>(due.size(), sched::kMaxMoveAsksAtOnce);
+  std::partial_sort(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(n), due.end());
+  bool moved = false;
+  for (size_t i = 0; i < due.size(); ++i) {
+    const uint32_t j = std::get<2>(due[i]);
+    const uint32_t attempt = Live(j).attempt;
+    if (i < n && Live(j).running && Live(j).asked != t) {
+      Live(j).spot_ask = t;
+      if (Ask(j, t, sched::MoveOccasion::kSpotReturned)) {
+        moved = true;
+        continue;
+      }
+    }
+    if (RunsAttempt(j, attempt)) WatchSpotForRun(j, t);
+  }
+  return moved;
+}
+
 // Ends j's run at checkpoint `t` with its work saved (l.done already counts
 // it), charges the checkpoint's egress, and starts it on the move's place.
 void Engine::MoveTo(uint32_t j, const sched::MoveDecision& m, UnixSeconds t) {

@@ -412,5 +412,86 @@ TEST(SimMigrateTest, AJobCheckpointingLessOftenThanHourlyIsAskedWhenTheCarbonHou
   EXPECT_EQ(j.lost_gpu_ms, 0);
 }
 
+// A run on on-demand cloud capacity is asked when cheaper spot returns,
+// between its checkpoints. Cloud only (the embedded catalog); p3.2xlarge in
+// use1-az1 (1 x V100-16GB) replays a trace written here, 30-min ticks over
+// 48 h, no instance for its first 9,000 s and one after; no other offering
+// has spot. A preemptible 1-GPU job of 24 h (86,400 s; fp16; checkpoints
+// every hour; 3 min restart; no deadline, so it does not wait for spot;
+// data kept in aws:us-east-1) comes at second 0, finds no spot and runs on
+// on-demand. At 9,000 the instance is there: it is asked then, 1,800 s
+// after its 2nd checkpoint, and moves to spot. Its 9,000 s are kept; the
+// 77,400 s left plus the 180 s restart end at 9,000 + 180 + 77,400 =
+// 86,580, billed at the offering's on-demand rate to 9,000 and its spot
+// rate after (read from the market below: $3.06 and $0.5197 an hour,
+// $7.65 + $11.20 = $18.85). Asked at checkpoints only it would have moved
+// at 10,800: $9.18 + 75,780 s on spot, $10.94, $20.12.
+TEST(SimMigrateTest, ARunOnOnDemandIsAskedWhenCheaperSpotReturnsBetweenItsCheckpoints) {
+  World w;
+  w.catalog = *catalog::Catalog::LoadEmbedded();
+  FleetSpec cloud;
+  cloud.elastic = true;
+  w.fleet = *sched::Fleet::Build(cloud, w.catalog);
+  OfferingId p3;
+  for (size_t i = 0; i < w.catalog->offerings().size(); ++i) {
+    const auto& o = w.catalog->offerings()[i];
+    if (o.zone == "use1-az1" && o.instance_type == "p3.2xlarge") p3 = OfferingId(static_cast<uint32_t>(i));
+  }
+  ASSERT_TRUE(p3.valid());
+  SpotTrace back;
+  back.name = "test/back-after-9000s";
+  back.kind = "availability";
+  back.region = "aws:us-east-1";
+  back.zone = "use1-az1";
+  back.instance_type = "p3.2xlarge";
+  back.gpu_model = "V100-16GB";
+  back.gap_s = 1800;
+  back.ticks = 96;
+  back.run_end = {5, 96};  // ticks 0-4 (0-9,000 s): none; then one
+  back.count = {0, 1};
+  back.IndexRuns();
+  ReplayMarketOptions mo;
+  mo.start = testing::kStart;
+  mo.other_spot = OtherSpot::kNone;
+  mo.mapped.push_back({p3, back, std::nullopt});
+  w.market = std::make_shared<ReplayMarket>(w.catalog, EmbeddedSpotTraces(), mo);
+  w.elastic = std::make_shared<sched::ElasticIndex>(*w.catalog);
+
+  Trace trace;
+  JobSpec job = FixedJob(1, "V100-16GB", 12);
+  job.model.precision = Precision::kFp16;
+  job.preemptible = true;
+  job.checkpoint.interval_s = 3600;
+  job.checkpoint.restart_overhead_s = 180;
+  job.residency = {"aws:us-east-1"};
+  AddJob(trace, job, "mover", 0, 86400);
+  // Spot's expected rework makes its hours, so its CO2, 37% more than
+  // on-demand's: beyond migrate's max_worse (2%), which would keep it on
+  // on-demand whenever asked. A team that counts dollars first lifts it.
+  auto profile = sched::EmbeddedProfile("default");
+  ASSERT_TRUE(profile.ok());
+  for (sched::PluginConfig& p : profile->plugins) {
+    if (p.name == "migrate") p.args = *sched::PluginArgs::FromYaml("{max_worse: 1}");
+  }
+  EngineOptions eo;
+  eo.migrations = true;
+  auto simulated = Simulate(trace, JobShapes::Make(trace, *w.catalog), w, *profile, "default", eo);
+  ASSERT_TRUE(simulated.ok()) << simulated.status().ToString();
+  const PolicyRun& run = *simulated;
+  const JobOutcome& o = run.jobs[0];
+  ASSERT_EQ(o.state, JobState::kDone);
+  EXPECT_EQ(o.start_s, 0);
+  EXPECT_EQ(o.moves, 1);
+  EXPECT_EQ(o.pay, PayKind::kSpot);
+  EXPECT_EQ(o.preemptions, 0);
+  EXPECT_EQ(o.end_s, 9000 + 180 + 77400);
+  const UnixSeconds t0 = testing::kStart;
+  const double on_demand = w.market->PricePerHour(p3, PricingModel::kOnDemand, t0)->dollars();
+  const double spot = w.market->PricePerHour(p3, PricingModel::kSpot, t0 + 9000)->dollars();
+  EXPECT_EQ(w.market->PricePerHour(p3, PricingModel::kSpot, t0 + 86000)->dollars(), spot);
+  EXPECT_NEAR(static_cast<double>(o.cost_micros) / 1e6, on_demand * 9000 / 3600 + spot * 77580 / 3600,
+              1e-4);
+}
+
 }  // namespace
 }  // namespace meridian::sim
