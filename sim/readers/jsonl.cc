@@ -113,11 +113,11 @@ bool ReadGpuModel(const json& v, const std::string& key, const std::string& what
     return false;
   }
   out = v.get<std::string>();
-  if (std::optional<std::string> why = spec::UnknownGpuModel(catalog, out)) {
-    errors.Add(line, key, "", *why);
-    return false;
-  }
-  return true;
+  if (catalog.FindGpu(out) != nullptr) return true;
+  // The suggestion is an edit distance per catalog model: skipped when the
+  // message would only be counted.
+  errors.Add(line, key, "", errors.full() ? std::string() : *spec::UnknownGpuModel(catalog, out));
+  return false;
 }
 
 // `gpu_models`: a non-empty list of catalog GPU models.
@@ -135,8 +135,9 @@ bool ReadGpuModels(const json& v, const catalog::Catalog& catalog, int64_t line,
       return false;
     }
     const std::string model = v[i].get<std::string>();
-    if (std::optional<std::string> why = spec::UnknownGpuModel(catalog, model)) {
-      errors.Add(line, field, "", *why);
+    if (catalog.FindGpu(model) == nullptr) {
+      errors.Add(line, field, "",
+                 errors.full() ? std::string() : *spec::UnknownGpuModel(catalog, model));
       return false;
     }
     out.gpu_models.push_back(model);
