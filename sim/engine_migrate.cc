@@ -125,58 +125,73 @@ void Engine::WatchForGpus(uint32_t j) {
   on_cpu_[j] = l.attempt;
 }
 
-// After the cycle of an instant at which fleet GPUs freed: the queue has had
-// them first; then at most sched::kMaxMoveAsksAtOnce of the running jobs on
-// CPU nodes are asked whether to move, those asked this way
-// least recently first (then in job order), so a long list is gone through
-// in turn. True when one moved.
-bool Engine::AskOnFreedGpus(UnixSeconds t) {
-  gpus_freed_ = false;
-  std::vector<std::pair<UnixSeconds, uint32_t>> due;
-  for (auto it = on_cpu_.begin(); it != on_cpu_.end();) {
-    const uint32_t j = it->first;
-    if (!RunsAttempt(j, it->second)) {
-      it = on_cpu_.erase(it);
-      continue;
-    }
-    ++it;
+// Of `runs` (job, attempt), those still running that attempt: the first
+// sched::kMaxMoveAsksAtOnce of those past their restart and not asked at t
+// yet, by `last` (when each was last asked on this occasion) least recently
+// first, then in the order of `runs`, go to *ask, so a long list is gone
+// through in turn; every other one to *rest.
+void Engine::Rank(const std::vector<std::pair<uint32_t, uint32_t>>& runs, UnixSeconds t,
+                  UnixSeconds LiveJob::*last, std::vector<uint32_t>* ask,
+                  std::vector<uint32_t>* rest) {
+  std::vector<std::tuple<UnixSeconds, size_t, uint32_t>> due;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const uint32_t j = runs[i].first;
+    if (!RunsAttempt(j, runs[i].second)) continue;
     const LiveJob& l = Live(j);
-    if (t - l.run_start - l.overhead_s > 0) due.emplace_back(l.freed_ask, j);
+    if (t - l.run_start - l.overhead_s > 0 && l.asked != t) {
+      due.emplace_back(l.*last, i, j);
+    } else {
+      rest->push_back(j);
+    }
   }
   const size_t n = std::min<size_t>(due.size(), sched::kMaxMoveAsksAtOnce);
   std::partial_sort(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(n), due.end());
+  for (size_t i = 0; i < due.size(); ++i) (i < n ? ask : rest)->push_back(std::get<2>(due[i]));
+}
+
+// Whether j, ranked to be asked, still runs and was not asked at t: an
+// earlier move this instant may have ended it or started it anew.
+bool Engine::StillToAsk(uint32_t j, UnixSeconds t) {
+  return slot_[j] != kNone && Live(j).running && Live(j).asked != t;
+}
+
+// After the cycle of an instant at which fleet GPUs freed: the queue has had
+// them first; then the running jobs on CPU nodes are asked whether to move
+// (Rank: at most sched::kMaxMoveAsksAtOnce, in job order among equals).
+// True when one moved.
+bool Engine::AskOnFreedGpus(UnixSeconds t) {
+  gpus_freed_ = false;
+  std::vector<std::pair<uint32_t, uint32_t>> runs;
+  for (auto it = on_cpu_.begin(); it != on_cpu_.end();) {
+    if (!RunsAttempt(it->first, it->second)) {
+      it = on_cpu_.erase(it);
+      continue;
+    }
+    runs.push_back(*it);
+    ++it;
+  }
+  std::vector<uint32_t> ask, rest;
+  Rank(runs, t, &LiveJob::freed_ask, &ask, &rest);
   bool moved = false;
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t j = due[i].second;
-    // An earlier move this instant may have ended it or started it anew;
-    // one asked at its checkpoint this instant has had the answer.
-    if (slot_[j] == kNone || !Live(j).running || Live(j).asked == t) continue;
+  for (uint32_t j : ask) {
+    if (!StillToAsk(j, t)) continue;
     Live(j).freed_ask = t;
     moved = Ask(j, t, sched::MoveOccasion::kGpusFreed) || moved;
   }
   return moved;
 }
 
-// After the cycle of an instant that turned a UTC hour: at most
-// sched::kMaxMoveAsksAtOnce of the jobs whose hour came are asked, those
-// asked this way least recently first (then in the order their hours
-// came), so a long list is gone through hour by hour. True when one moved.
+// After the cycle of an instant that turned a UTC hour: the jobs whose hour
+// came are asked (Rank); those left out are asked at a later hour. True
+// when one moved.
 bool Engine::AskAtCarbonHour(UnixSeconds t) {
   std::vector<std::pair<uint32_t, uint32_t>> came;
   came.swap(at_hour_);
-  std::vector<std::tuple<UnixSeconds, size_t, uint32_t>> due;
-  for (size_t i = 0; i < came.size(); ++i) {
-    const auto [j, attempt] = came[i];
-    if (!RunsAttempt(j, attempt)) continue;
-    const LiveJob& l = Live(j);
-    if (t - l.run_start - l.overhead_s > 0 && l.asked != t) due.emplace_back(l.hour_ask, i, j);
-  }
-  const size_t n = std::min<size_t>(due.size(), sched::kMaxMoveAsksAtOnce);
-  std::partial_sort(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(n), due.end());
+  std::vector<uint32_t> ask, rest;
+  Rank(came, t, &LiveJob::hour_ask, &ask, &rest);
   bool moved = false;
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t j = std::get<2>(due[i]);
-    if (slot_[j] == kNone || !Live(j).running || Live(j).asked == t) continue;
+  for (uint32_t j : ask) {
+    if (!StillToAsk(j, t)) continue;
     Live(j).hour_ask = t;
     moved = Ask(j, t, sched::MoveOccasion::kCarbonHour) || moved;
   }
@@ -227,37 +242,27 @@ void Engine::SpotChanged(uint32_t j, uint32_t attempt, UnixSeconds t) {
   WatchSpotForRun(j, t);
 }
 
-// After the cycle of an instant at which cheaper spot returned: at most
-// sched::kMaxMoveAsksAtOnce of the runs it could take are asked, those
-// asked this way least recently first; every other one watches on.
+// After the cycle of an instant at which cheaper spot returned: the runs it
+// could take are asked (Rank); every one that stays, or was left out,
+// watches on. True when one moved.
 bool Engine::AskWhenSpotReturns(UnixSeconds t) {
   std::vector<std::pair<uint32_t, uint32_t>> back;
   back.swap(spot_back_);
-  std::vector<std::tuple<UnixSeconds, size_t, uint32_t>> due;
-  for (size_t i = 0; i < back.size(); ++i) {
-    const auto [j, attempt] = back[i];
-    if (!RunsAttempt(j, attempt)) continue;
-    const LiveJob& l = Live(j);
-    if (t - l.run_start - l.overhead_s > 0 && l.asked != t) {
-      due.emplace_back(l.spot_ask, i, j);
-    } else {
-      WatchSpotForRun(j, t);
-    }
-  }
-  const size_t n = std::min<size_t>(due.size(), sched::kMaxMoveAsksAtOnce);
-  std::partial_sort(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(n), due.end());
+  std::vector<uint32_t> ask, rest;
+  Rank(back, t, &LiveJob::spot_ask, &ask, &rest);
   bool moved = false;
-  for (size_t i = 0; i < due.size(); ++i) {
-    const uint32_t j = std::get<2>(due[i]);
-    const uint32_t attempt = Live(j).attempt;
-    if (i < n && Live(j).running && Live(j).asked != t) {
+  for (uint32_t j : ask) {
+    if (StillToAsk(j, t)) {
       Live(j).spot_ask = t;
       if (Ask(j, t, sched::MoveOccasion::kSpotReturned)) {
-        moved = true;
+        moved = true;  // the new run watches for itself (StartRun)
         continue;
       }
     }
-    if (RunsAttempt(j, attempt)) WatchSpotForRun(j, t);
+    rest.push_back(j);
+  }
+  for (uint32_t j : rest) {
+    if (slot_[j] != kNone && Live(j).running) WatchSpotForRun(j, t);
   }
   return moved;
 }
