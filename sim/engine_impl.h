@@ -241,9 +241,8 @@ class Engine {
   void Freed(const LiveJob& l);
   void WatchForGpus(uint32_t j);
   bool AskOnFreedGpus(UnixSeconds t);
-  void Rank(const std::vector<std::pair<uint32_t, uint32_t>>& runs, UnixSeconds t,
-            UnixSeconds LiveJob::*last, std::vector<uint32_t>* ask, std::vector<uint32_t>* rest);
-  bool StillToAsk(uint32_t j, UnixSeconds t);
+  bool AskFirst(const std::vector<std::pair<uint32_t, uint32_t>>& runs, UnixSeconds t,
+                UnixSeconds LiveJob::*last, sched::MoveOccasion occasion, std::vector<uint32_t>* left);
   void MoveTo(uint32_t j, const sched::MoveDecision& m, UnixSeconds t);
   void ChargeEgress(const LiveJob& l, JobOutcome& o, int64_t micros, UnixSeconds t);
   void ChargeMoveOverhead(const LiveJob& l, JobOutcome& o, UnixSeconds b);

@@ -125,15 +125,19 @@ void Engine::WatchForGpus(uint32_t j) {
   on_cpu_[j] = l.attempt;
 }
 
-// Of `runs` (job, attempt), those still running that attempt: the first
-// sched::kMaxMoveAsksAtOnce of those past their restart and not asked at t
-// yet, by `last` (when each was last asked on this occasion) least recently
-// first, then in the order of `runs`, go to *ask, so a long list is gone
-// through in turn; every other one to *rest.
-void Engine::Rank(const std::vector<std::pair<uint32_t, uint32_t>>& runs, UnixSeconds t,
-                  UnixSeconds LiveJob::*last, std::vector<uint32_t>* ask,
-                  std::vector<uint32_t>* rest) {
+// Asks some of `runs` (job, attempt) on `occasion`; true when one moved.
+// Of those still running that attempt, past their restart and not asked at
+// t yet, the first sched::kMaxMoveAsksAtOnce by `last` (when each was last
+// asked on this occasion) least recently first, then in the order of
+// `runs`, are asked, so a long list is gone through in turn (an earlier
+// move this instant may have ended one or started it anew: it is skipped).
+// The others still running that attempt, and those that stayed, go to
+// *left when given.
+bool Engine::AskFirst(const std::vector<std::pair<uint32_t, uint32_t>>& runs, UnixSeconds t,
+                      UnixSeconds LiveJob::*last, sched::MoveOccasion occasion,
+                      std::vector<uint32_t>* left) {
   std::vector<std::tuple<UnixSeconds, size_t, uint32_t>> due;
+  std::vector<uint32_t> rest;
   for (size_t i = 0; i < runs.size(); ++i) {
     const uint32_t j = runs[i].first;
     if (!RunsAttempt(j, runs[i].second)) continue;
@@ -141,24 +145,30 @@ void Engine::Rank(const std::vector<std::pair<uint32_t, uint32_t>>& runs, UnixSe
     if (t - l.run_start - l.overhead_s > 0 && l.asked != t) {
       due.emplace_back(l.*last, i, j);
     } else {
-      rest->push_back(j);
+      rest.push_back(j);
     }
   }
   const size_t n = std::min<size_t>(due.size(), sched::kMaxMoveAsksAtOnce);
   std::partial_sort(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(n), due.end());
-  for (size_t i = 0; i < due.size(); ++i) (i < n ? ask : rest)->push_back(std::get<2>(due[i]));
-}
-
-// Whether j, ranked to be asked, still runs and was not asked at t: an
-// earlier move this instant may have ended it or started it anew.
-bool Engine::StillToAsk(uint32_t j, UnixSeconds t) {
-  return slot_[j] != kNone && Live(j).running && Live(j).asked != t;
+  bool moved = false;
+  for (size_t i = 0; i < due.size(); ++i) {
+    const uint32_t j = std::get<2>(due[i]);
+    if (i < n && slot_[j] != kNone && Live(j).running && Live(j).asked != t) {
+      Live(j).*last = t;
+      if (Ask(j, t, occasion)) {
+        moved = true;
+        continue;
+      }
+    }
+    rest.push_back(j);
+  }
+  if (left) *left = std::move(rest);
+  return moved;
 }
 
 // After the cycle of an instant at which fleet GPUs freed: the queue has had
 // them first; then the running jobs on CPU nodes are asked whether to move
-// (Rank: at most sched::kMaxMoveAsksAtOnce, in job order among equals).
-// True when one moved.
+// (AskFirst, in job order among equals). True when one moved.
 bool Engine::AskOnFreedGpus(UnixSeconds t) {
   gpus_freed_ = false;
   std::vector<std::pair<uint32_t, uint32_t>> runs;
@@ -170,32 +180,15 @@ bool Engine::AskOnFreedGpus(UnixSeconds t) {
     runs.push_back(*it);
     ++it;
   }
-  std::vector<uint32_t> ask, rest;
-  Rank(runs, t, &LiveJob::freed_ask, &ask, &rest);
-  bool moved = false;
-  for (uint32_t j : ask) {
-    if (!StillToAsk(j, t)) continue;
-    Live(j).freed_ask = t;
-    moved = Ask(j, t, sched::MoveOccasion::kGpusFreed) || moved;
-  }
-  return moved;
+  return AskFirst(runs, t, &LiveJob::freed_ask, sched::MoveOccasion::kGpusFreed, nullptr);
 }
 
 // After the cycle of an instant that turned a UTC hour: the jobs whose hour
-// came are asked (Rank); those left out are asked at a later hour. True
-// when one moved.
+// came are asked (AskFirst); those left out are asked at a later hour.
 bool Engine::AskAtCarbonHour(UnixSeconds t) {
   std::vector<std::pair<uint32_t, uint32_t>> came;
   came.swap(at_hour_);
-  std::vector<uint32_t> ask, rest;
-  Rank(came, t, &LiveJob::hour_ask, &ask, &rest);
-  bool moved = false;
-  for (uint32_t j : ask) {
-    if (!StillToAsk(j, t)) continue;
-    Live(j).hour_ask = t;
-    moved = Ask(j, t, sched::MoveOccasion::kCarbonHour) || moved;
-  }
-  return moved;
+  return AskFirst(came, t, &LiveJob::hour_ask, sched::MoveOccasion::kCarbonHour, nullptr);
 }
 
 // Whether spot offering `e` could take the run for less than it pays now.
@@ -243,25 +236,16 @@ void Engine::SpotChanged(uint32_t j, uint32_t attempt, UnixSeconds t) {
 }
 
 // After the cycle of an instant at which cheaper spot returned: the runs it
-// could take are asked (Rank); every one that stays, or was left out,
-// watches on. True when one moved.
+// could take are asked (AskFirst); every one that stayed, or was left out,
+// watches on (one that moved watches for itself if it is on on-demand
+// again: StartRun).
 bool Engine::AskWhenSpotReturns(UnixSeconds t) {
   std::vector<std::pair<uint32_t, uint32_t>> back;
   back.swap(spot_back_);
-  std::vector<uint32_t> ask, rest;
-  Rank(back, t, &LiveJob::spot_ask, &ask, &rest);
-  bool moved = false;
-  for (uint32_t j : ask) {
-    if (StillToAsk(j, t)) {
-      Live(j).spot_ask = t;
-      if (Ask(j, t, sched::MoveOccasion::kSpotReturned)) {
-        moved = true;  // the new run watches for itself (StartRun)
-        continue;
-      }
-    }
-    rest.push_back(j);
-  }
-  for (uint32_t j : rest) {
+  std::vector<uint32_t> left;
+  const bool moved =
+      AskFirst(back, t, &LiveJob::spot_ask, sched::MoveOccasion::kSpotReturned, &left);
+  for (uint32_t j : left) {
     if (slot_[j] != kNone && Live(j).running) WatchSpotForRun(j, t);
   }
   return moved;
