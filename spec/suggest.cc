@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <utility>
 
 #include "core/enums.h"
@@ -15,19 +16,25 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-// Levenshtein distance of two strings already lower-cased.
-int LowerEditDistance(std::string_view x, std::string_view y) {
+// Levenshtein distance of two strings already lower-cased; past `limit`,
+// any value above it (a row whose every entry is above the limit only
+// grows, so the comparison stops there).
+int LowerEditDistance(std::string_view x, std::string_view y,
+                      int limit = std::numeric_limits<int>::max() - 1) {
   std::vector<int> row(y.size() + 1);
   for (size_t j = 0; j <= y.size(); ++j) row[j] = static_cast<int>(j);
   for (size_t i = 1; i <= x.size(); ++i) {
     int diagonal = row[0];
     row[0] = static_cast<int>(i);
+    int lowest = row[0];
     for (size_t j = 1; j <= y.size(); ++j) {
       int above = row[j];
       int substitute = diagonal + (x[i - 1] == y[j - 1] ? 0 : 1);
       row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+      lowest = std::min(lowest, row[j]);
       diagonal = above;
     }
+    if (lowest > limit) return limit + 1;
   }
   return row[y.size()];
 }
@@ -53,7 +60,7 @@ std::vector<std::string> CloseMatches(std::string_view word,
     // request would otherwise cost its length times every known key's).
     const size_t apart = w.size() > lc.size() ? w.size() - lc.size() : lc.size() - w.size();
     if (apart > static_cast<size_t>(limit)) continue;
-    int d = LowerEditDistance(w, lc);  // both lower-cased already
+    int d = LowerEditDistance(w, lc, limit);  // both lower-cased already
     if (d <= limit) near.emplace_back(d, c);
   }
   // A candidate that contains the word ("h100" in "H100-80GB") beats any typo

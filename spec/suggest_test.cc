@@ -35,6 +35,10 @@ TEST(CloseMatches, ACandidateAsFarApartInLengthAsTheLimitIsStillOffered) {
   EXPECT_EQ(CloseMatches("checkpoints", {"checkpoi"}), (std::vector<std::string>{"checkpoi"}));
   // "gpu_modelsxyz" (13 letters, limit 4) is 4 deletions from "gpu_model".
   EXPECT_EQ(CloseMatches("gpu_modelsxyz", {"gpu_model"}), (std::vector<std::string>{"gpu_model"}));
+  // Same lengths, the distance decides: "kitten" (limit 2) is 3 edits from
+  // "sitting" and 2 from "sittin".
+  EXPECT_TRUE(CloseMatches("kitten", {"sitting"}).empty());
+  EXPECT_EQ(CloseMatches("kitten", {"sitting", "sittin"}), (std::vector<std::string>{"sittin"}));
   // 4,000 letters against short keys: limit 1,333, every key thousands of
   // letters away, so none is offered.
   EXPECT_TRUE(CloseMatches(std::string(4000, 'g'), {"gpus", "gpu_models", "region"}).empty());
