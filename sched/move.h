@@ -27,16 +27,12 @@
 
 namespace meridian::sched {
 
-// A running job as Reconsider reads it. `job` is its queued form for the
-// work it has left (QueuedJob::done set, its demands' run hours what is left:
-// the simulator's SetWork), so a decision for it is the decision for a job
-// with that work queued now.
 // What made the core ask a running job whether to move.
 enum class MoveOccasion : uint8_t {
-  kCheckpoint,  // one of its checkpoints
-  kGpusFreed,   // fleet GPUs freed (it runs on a CPU node), between its checkpoints
-  kCarbonHour,  // a new hour of the grid's carbon, for a job that checkpoints
-                // less often than that (kCarbonHourS)
+  kCheckpoint,    // one of its checkpoints
+  kGpusFreed,     // fleet GPUs freed (it runs on a CPU node), between its checkpoints
+  kCarbonHour,    // a new hour of the grid's carbon, for a job that checkpoints
+                  // less often than that (kCarbonHourS)
   kSpotReturned,  // spot it could take for less returned (it runs on on-demand)
 };
 
@@ -44,6 +40,10 @@ enum class MoveOccasion : uint8_t {
 // job whose checkpoints are further apart is asked at each hour too.
 inline constexpr int64_t kCarbonHourS = 3600;
 
+// A running job as Reconsider reads it. `job` is its queued form for the
+// work it has left (QueuedJob::done set, its demands' run hours what is left:
+// the simulator's SetWork), so a decision for it is the decision for a job
+// with that work queued now.
 struct RunningJob {
   const QueuedJob* job = nullptr;
   // What it runs on: the candidate it was placed on (Decision::chosen). Only

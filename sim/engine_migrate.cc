@@ -226,6 +226,7 @@ void Engine::WatchSpotForRun(uint32_t j, UnixSeconds t) {
 void Engine::SpotChanged(uint32_t j, uint32_t attempt, UnixSeconds t) {
   LiveJob& l = Live(j);
   if (l.spot_look != t || !l.running) return;  // superseded, or not running
+  l.spot_look = 0;                              // one look per watch
   for (const sched::ElasticChoice& e : SpotChoices(l)) {
     if (CheaperSpot(l, e, t) && spot_.SpotInstances(e.offering, t) >= e.instances) {
       spot_back_.emplace_back(j, attempt);
