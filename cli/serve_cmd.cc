@@ -161,6 +161,8 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
   o.reconciler.profile = *profile;
   o.reconciler.region = c.region;
   o.reconciler.gpu_hour_usd = c.gpu_hour_usd;
+  o.reconciler.vcpu_hour_usd = c.vcpu_hour_usd;
+  o.reconciler.ram_gib_hour_usd = c.ram_gib_hour_usd;
   o.reconciler.state_dir = state;
   o.reconciler.interval_ms = c.interval_ms;
   o.lease_ms = c.leader_lease_ms;

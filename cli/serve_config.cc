@@ -146,7 +146,8 @@ Status ParseServeConfig(const std::string& text, const std::string& file, ServeC
     return Status::Invalid(file + ": " + e.what());
   }
   if (!root.IsMap()) return ConfigError(file, root, "the config must be a map of keys");
-  static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd", "state_dir",
+  static const std::vector<std::string> kKeys = {"profile", "region", "gpu_hour_usd",
+                                                 "vcpu_hour_usd", "ram_gib_hour_usd", "state_dir",
                                                  "catalog", "reconcile_interval_ms", "leader_lease_ms", "advertise", "node_timeout",
                                                  "max_body_bytes", "node", "fleet", "telemetry",
                                                  "kubernetes", "http", "tenant_uids",
@@ -163,6 +164,13 @@ Status ParseServeConfig(const std::string& text, const std::string& file, ServeC
       if (k == "profile") c->profile = v.as<std::string>();
       else if (k == "region") c->region = v.as<std::string>();
       else if (k == "gpu_hour_usd") c->gpu_hour_usd = v.as<double>();
+      else if (k == "vcpu_hour_usd" || k == "ram_gib_hour_usd") {
+        const double usd = v.as<double>();
+        if (!(usd >= 0)) {
+          return ConfigError(file, v, k + ": \"" + v.as<std::string>() + "\" must be >= 0 (US dollars)");
+        }
+        (k == "vcpu_hour_usd" ? c->vcpu_hour_usd : c->ram_gib_hour_usd) = usd;
+      }
       else if (k == "state_dir") c->state_dir = v.as<std::string>();
       else if (k == "catalog") c->catalog_dir = v.as<std::string>();
       else if (k == "fleet") c->fleet = v.as<std::string>();

@@ -12,6 +12,7 @@
 #include "control/backend.h"
 #include "control/http_server.h"
 #include "control/retention.h"
+#include "core/fleet.h"
 #include "core/status.h"
 #include "telemetry/config.h"
 
@@ -22,6 +23,8 @@ struct ServeConfig {
   std::string profile = "default";
   std::string region = "gcp:us-central1";
   double gpu_hour_usd = 0;
+  double vcpu_hour_usd = kDefaultVcpuHourUsd;    // a run on CPUs, per vCPU-hour held
+  double ram_gib_hour_usd = kDefaultRamGibHourUsd;  // and per GiB-hour of RAM held
   std::string state_dir;
   std::string catalog_dir;
   int64_t interval_ms = 200;

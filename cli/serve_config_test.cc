@@ -55,5 +55,24 @@ TEST(ServeAdvertiseConfig, WhatIsNeitherAHostNorAnAddressIsRefusedNamingTheKey) 
   }
 }
 
+// The CPU rates the daemon bills a run on CPUs at: the fleet's defaults
+// (GCP N2 list rates) unless given; a negative one is refused naming it.
+TEST(ServeCpuRatesConfig, DefaultToTheFleetsAndRefuseANegativeRate) {
+  ServeConfig c;
+  EXPECT_EQ(c.vcpu_hour_usd, 0.031611);
+  EXPECT_EQ(c.ram_gib_hour_usd, 0.004237);
+  ASSERT_TRUE(ParseServeConfig("vcpu_hour_usd: 0.05\nram_gib_hour_usd: 0\n", "serve.yaml", &c).ok());
+  EXPECT_EQ(c.vcpu_hour_usd, 0.05);
+  EXPECT_EQ(c.ram_gib_hour_usd, 0.0);
+  for (const char* k : {"vcpu_hour_usd", "ram_gib_hour_usd"}) {
+    ServeConfig bad;
+    Status st = ParseServeConfig(std::string(k) + ": -0.5\n", "serve.yaml", &bad);
+    ASSERT_FALSE(st.ok()) << k;
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find(std::string(k) + ": \"-0.5\" must be >= 0 (US dollars)"), std::string::npos)
+        << st.message();
+  }
+}
+
 }  // namespace
 }  // namespace meridian::cli

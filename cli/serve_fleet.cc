@@ -123,6 +123,8 @@ Result<FleetBackend> BackendFromFleet(const std::string& config, const std::stri
   const ClusterSpec& cl = fleet->clusters[0];
   ro->region = cl.region;
   ro->gpu_hour_usd = cl.gpu_hour ? cl.gpu_hour->dollars() : 0;
+  ro->vcpu_hour_usd = cl.vcpu_hour ? cl.vcpu_hour->dollars() : kDefaultVcpuHourUsd;
+  ro->ram_gib_hour_usd = cl.ram_gib_hour ? cl.ram_gib_hour->dollars() : kDefaultRamGibHourUsd;
   if (backend == "slurm") return Slurm(fleet_path, *fleet, *catalog, state_dir, max_log_bytes);
   return Kubernetes(config, *fleet, k8s, std::move(catalog), max_log_bytes);
 }

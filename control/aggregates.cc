@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "control/attempt_rate.h"
 #include "core/time.h"
 #include "sched/plugins/follow_the_sun.h"
 
@@ -48,12 +49,20 @@ const NodeRow* FindNode(const AggregateInput& in, const std::string& name) {
   return nullptr;
 }
 
-// Watts per GPU of the node a job runs on (0 for CPU nodes and unknown models).
-double PowerW(const AggregateInput& in, const JobRow& j) {
-  const NodeRow* n = FindNode(in, j.placement.node);
+// Watts per GPU of a node (0 for CPU nodes and unknown models).
+double PowerW(const AggregateInput& in, const std::string& node) {
+  const NodeRow* n = FindNode(in, node);
   if (!n || n->gpu_model.empty()) return 0;
   const catalog::GpuModel* g = in.catalog->FindGpu(n->gpu_model);
   return g ? g->power_w : 0;
+}
+
+// The kilowatts an attempt's GPUs draw over every node it holds (a MIG
+// slice: span / 8 of its GPU), as the reconciler charges its CO2.
+double AttemptKw(const AggregateInput& in, const std::vector<HeldShare>& held) {
+  double kw = 0;
+  for (const HeldShare& h : held) kw += PowerW(in, h.node) * static_cast<double>(h.gpu_milli) / 1e6;
+  return kw;
 }
 
 double CarbonG(const AggregateInput& in, const std::string& region, UnixSeconds t) {
@@ -61,11 +70,7 @@ double CarbonG(const AggregateInput& in, const std::string& region, UnixSeconds 
   return r.ok() ? r->gco2_per_kwh : 0;
 }
 
-// A running attempt's spend rate: the daemon prices its nodes at
-// gpu_hour_usd per GPU-hour (owned capacity), as the reconciler bills it.
-double UsdPerHour(const AggregateInput& in, const JobRow& j) {
-  return in.options->gpu_hour_usd * static_cast<double>(j.placement.gpus.size());
-}
+
 
 // What the current attempt has run up since it started (billed at its end).
 double AccruedHours(const AggregateInput& in, const JobRow& j) {
@@ -130,9 +135,11 @@ json OverviewJson(const AggregateInput& in) {
   for (const JobRow& j : in.jobs) {
     if (!HoldsCapacity(j.state) || j.placement.node.empty()) continue;
     Spend& s = spend[j.placement.pricing.empty() ? "owned" : j.placement.pricing];
-    const double rate = UsdPerHour(in, j);
+    // As the reconciler bills the attempt when it ends (control/attempt_rate.h).
+    const std::vector<HeldShare> held = HeldShares(j, nullptr);
+    const double rate = AttemptHourRate(held, DaemonRates(*in.options)).dollars();
     const double hours = AccruedHours(in, j);
-    const double kw = PowerW(in, j) * static_cast<double>(j.placement.gpus.size()) / 1000.0;
+    const double kw = AttemptKw(in, held);
     s.so_far += rate * hours;
     s.per_hour += rate;
     s.running++;

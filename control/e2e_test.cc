@@ -7,6 +7,7 @@
 // a job again from the store when the store did not take a change.
 #include <sqlite3.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -156,6 +157,26 @@ TEST_F(E2eTest, PreemptedJobResumesFromItsCheckpoint) {
   // of start and end times, so at least $2. (The resumed one ends at once:
   // at most a second.)
   EXPECT_GE(v["cost_usd"].get<double>(), 2.0) << v.dump();
+}
+
+// A run on CPUs is billed at the config's CPU rates, as `simulate` bills it
+// (sched::FleetHourRate), not at $0 as when only GPUs were priced, and never
+// as a GPU. At $3,600 a vCPU-hour a second of one vCPU costs $1; a GPU-hour
+// at $360,000 would cost $100 a second.
+TEST_F(E2eTest, ACpuOnlyJobIsBilledForItsVcpusAndRam) {
+  Begin(1, "gpu_hour_usd: 360000\nvcpu_hour_usd: 3600\nram_gib_hour_usd: 1800\n");
+  json cpu = Spec("cpu", {"/bin/sleep", "2"});
+  cpu["resources"] = {{"gpus", 0}, {"vcpus", 2}, {"ram_gib", 1}};
+  const std::string id = Submit(cpu);
+  json j = WaitFor(id, "succeeded");
+  // Per second: 2 vCPUs x $1 + 1 GiB x $0.50 = $2.50. Its start and end are
+  // whole seconds around a 2 s sleep, so it is billed for 2 to 4 seconds
+  // (one more for a slow start): $5.00 to $12.50, and a multiple of $2.50.
+  const double usd = j["cost_usd"].get<double>();
+  EXPECT_GE(usd, 5.0) << j.dump();
+  EXPECT_LE(usd, 12.5) << j.dump();
+  EXPECT_NEAR(std::fmod(usd + 1e-6, 2.5), 0.0, 1e-3) << j.dump();
+  EXPECT_EQ(j["co2_g"].get<double>(), 0.0) << j.dump();  // no GPU drawn
 }
 
 // Backfill in the daemon as in the simulator: a 4-GPU job waiting behind a

@@ -8,7 +8,7 @@
 // stopped at its checkpoint and resumes on the GPU from its checkpoint
 // directory; not worth it, it stays, and its reason says why.
 //
-// Figures (gpu_hour_usd 0.35; cpu_fallback's default rates, $0.031611 per
+// Figures (gpu_hour_usd 0.35; the fleet's default CPU rates, $0.031611 per
 // vCPU-hour and $0.004237 per GiB-hour, so 8 vCPUs and 16 GiB cost
 // 8 x 0.031611 + 16 x 0.004237 = $0.32068 per hour; the mover checkpoints
 // every 10 min and restarts in 1 min):

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <set>
 
+#include "control/attempt_rate.h"
 #include "control/reconciler_state.h"
 #include "control/submission.h"
 #include "core/ledger.h"
@@ -418,27 +419,6 @@ void Reconciler::Transition(Active& a, JobState to, const std::string& message,
 
 namespace {
 
-// The GPUs an attempt holds, node by node: every node of its stored
-// allocation (a gang, or a service's replica set, spans several), else the
-// placement's one node. A MIG share counts as the one GPU it is cut from.
-std::vector<std::pair<std::string, int>> HeldGpus(const JobRow& row) {
-  std::vector<std::pair<std::string, int>> held;
-  auto alloc = nlohmann::json::parse(row.allocation_json, nullptr, false);
-  if (alloc.is_object() && alloc.contains("nodes") && alloc["nodes"].is_array() &&
-      alloc["nodes"].size() > 1) {
-    for (const auto& n : alloc["nodes"]) {
-      if (!n.is_object() || !n.contains("node") || !n["node"].is_string()) continue;
-      int gpus = std::popcount(n.value("gpus", uint64_t{0}));
-      if (gpus == 0 && n.contains("mig")) gpus = 1;
-      held.emplace_back(n["node"].get<std::string>(), gpus);
-    }
-  }
-  if (held.empty()) {
-    held.emplace_back(row.placement.node, static_cast<int>(row.placement.gpus.size()));
-  }
-  return held;
-}
-
 }  // namespace
 
 void Reconciler::ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out) {
@@ -447,10 +427,10 @@ void Reconciler::ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdat
   const JobId jid(static_cast<uint32_t>(a.row.seq));
   const UnixSeconds start = a.row.started_at.value_or(now);
   const double hours = static_cast<double>(std::max<int64_t>(0, now - start)) / 3600.0;
-  const std::vector<std::pair<std::string, int>> held = HeldGpus(a.row);
-  double gpus = 0;
-  for (const auto& [node, n] : held) gpus += n;
-  int64_t cost = Money::FromDollars(options_.gpu_hour_usd).Times(gpus * hours).micros();
+  // Billed as `simulate` bills a run (control/attempt_rate.h): GPUs at
+  // gpu_hour_usd, a run on CPUs at its vCPUs' and RAM's rates.
+  const std::vector<HeldShare> held = HeldShares(a.row, a.spec.get());
+  const int64_t cost = AttemptHourRate(held, DaemonRates(options_)).Times(hours).micros();
   int64_t co2_mg = 0;
   if (fleet_ && fleet_->fleet) {
     if (fleet_->scheduler) {
@@ -461,14 +441,14 @@ void Reconciler::ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdat
       snap.market = fleet_->market.get();
       fleet_->scheduler->Release(jid, snap, &fleet_->ledger);
     }
-    for (const auto& [name, n] : held) {
-      auto it = fleet_->by_name.find(name);
+    for (const HeldShare& h : held) {
+      auto it = fleet_->by_name.find(h.node);
       if (it == fleet_->by_name.end()) continue;
       const sched::Node& node = fleet_->fleet->node(it->second);
-      if (!node.gpu_model.valid()) continue;
+      if (!node.gpu_model.valid() || h.gpu_milli == 0) continue;
       gpus_freed_ = true;
       const double power_w = options_.catalog->gpus()[node.gpu_model.index()].power_w;
-      const double kwh = power_w * n * hours / 1000.0;
+      const double kwh = power_w * static_cast<double>(h.gpu_milli) / 1000.0 * hours / 1000.0;
       co2_mg += std::llround(kwh * fleet_->market->CarbonGPerKwh(node.region, start) * 1000.0);
     }
   }

@@ -76,6 +76,7 @@
 #include "control/retention.h"
 #include "control/store.h"
 #include "control/telemetry_sampler.h"
+#include "core/fleet.h"
 #include "core/job.h"
 #include "estimate/serving.h"
 #include "sched/decision.h"
@@ -101,6 +102,8 @@ struct ReconcilerOptions {
   sched::Profile profile;
   std::string region = "gcp:us-central1";  // catalog region of the daemon's nodes
   double gpu_hour_usd = 0;                 // what a GPU-hour on them costs
+  double vcpu_hour_usd = kDefaultVcpuHourUsd;    // a run on CPUs: per vCPU-hour held
+  double ram_gib_hour_usd = kDefaultRamGibHourUsd;  // and per GiB-hour of RAM held
   std::string state_dir;                   // jobs/<id>/{logs,checkpoint}
   int64_t interval_ms = 200;
   int64_t node_timeout_s = 30;

@@ -131,6 +131,8 @@ Status Reconciler::RefreshFleet(UnixSeconds now, const std::vector<BackendNode>&
     c.region = options_.region;
     c.pricing = CapacityPricing::kOwned;
     if (ready[i].gpus > 0) c.gpu_hour = Money::FromDollars(options_.gpu_hour_usd);
+    c.vcpu_hour = Money::FromDollars(options_.vcpu_hour_usd);
+    c.ram_gib_hour = Money::FromDollars(options_.ram_gib_hour_usd);
     NodeGroup g;
     g.count = 1;
     g.gpu = ready[i].gpus > 0 ? ready[i].gpu_model : "";

@@ -44,6 +44,12 @@ struct SlurmSettings {
   std::map<std::string, std::string> gpu_types;  // GRES type -> catalog GPU model
 };
 
+// The CPU rates of an owned cluster whose fleet file gives none: GCP's N2
+// on-demand list rates in us-central1 (https://cloud.google.com/compute/vm-instance-pricing,
+// "N2 standard": $0.031611 per vCPU-hour, $0.004237 per GiB-hour).
+inline constexpr double kDefaultVcpuHourUsd = 0.031611;
+inline constexpr double kDefaultRamGibHourUsd = 0.004237;
+
 struct ClusterSpec {
   std::string name;
   std::string region;  // catalog region id, "gcp:us-central1"
@@ -54,6 +60,11 @@ struct ClusterSpec {
   bool repartitionable = false;    // MIG layouts may be changed by the scheduler
   std::optional<SlurmSettings> slurm;  // backend: slurm
   std::vector<NodeGroup> nodes;
+  // Owned: what a run on CPUs (a CPU node, or a GPU node's spare vCPUs for a
+  // CPU-only job) costs per vCPU-hour and per GiB-hour of RAM it holds;
+  // unset: kDefaultVcpuHourUsd and kDefaultRamGibHourUsd.
+  std::optional<Money> vcpu_hour;
+  std::optional<Money> ram_gib_hour;
 };
 
 struct FleetSpec {

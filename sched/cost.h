@@ -4,7 +4,8 @@
 //   reserved fleet        0: paid whether used or not, so no added cost
 //   elastic               ElasticPricePerHour x instances x run hours (spot:
 //                         hours include the expected rework)
-//   CPU node              0 (the fleet file prices GPUs only)
+//   CPU node              CpuHourRate of its cluster x CPU run hours (a
+//                         reserved cluster: 0)
 // Egress is not included (the locality plugin prices data movement).
 #pragma once
 
@@ -15,6 +16,17 @@
 #include "sched/plugin.h"
 
 namespace meridian::sched {
+
+// The hourly rates of fleet capacity, the one formula that the price plugins
+// weigh (RunCost), `simulate` bills and `serve` bills: `gpu_milli`
+// thousandths of GPUs at the cluster's gpu_hour (owned: per GPU-hour used;
+// reserved: the committed rate), and a run on CPUs at vCPUs (at least 1) x
+// vcpu_hour + RAM GiB x ram_gib_hour (a reserved cluster's are 0).
+Money GpuHourRate(const Cluster& cl, int64_t gpu_milli);
+Money CpuHourRate(const Cluster& cl, int vcpus, int64_t ram_mib);
+// A run's rate on `cl`: GpuHourRate when it holds GPUs (gpu_milli > 0), else
+// CpuHourRate of the vCPUs and RAM it holds.
+Money FleetHourRate(const Cluster& cl, int64_t gpu_milli, int vcpus, int64_t ram_mib);
 
 // The price per instance-hour of an elastic candidate's run: the market's
 // over the run's hours from the candidate's start (RunPricePerHour over

@@ -138,6 +138,10 @@ class FleetBuilder {
     }
     c.pricing = cs.pricing;
     c.gpu_hour = cs.gpu_hour.value_or(Money());
+    if (cs.pricing == CapacityPricing::kOwned) {
+      c.vcpu_hour = cs.vcpu_hour.value_or(Money::FromDollars(kDefaultVcpuHourUsd));
+      c.ram_gib_hour = cs.ram_gib_hour.value_or(Money::FromDollars(kDefaultRamGibHourUsd));
+    }
     if (cs.pricing == CapacityPricing::kReserved) {
       // The committed rate per GPU-hour, for explanations; its marginal cost is 0.
       Result<spec::CapacityPrice> price = spec::PriceCluster(spec_, ci, cat);

@@ -65,6 +65,10 @@ struct Cluster {
   CapacityPricing pricing = CapacityPricing::kOwned;
   Money gpu_hour;             // owned: cost per GPU-hour used; reserved: the committed
                               // rate per GPU-hour (spec::PriceCluster), paid anyway
+  // Owned: a run on CPUs, per vCPU-hour and per GiB-hour of RAM it holds
+  // (ClusterSpec::vcpu_hour); reserved: 0, the instances are paid anyway.
+  Money vcpu_hour;
+  Money ram_gib_hour;
   OfferingId reserved_offering;  // reserved: the catalog offering reserved (may be invalid)
   bool repartitionable = false;
   NodeId first_node;

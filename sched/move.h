@@ -6,8 +6,8 @@
 // The framework re-runs the job's normal decision for the work it has left
 // (Scheduler::Decide, with the job's own capacity counted as free) and, when
 // the best placement is another one, quotes both with the functions every
-// decision uses: RunCost (sched/cost.h) for dollars (a CPU node: the
-// profile's cpu_fallback CpuCost, which RunCost leaves at 0), CycleContext::RunHours
+// decision uses: RunCost (sched/cost.h) for dollars (a CPU node at its
+// cluster's CPU rates, as `simulate` and `serve` bill it), CycleContext::RunHours
 // for hours, the profile's carbon plugin (Carbon::EmissionOf) for grams, the
 // catalog's egress rates (CatalogEgressUsdPerGb) for the checkpoint's
 // transfer. A MovePlugin (the profile's `migrate`) turns the quote into a

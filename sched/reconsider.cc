@@ -9,7 +9,6 @@
 #include "sched/cycle.h"
 #include "sched/plugins/candidate_region.h"
 #include "sched/plugins/carbon.h"
-#include "sched/plugins/cpu_fallback.h"
 #include "sched/plugins/egress_locality.h"
 
 namespace meridian::sched {
@@ -33,12 +32,9 @@ const P* FindPlugin(const Scheduler::Impl& s) {
 }
 
 // What the quote reads from the profile's plugins: grams from its carbon
-// plugin, at its settings; a CPU node's dollars from its cpu_fallback (the
-// CpuCost it weighed GPU candidates against; RunCost prices CPU nodes at 0
-// because the fleet file prices GPUs only).
+// plugin, at its settings.
 struct Pricers {
   const Carbon* carbon = nullptr;
-  const CpuFallback* cpu = nullptr;
 };
 
 // Whether two candidates hold the same capacity (a re-decision that picks
@@ -62,8 +58,7 @@ bool SamePlace(const Candidate& a, const Candidate& b) {
 RunQuote QuoteRun(const CycleContext& ctx, const Candidate& c, const Pricers& with,
                   double overhead_h) {
   RunQuote q;
-  q.usd = c.kind == CandidateKind::kCpuNode && with.cpu ? with.cpu->CpuCost(ctx)
-                                                        : ComputeRunCost(ctx, c);
+  q.usd = ComputeRunCost(ctx, c);
   q.hours = ctx.RunHours(c);
   if (with.carbon) {
     const Carbon::Emission e = with.carbon->EmissionOf(ctx, c);
@@ -94,7 +89,7 @@ MoveCosts CostsOf(const CycleContext& ctx, const RunningJob& r, const Places& p,
 
 MoveQuote Quote(const Scheduler::Impl& s, const CycleContext& ctx, const RunningJob& r,
                 const Places& p, std::string to, double transfer_gbit_s) {
-  const Pricers with{FindPlugin<Carbon>(s), FindPlugin<CpuFallback>(s)};
+  const Pricers with{FindPlugin<Carbon>(s)};
   MoveQuote q;
   q.costs = CostsOf(ctx, r, p, transfer_gbit_s);
   q.stay = QuoteRun(ctx, p.here, with, 0);

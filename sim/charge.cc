@@ -7,10 +7,6 @@
 
 namespace meridian::sim {
 
-Money FleetRate(const sched::Cluster& cluster, int64_t gpu_milli) {
-  return cluster.gpu_hour.Times(static_cast<double>(gpu_milli) / 1000.0);
-}
-
 double GpuWatts(const catalog::GpuModel* gpu, int64_t gpu_milli) {
   return gpu ? gpu->power_w * static_cast<double>(gpu_milli) / 1000.0 : 0;
 }

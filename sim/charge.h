@@ -1,6 +1,8 @@
 // What a run costs and emits: the one formula `simulate` charges every run
 // attempt by (sim/engine.cc) and `report savings` prices the recorded
-// history by (sim/savings.h), so both read hours, prices and carbon alike.
+// history by (sim/savings.h), so both read hours, prices and carbon alike. A
+// fleet run's hourly rate is sched::FleetHourRate, the rate the price
+// plugins weigh and `serve` bills.
 #pragma once
 
 #include <cstdint>
@@ -19,10 +21,6 @@ struct Cluster;
 }  // namespace meridian::sched
 
 namespace meridian::sim {
-
-// The hourly rate of `gpu_milli` thousandths of GPUs on a fleet cluster: its
-// gpu_hour_usd (owned) or committed rate (reserved) per GPU.
-Money FleetRate(const sched::Cluster& cluster, int64_t gpu_milli);
 
 // The draw of `gpu_milli` thousandths of `gpu` (nullptr: a CPU node, 0 W).
 double GpuWatts(const catalog::GpuModel* gpu, int64_t gpu_milli);

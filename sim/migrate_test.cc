@@ -260,6 +260,33 @@ TEST(SimMigrateTest, ACpuFallbackJobMovesFromCpuToAGpuWhenOneFrees) {
   EXPECT_EQ(stay.jobs[1].end_s, 1 + 4 * 36000);
 }
 
+// A run on CPUs is billed at its cluster's CPU rates from the fleet file, the
+// rates `cpu_fallback` and `migrate` weighed (sched::RunCost), not at $0.
+// With migrations off the mover runs its 40 h on the CPU node; at $0.10 per
+// vCPU-hour and $0.01 per GiB-hour, 64 vCPUs and 16 GiB cost $6.56/h:
+// 40 h x $6.56 = $262.40. The blocker's 8 GPUs for 2 h at $2 are $32.
+TEST(SimMigrateTest, ARunOnCpusIsBilledAtTheFleetsCpuRates) {
+  FleetSpec fleet = testing::OneCluster(1, 8);
+  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
+  fleet.clusters[0].vcpu_hour = Money::FromDollars(0.10);
+  fleet.clusters[0].ram_gib_hour = Money::FromDollars(0.01);
+  const World w = testing::TestWorld(fleet);
+  Trace trace;
+  AddJob(trace, FixedJob(8, "H100-80GB", 30), "blocker", 0, 7200);
+  JobSpec mover = FixedJob(1, "H100-80GB", 30);
+  mover.resources.cpu_fallback = meridian::CpuFallback{4};
+  mover.resources.vcpus = 64;
+  mover.resources.ram_gib = 16;
+  AddJob(trace, mover, "mover", 1, 36000, 43000);
+  const PolicyRun stay = RunDefault(trace, w, false);
+  const JobOutcome& o = stay.jobs[1];
+  ASSERT_EQ(o.state, JobState::kDone);
+  ASSERT_TRUE(o.cpu);
+  EXPECT_EQ(o.end_s - o.start_s, 4 * 36000);
+  EXPECT_EQ(o.cost_micros, 262400000);
+  EXPECT_EQ(stay.jobs[0].cost_micros, 32000000);
+}
+
 // The same with checkpoints every 4 h: asked when the GPUs free at 7200, it
 // moves then, 7200 s before its first checkpoint, and ends at 41701 as
 // above. Asked at checkpoints only, it would have moved at the first,
@@ -347,9 +374,11 @@ TEST(SimMigrateTest, ACpuFallbackJobWhoseGpuIsTakenNearItsEndFinishesOnTheCpu) {
   EXPECT_LE(o.end_s, 50000);
   // Lost: the 100 s of one GPU after its last checkpoint.
   EXPECT_EQ(o.lost_gpu_ms, 1000 * 100);
-  // Paid: the GPU from 0 to 34300 at $2/h = $19.055556; no more GPU time
-  // (the simulator prices CPU nodes at 0).
-  EXPECT_EQ(o.cost_micros, 19055556);
+  // Paid: the GPU from 0 to 34300 at $2/h = $19.055556, then the CPU node
+  // at the fleet's default CPU rate, 64 vCPUs x $0.031611 (no RAM asked) =
+  // $2.023104/h, over its 300 s restart and 7,200 s run: 2.083333 h x
+  // $2.023104 = $4.2148. $23.270356 in all.
+  EXPECT_EQ(o.cost_micros, 19055556 + 4214800);
 
   const PolicyRun wait = RunDefault(trace_with(false), w, true);
   const JobOutcome& waited = wait.jobs[0];

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "catalog/catalog.h"
+#include "sched/cost.h"
 #include "sched/fleet.h"
 #include "sim/charge.h"
 #include "sim/hourly_carbon.h"
@@ -47,13 +48,18 @@ const sched::Cluster* WhereItRan(const JobSpec& spec, const sched::Fleet& fleet,
   return names.empty() ? ClusterWith(fleet, GpuModelId(), model) : nullptr;
 }
 
-// Charges job `o`'s recorded run to `run` as the engine charges a run
-// attempt on `cluster`.
-void Charge(PolicyRun& run, JobOutcome& o, const sched::Cluster& cluster, GpuModelId model,
-            int64_t milli, HourlyCarbon& carbon, UnixSeconds t0, const catalog::Catalog& cat) {
+// Charges job `o`'s recorded run of `spec` to `run` as the engine charges a
+// run attempt on `cluster` (on CPUs when it holds no GPU: `model` invalid or
+// `milli` 0).
+void Charge(PolicyRun& run, JobOutcome& o, const JobSpec& spec, const sched::Cluster& cluster,
+            GpuModelId model, int64_t milli, HourlyCarbon& carbon, UnixSeconds t0,
+            const catalog::Catalog& cat) {
   const UnixSeconds a = t0 + o.start_s, b = t0 + o.end_s;
   const double watts = GpuWatts(model.valid() ? &cat.gpus()[model.index()] : nullptr, milli);
-  o.cost_micros = RunCostMicros(FleetRate(cluster, milli), a, b);
+  const Money rate = sched::FleetHourRate(
+      cluster, model.valid() ? milli : 0, spec.resources.vcpus.value_or(0),
+      static_cast<int64_t>(spec.resources.ram_gib.value_or(0) * 1024.0));
+  o.cost_micros = RunCostMicros(rate, a, b);
   o.co2_g = RunCo2Grams(watts, carbon, cluster.region, a, b);
   o.gpu_ms = milli * (b - a);
   o.pay = cluster.pricing == CapacityPricing::kReserved ? PayKind::kReserved : PayKind::kOwned;
@@ -397,7 +403,7 @@ History AsItRan(const Trace& trace, const World& world) {
     // The history readers always record the GPU count; "auto" counts as one.
     const int64_t gpus = spec.resources.gpus.value_or(1);
     const int64_t milli = tj.gpu_fraction > 0 ? std::lround(tj.gpu_fraction * 1000.0f) : gpus * 1000;
-    if (cluster) Charge(h.run, o, *cluster, model, milli, carbon, t0, *world.catalog);
+    if (cluster) Charge(h.run, o, spec, *cluster, model, milli, carbon, t0, *world.catalog);
   }
   if (unplaced > 0) {
     h.notes.push_back(std::to_string(unplaced) +

@@ -102,6 +102,11 @@ std::vector<BadCase> BadCases() {
       {"reserved with gpu_hour_usd",
        Cluster("    region: r:x\n    pricing: reserved\n    instance_type: p\n    gpu_hour_usd: 2\n"),
        {"bad.yaml:6:19: clusters[0].gpu_hour_usd: belongs only with pricing: owned"}},
+      {"reserved with vcpu_hour_usd",
+       Cluster("    region: r:x\n    pricing: reserved\n    instance_type: p\n    vcpu_hour_usd: 0.1\n"),
+       {"bad.yaml:6:20: clusters[0].vcpu_hour_usd: belongs only with pricing: owned"}},
+      {"negative ram_gib_hour_usd", Cluster("    region: r:x\n    gpu_hour_usd: 1\n    ram_gib_hour_usd: -1\n"),
+       {"clusters[0].ram_gib_hour_usd: \"-1\" is out of range; must be a number >= 0"}},
       // Node groups.
       {"group not a map", "clusters:\n  - {name: c, region: r:x, nodes: [[8]]}\n",
        {"clusters[0].nodes[0]: a list where a map of keys belongs"}},

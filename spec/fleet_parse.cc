@@ -20,8 +20,8 @@ namespace {
 
 const std::vector<std::string> kFleetKeys = {"clusters", "elastic"};
 const std::vector<std::string> kClusterKeys = {
-    "name",    "region",          "pricing", "gpu_hour_usd", "instance_type",
-    "backend", "repartitionable", "slurm", "nodes"};
+    "name",    "region",          "pricing", "gpu_hour_usd", "vcpu_hour_usd", "ram_gib_hour_usd",
+    "instance_type", "backend", "repartitionable", "slurm", "nodes"};
 const std::vector<std::string> kSlurmKeys = {"partitions", "conf", "bin_dir", "gpu_types"};
 const std::vector<std::string> kNodeKeys = {"count",   "gpu", "gpus",        "vcpus",
                                             "ram_gib", "mig", "name_prefix", "driver"};
@@ -163,6 +163,14 @@ void ReadClusterKey(SpecReader& r, const std::string& key, const YAML::Node& v,
     if (std::optional<double> usd = r.Number(v, p, {0, false})) {
       out.gpu_hour = Money::FromDollars(*usd);
     }
+  } else if (key == "vcpu_hour_usd") {
+    if (std::optional<double> usd = r.Number(v, p, {0, false})) {
+      out.vcpu_hour = Money::FromDollars(*usd);
+    }
+  } else if (key == "ram_gib_hour_usd") {
+    if (std::optional<double> usd = r.Number(v, p, {0, false})) {
+      out.ram_gib_hour = Money::FromDollars(*usd);
+    }
   } else if (key == "instance_type") {
     out.instance_type = r.String(v, p).value_or("");
   } else if (key == "backend") {
@@ -239,10 +247,12 @@ void CheckPricingKeys(SpecReader& r, const YAML::Node& node, const std::string& 
             "is required with pricing: reserved; name the catalog instance type reserved "
             "(e.g. p4de.24xlarge)");
   }
-  if (given.count("gpu_hour_usd")) {
-    r.Error(given.at("gpu_hour_usd"), JoinPath(path, "gpu_hour_usd"),
-            "belongs only with pricing: owned; reserved capacity is priced from the catalog "
-            "by instance_type");
+  for (const char* key : {"gpu_hour_usd", "vcpu_hour_usd", "ram_gib_hour_usd"}) {
+    if (given.count(key)) {
+      r.Error(given.at(key), JoinPath(path, key),
+              "belongs only with pricing: owned; reserved capacity is priced from the catalog "
+              "by instance_type");
+    }
   }
 }
 

@@ -149,6 +149,19 @@ TEST(ParseFleet, ScalarKeysTable) {
          EXPECT_EQ(f.clusters[0].nodes[0].name_prefix, "cpu-");
          EXPECT_FALSE(f.clusters[0].gpu_hour.has_value());
        }},
+      // A CPU-only cluster priced per vCPU-hour and GiB-hour; left out, the
+      // rates stay unset here and sched::Fleet fills in the defaults.
+      {"clusters: [{name: c, region: r:x, vcpu_hour_usd: 0.05, ram_gib_hour_usd: 0.005, "
+       "nodes: [{count: 3, gpus: 0, vcpus: 64}]}]\n",
+       [](const FleetSpec& f) {
+         EXPECT_EQ(f.clusters[0].vcpu_hour, Money::FromMicros(50'000));
+         EXPECT_EQ(f.clusters[0].ram_gib_hour, Money::FromMicros(5'000));
+       }},
+      {"clusters: [{name: c, region: r:x, nodes: [{count: 3, gpus: 0, vcpus: 64}]}]\n",
+       [](const FleetSpec& f) {
+         EXPECT_FALSE(f.clusters[0].vcpu_hour.has_value());
+         EXPECT_FALSE(f.clusters[0].ram_gib_hour.has_value());
+       }},
       // No clusters at all: cloud only.
       {"clusters: []\n", [](const FleetSpec& f) { EXPECT_TRUE(f.clusters.empty()); }},
       // A null value counts as left out.

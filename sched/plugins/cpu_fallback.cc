@@ -10,8 +10,17 @@ namespace meridian::sched {
 
 Result<std::unique_ptr<Plugin>> CpuFallback::Create(PluginArgs& args) {
   Options o;
-  o.vcpu_hour = args.Dollars("vcpu_hour_usd", o.vcpu_hour);
-  o.ram_gib_hour = args.Dollars("ram_gib_hour_usd", o.ram_gib_hour);
+  // The CPU's price is a fact of the fleet, billed by `simulate` and `serve`
+  // alike; a profile that still prices it is told where it went.
+  for (const char* moved : {"vcpu_hour_usd", "ram_gib_hour_usd"}) {
+    for (const std::string& k : args.Keys()) {
+      if (k != moved) continue;
+      args.Error(k, "is priced by the fleet now: set " + k +
+                        " on the fleet file's clusters (or in serve.yaml), the rate that "
+                        "simulate and serve bill");
+      args.Number(k, 0, 0, 1e9);  // read, so it is not also reported as unknown
+    }
+  }
   o.max_nodes = static_cast<int>(args.Integer("max_nodes", o.max_nodes, 1, 64));
   o.scan_ends = static_cast<int>(args.Integer("scan_ends", o.scan_ends, 1, 4096));
   o.jobs = args.Choice("jobs", "fallback", {"fallback", "cpu-only"}) == "cpu-only"
@@ -32,12 +41,16 @@ Candidate CpuCandidate(const CycleContext& ctx) {
 }  // namespace
 
 
-Money CpuFallback::CpuCost(const CycleContext& ctx) const {
-  const QueuedJob& job = ctx.job();
-  const double hours = ctx.RunHours(CpuCandidate(ctx));
-  const double vcpus = std::max(job.vcpus, 1);
-  const double ram_gib = static_cast<double>(job.ram_mib) / 1024.0;
-  return options_.vcpu_hour.Times(vcpus * hours) + options_.ram_gib_hour.Times(ram_gib * hours);
+std::optional<Money> CpuFallback::CpuCost(const CycleContext& ctx) const {
+  std::optional<Money> cheapest;
+  const PoolId pool = ctx.fleet().CpuPool();
+  if (!pool.valid()) return cheapest;
+  ForEachCpuNode(ctx, pool, options_.max_nodes, [&](const Candidate& c) {
+    const Money m = ComputeRunCost(ctx, c);
+    if (!cheapest || m < *cheapest) cheapest = m;
+    return true;
+  });
+  return cheapest;
 }
 
 std::optional<UnixSeconds> CpuFallback::EarliestGpu(const CycleContext& ctx) const {
@@ -68,7 +81,10 @@ const char* CpuFallback::Reason(const CycleContext& ctx, std::span<const Candida
     Money m = RunCost(ctx, c);
     if (!cheapest_gpu || m < *cheapest_gpu) cheapest_gpu = m;
   }
-  if (cheapest_gpu) return CpuCost(ctx) < *cheapest_gpu ? "cheaper" : nullptr;
+  if (cheapest_gpu) {
+    const std::optional<Money> cpu = CpuCost(ctx);
+    return cpu && *cpu < *cheapest_gpu ? "cheaper" : nullptr;
+  }
   if (!job.deadline) return nullptr;  // unbounded slack: wait for a GPU
   double gpu_hours = job.demands.front().run_hours;
   for (const ModelDemand& d : job.demands) gpu_hours = std::min<double>(gpu_hours, d.run_hours);
@@ -104,11 +120,21 @@ void CpuFallback::AddCandidates(const CycleContext& ctx, std::span<const Candida
 
 void CpuFallback::AddFromPool(const CycleContext& ctx, PoolId pool, CandidateSink& sink,
                               int* added) const {
+  ForEachCpuNode(ctx, pool, options_.max_nodes - *added, [&](const Candidate& c) {
+    if (!sink.Add(c)) return false;
+    ++*added;
+    return true;
+  });
+}
+
+void CpuFallback::ForEachCpuNode(const CycleContext& ctx, PoolId pool, int limit,
+                                 const std::function<bool(const Candidate&)>& fn) {
   const QueuedJob& job = ctx.job();
   const Ledger& l = ctx.ledger();
   const int vcpus = std::max(job.vcpus, 1);
   const std::vector<NodeId>& members = l.pool_members(pool);
-  for (int64_t pos = l.NextWithFreeVcpus(pool, 0, vcpus); pos >= 0 && *added < options_.max_nodes;
+  int seen = 0;
+  for (int64_t pos = l.NextWithFreeVcpus(pool, 0, vcpus); pos >= 0 && seen < limit;
        pos = l.NextWithFreeVcpus(pool, static_cast<size_t>(pos) + 1, vcpus)) {
     NodeId n = members[static_cast<size_t>(pos)];
     const Node& node = ctx.fleet().node(n);
@@ -116,8 +142,8 @@ void CpuFallback::AddFromPool(const CycleContext& ctx, PoolId pool, CandidateSin
     Candidate c = CpuCandidate(ctx);
     c.node = n;
     c.region = node.region;
-    if (!sink.Add(c)) return;
-    ++*added;
+    if (!fn(c)) return;
+    ++seen;
   }
 }
 

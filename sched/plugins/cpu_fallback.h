@@ -3,9 +3,11 @@
 // better way to run it:
 //   cheaper   CPU cost per unit of work below the cheapest GPU candidate's:
 //             CPU run hours = the run's GPU-hours on one GPU x slowdown
-//             (CycleContext::RunHours), CPU cost = (vCPUs x vcpu_hour_usd +
-//             RAM GiB x ram_gib_hour_usd) x CPU run hours, against RunCost of
-//             every GPU candidate generated so far (fleet and elastic)
+//             (CycleContext::RunHours), CPU cost = RunCost of the cheapest
+//             CPU node it would be offered (its cluster's vcpu_hour_usd and
+//             ram_gib_hour_usd in the fleet file, sched/cost.h), against
+//             RunCost of every GPU candidate generated so far (fleet and
+//             elastic)
 //   scarce    no GPU candidate now, and no GPU frees up within the job's
 //             slack: the earliest expected end (from the ledger's EarliestEnds,
 //             first `scan_ends` allocations) that leaves a node of an allowed
@@ -28,11 +30,8 @@
 // vCPUs: resources.vcpus (at least 1). Candidates: up to `max_nodes` CPU
 // nodes with the vCPUs and RAM free, in fleet order, in allowed regions.
 //
-// Arguments (defaults: GCP N2 on-demand list rates in us-central1, $0.031611
-// per vCPU-hour and $0.004237 per GiB-hour, standing in for what owned CPU
-// capacity costs; the fleet file prices GPUs only):
-//   vcpu_hour_usd: 0.031611
-//   ram_gib_hour_usd: 0.004237
+// Arguments (the CPU's price is the fleet's, not the profile's: the same
+// rates are billed by `simulate` and `serve`):
 //   max_nodes: 8      CPU candidates added (1..64)
 //   scan_ends: 64     allocations' ends read for the earliest GPU (1..4096)
 //   jobs: fallback    what it places on CPU:
@@ -45,6 +44,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "core/units.h"
@@ -56,8 +56,6 @@ namespace meridian::sched {
 class CpuFallback final : public Plugin, public AddCandidatesPlugin {
  public:
   struct Options {
-    Money vcpu_hour = Money::FromDollars(0.031611);
-    Money ram_gib_hour = Money::FromDollars(0.004237);
     int max_nodes = 8;
     int scan_ends = 64;
     enum class Jobs : uint8_t { kFallback, kCpuOnly };
@@ -79,13 +77,18 @@ class CpuFallback final : public Plugin, public AddCandidatesPlugin {
   void AddCandidates(const CycleContext& ctx, std::span<const Candidate> generated,
                      CandidateSink& sink) const override;
 
-  // What running the job on CPU costs (vCPUs and RAM over the CPU run hours).
-  Money CpuCost(const CycleContext& ctx) const;
+  // What running the job on CPU costs on the cheapest CPU node it would be
+  // offered (RunCost); nullopt: no CPU node has room.
+  std::optional<Money> CpuCost(const CycleContext& ctx) const;
   // Why CPU now ("cheaper", "scarce"), or nullptr: stay on GPUs.
   const char* Reason(const CycleContext& ctx, std::span<const Candidate> generated) const;
   void AddFromPool(const CycleContext& ctx, PoolId pool, CandidateSink& sink, int* added) const;
   // The earliest expected end that leaves room on a node of an allowed model.
   std::optional<UnixSeconds> EarliestGpu(const CycleContext& ctx) const;
+  // The CPU nodes of `pool` with the job's vCPUs and RAM free in an allowed
+  // region, in pool order, up to `limit`, as candidates; `fn` false stops.
+  static void ForEachCpuNode(const CycleContext& ctx, PoolId pool, int limit,
+                             const std::function<bool(const Candidate&)>& fn);
 
  private:
   Options options_;

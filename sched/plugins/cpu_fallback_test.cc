@@ -50,7 +50,15 @@ TEST(CpuFallbackTest, CheaperPerUnitOfWork) {
     QueuedJob job = FallbackJob(w);
     testing::Cycle cy(w, job);
     CpuFallback p({});
-    EXPECT_NEAR(p.CpuCost(cy.ctx).dollars(), 6.215552, 1e-6);
+    ASSERT_TRUE(p.CpuCost(cy.ctx).has_value());
+    EXPECT_NEAR(p.CpuCost(cy.ctx)->dollars(), 6.215552, 1e-6);
+    // The fleet's default CPU rates, as RunCost explains them (node 1 is a CPU node).
+    Candidate cpu;
+    cpu.kind = CandidateKind::kCpuNode;
+    cpu.node = NodeId(1);
+    cpu.start = kNow;
+    EXPECT_EQ(RunCostArithmetic(cy.ctx, cpu),
+              "(16 vCPUs x 0.031611 $/vCPU-h + 64.0 GiB x 0.004237 $/GiB-h) x 8.00 h = 6.22 $");
     Candidate gpu = GpuNode();
     const char* why = p.Reason(cy.ctx, std::span<const Candidate>(&gpu, 1));
     EXPECT_EQ(why == nullptr, c.want == nullptr) << c.gpu_hour;
@@ -110,12 +118,16 @@ TEST(CpuFallbackTest, OnlyJobsWithFallback) {
   CpuFallback({}).AddCandidates(cy.ctx, {}, sink);
   EXPECT_TRUE(out.empty());
 
-  auto args = PluginArgs::FromYaml("{vcpu_hour_usd: -1, max_nodes: 100}", "p.yaml", "plugins[5].args");
+  auto args = PluginArgs::FromYaml("{vcpu_hour_usd: 0.05, max_nodes: 100}", "p.yaml", "plugins[5].args");
   ASSERT_TRUE(args.ok());
   auto made = CpuFallback::Create(*args);
   ASSERT_FALSE(made.ok());
-  EXPECT_NE(made.status().message().find("plugins[5].args.vcpu_hour_usd: \"-1\" must be >= 0"),
+  // The CPU's price moved to the fleet file; the profile is told where.
+  EXPECT_NE(made.status().message().find("plugins[5].args.vcpu_hour_usd: is priced by the fleet now: "
+                                         "set vcpu_hour_usd on the fleet file's clusters"),
             std::string::npos) << made.status().message();
+  EXPECT_EQ(made.status().message().find("unknown argument"), std::string::npos)
+      << made.status().message();
   EXPECT_NE(made.status().message().find("plugins[5].args.max_nodes: \"100\" must be <= 64"),
             std::string::npos) << made.status().message();
 }

@@ -115,6 +115,9 @@ FleetSpec FleetOf(const std::vector<NodeShape>& shapes, const std::string& sourc
   cluster.name = "openb";
   cluster.region = kOpenbRegion;
   cluster.pricing = CapacityPricing::kOwned;
+  // The trace prices nothing: its GPUs (gpu_hour unset) and its CPUs are free.
+  cluster.vcpu_hour = Money();
+  cluster.ram_gib_hour = Money();
   for (size_t i = 0; i < shapes.size(); ++i) {
     const NodeShape& s = shapes[i];
     NodeGroup g;
