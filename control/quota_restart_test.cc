@@ -33,7 +33,7 @@ plugins:
 // The quota filter's reason for a 1-GPU job on the test node while alice
 // holds 2 of her 2 (16 eighths held + 8 > 16).
 constexpr const char* kOverQuota =
-    "testnode-0-t4-0 1 GPU(s): the tenant's GPU quota would be exceeded: holds 2 + 1 > 2 GPUs";
+    "testnode 1 GPU(s): the tenant's GPU quota would be exceeded: holds 2 + 1 > 2 GPUs";
 
 class QuotaRestartTest : public ::testing::Test {
  protected:

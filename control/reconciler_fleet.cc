@@ -135,6 +135,7 @@ Status Reconciler::RefreshFleet(UnixSeconds now, const std::vector<BackendNode>&
     c.ram_gib_hour = Money::FromDollars(options_.ram_gib_hour_usd);
     NodeGroup g;
     g.count = 1;
+    g.names = {ready[i].name};  // decisions name the node as the API does
     g.gpu = ready[i].gpus > 0 ? ready[i].gpu_model : "";
     g.gpus = ready[i].gpus;
     g.vcpus = ready[i].vcpus;

@@ -53,26 +53,6 @@ int64_t OverheadOf(const Reconciler::Active& a, const estimate::CheckpointTerms&
   return a.work_done > 0 ? t.restart_overhead_s : 0;
 }
 
-// `text` (a move's verdict, which names places as the scheduler's fleet
-// does, "gpu0-0-t4-0 1 GPU(s)") with the daemon's node names ("gpu0 1
-// GPU(s)"): each node of the daemon's fleet is a cluster of its own.
-std::string InDaemonNames(std::string text, const Reconciler::FleetState& fs) {
-  std::vector<std::pair<std::string, std::string>> names;
-  for (size_t i = 0; i < fs.nodes.size(); ++i) {
-    names.emplace_back(fs.fleet->node(NodeId(static_cast<uint32_t>(i))).name, fs.nodes[i].name);
-  }
-  // The longest first, so that no name is replaced inside a longer one.
-  std::sort(names.begin(), names.end(),
-            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
-  for (const auto& [from, to] : names) {
-    if (from.empty() || from == to) continue;
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-      text.replace(at, from.size(), to);
-    }
-  }
-  return text;
-}
-
 }  // namespace
 
 void Reconciler::StartCheckpoints(Active& a, UnixSeconds now) {
@@ -213,14 +193,13 @@ bool Reconciler::AskToMove(Active& a, UnixSeconds now, sched::MoveOccasion occas
   r.last_move = a.last_move;
   r.occasion = occasion;
   sched::MoveDecision m = fs.scheduler->Reconsider(r, SnapshotOf(fs, now), &fs.ledger);
-  m.reason = InDaemonNames(std::move(m.reason), fs);
   if (m.verdict != sched::MoveVerdict::kMove || !m.placement ||
       m.placement->kind != sched::DecisionKind::kPlace || !m.placement->allocation) {
     // A wait for the new place (kDefer) is not taken: the daemon launches
     // what it can start now. Staying is said in the job's reason.
     if (m.verdict == sched::MoveVerdict::kMove) {
       m.reason = "stays: the better place " +
-                 InDaemonNames(m.quote ? m.quote->to : std::string(), fs) + " does not start now";
+                 (m.quote ? m.quote->to : std::string()) + " does not start now";
     }
     if (m.reason != a.row.reason) {
       a.row.reason = m.reason;

@@ -34,6 +34,10 @@ struct NodeGroup {
   std::vector<std::string> mig;
   std::string name_prefix;  // node names are <cluster>-<prefix><index>; default from gpu
   DriverPin driver;         // the nodes' GPU driver / CUDA stack, where declared
+  // Set in code, not read from a file: the nodes' own names, one per node
+  // (the daemon's registered nodes, so that decisions name them as the API
+  // does); empty: <cluster>-<prefix><index>.
+  std::vector<std::string> names;
 };
 
 // How meridian reaches a Slurm cluster (`backend: slurm`, docs/slurm.md).

@@ -245,7 +245,9 @@ class FleetBuilder {
     for (int k = 0; k < g.count; ++k) {
       Node n;
       n.id = NodeId(static_cast<uint32_t>(fleet_->nodes_.size()));
-      n.name = cs.name + "-" + prefix + std::to_string(name_index_[cs.name + "\n" + prefix]++);
+      n.name = g.names.size() == static_cast<size_t>(g.count)
+                   ? g.names[static_cast<size_t>(k)]
+                   : cs.name + "-" + prefix + std::to_string(name_index_[cs.name + "\n" + prefix]++);
       n.cluster = c.id;
       n.region = c.region;
       n.gpu_model = model;
