@@ -127,9 +127,15 @@ void ExplainPricing(const CycleContext& ctx, const Candidate& c, Decision* d) {
     d->pricing.reset();
     const Cluster& cl = ctx.fleet().cluster(ctx.fleet().node(c.node).cluster);
     if (ctx.explain() != ExplainLevel::kFull) return;
+    // The rate RunCost charged (sched/cost.h): a run on CPUs pays its vCPUs
+    // and RAM, anything else its GPUs.
+    const std::string rate =
+        c.kind == CandidateKind::kCpuNode
+            ? estimate::Fixed(cl.vcpu_hour.dollars(), 6) + " $/vCPU-h and " +
+                  estimate::Fixed(cl.ram_gib_hour.dollars(), 6) + " $/GiB-h"
+            : cl.gpu_hour.ToString() + " $/GPU-h";
     d->pricing_reason = cl.pricing == CapacityPricing::kOwned
-                            ? "owned capacity of cluster " + cl.name + " at " +
-                                  cl.gpu_hour.ToString() + " $/GPU-h"
+                            ? "owned capacity of cluster " + cl.name + " at " + rate
                             : "reserved capacity of cluster " + cl.name + " (" +
                                   cl.gpu_hour.ToString() +
                                   " $/GPU-h paid whether used or not: no added cost)";

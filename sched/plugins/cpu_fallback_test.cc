@@ -178,6 +178,10 @@ TEST(CpuFallbackTest, CpuOnlyJobsArePlacedOnCpu) {
     EXPECT_EQ(d.allocation->nodes[0].gpus, 0u) << c.name;
     EXPECT_EQ(d.allocation->nodes[0].vcpus, 8) << c.name;
     EXPECT_EQ(d.allocation->nodes[0].ram_mib, 32 * 1024) << c.name;
+    // Its pricing is said at the CPU rates RunCost charged, not the GPU's.
+    EXPECT_EQ(d.pricing_reason,
+              "owned capacity of cluster onprem-a at 0.031611 $/vCPU-h and 0.004237 $/GiB-h")
+        << c.name;
   }
 }
 
