@@ -7,11 +7,11 @@
 // a job again from the store when the store did not take a change.
 #include <sqlite3.h>
 
-#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "control/test_daemon.h"
+#include "core/time.h"
 
 namespace meridian::control {
 namespace {
@@ -169,13 +169,15 @@ TEST_F(E2eTest, ACpuOnlyJobIsBilledForItsVcpusAndRam) {
   cpu["resources"] = {{"gpus", 0}, {"vcpus", 2}, {"ram_gib", 1}};
   const std::string id = Submit(cpu);
   json j = WaitFor(id, "succeeded");
-  // Per second: 2 vCPUs x $1 + 1 GiB x $0.50 = $2.50. Its start and end are
-  // whole seconds around a 2 s sleep, so it is billed for 2 to 4 seconds
-  // (one more for a slow start): $5.00 to $12.50, and a multiple of $2.50.
-  const double usd = j["cost_usd"].get<double>();
-  EXPECT_GE(usd, 5.0) << j.dump();
-  EXPECT_LE(usd, 12.5) << j.dump();
-  EXPECT_NEAR(std::fmod(usd + 1e-6, 2.5), 0.0, 1e-3) << j.dump();
+  // Per second: 2 vCPUs x $1 + 1 GiB x $0.50 = $2.50, over the whole
+  // seconds from its started_at to its ended_at (the interval it is billed
+  // for); as a GPU it would be $100 a second.
+  auto started = ParseRfc3339(j["started_at"].get<std::string>());
+  auto ended = ParseRfc3339(j["ended_at"].get<std::string>());
+  ASSERT_TRUE(started.ok() && ended.ok()) << j.dump();
+  const int64_t seconds = *ended - *started;
+  EXPECT_GE(seconds, 1) << j.dump();  // a 2 s sleep
+  EXPECT_NEAR(j["cost_usd"].get<double>(), 2.5 * static_cast<double>(seconds), 1e-6) << j.dump();
   EXPECT_EQ(j["co2_g"].get<double>(), 0.0) << j.dump();  // no GPU drawn
 }
 
