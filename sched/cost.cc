@@ -71,9 +71,9 @@ std::string RunCostArithmetic(const CycleContext& ctx, const Candidate& c) {
   }
   if (c.kind == CandidateKind::kCpuNode) {
     const QueuedJob& job = ctx.job();
-    return "(" + std::to_string(std::max(job.vcpus, 1)) + " vCPUs x " + Fixed(cl.vcpu_hour.dollars(), 6) +
-           " $/vCPU-h + " + Fixed(RamGib(job.ram_mib), 1) + " GiB x " +
- Fixed(cl.ram_gib_hour.dollars(), 6) + " $/GiB-h) x " + h + total;
+    return "(" + std::to_string(std::max(job.vcpus, 1)) + " vCPUs x " +
+           Fixed(cl.vcpu_hour.dollars(), 6) + " $/vCPU-h + " + Fixed(RamGib(job.ram_mib), 1) +
+           " GiB x " + Fixed(cl.ram_gib_hour.dollars(), 6) + " $/GiB-h) x " + h + total;
   }
   if (c.kind == CandidateKind::kMigSlice) {
     return cl.gpu_hour.ToString() + " $/GPU-h x " + std::to_string(c.mig_shape.span) + "/8 GPU x " +
