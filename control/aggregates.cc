@@ -70,8 +70,6 @@ double CarbonG(const AggregateInput& in, const std::string& region, UnixSeconds 
   return r.ok() ? r->gco2_per_kwh : 0;
 }
 
-
-
 // What the current attempt has run up since it started (billed at its end).
 double AccruedHours(const AggregateInput& in, const JobRow& j) {
   if (!HoldsCapacity(j.state) || !j.started_at) return 0;

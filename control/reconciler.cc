@@ -1,6 +1,5 @@
 #include "control/reconciler.h"
 
-#include <bit>
 #include <chrono>
 #include <iostream>
 #include <set>
@@ -417,10 +416,6 @@ void Reconciler::Transition(Active& a, JobState to, const std::string& message,
   out->push_back(std::move(u));
 }
 
-namespace {
-
-}  // namespace
-
 void Reconciler::ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out) {
   if (!a.holds) return;
   a.holds = false;
@@ -445,8 +440,9 @@ void Reconciler::ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdat
       auto it = fleet_->by_name.find(h.node);
       if (it == fleet_->by_name.end()) continue;
       const sched::Node& node = fleet_->fleet->node(it->second);
-      if (!node.gpu_model.valid() || h.gpu_milli == 0) continue;
-      gpus_freed_ = true;
+      if (!node.gpu_model.valid()) continue;
+      gpus_freed_ = true;  // its vCPUs may be what a GPU there lacked
+      if (h.gpu_milli == 0) continue;
       const double power_w = options_.catalog->gpus()[node.gpu_model.index()].power_w;
       const double kwh = power_w * static_cast<double>(h.gpu_milli) / 1000.0 * hours / 1000.0;
       co2_mg += std::llround(kwh * fleet_->market->CarbonGPerKwh(node.region, start) * 1000.0);
