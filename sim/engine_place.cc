@@ -165,8 +165,7 @@ void Engine::Place(uint32_t j, const sched::Decision& d, UnixSeconds t) {
     l.gpu_milli = milli;
     const bool gpu = node.gpu_model.valid() && milli > 0;
     l.watts = GpuWatts(gpu ? &cat.gpus()[node.gpu_model.index()] : nullptr, milli);
-    l.rate = gpu ? sched::GpuHourRate(cluster, milli)
-                 : sched::CpuHourRate(cluster, l.q.vcpus, l.q.ram_mib);
+    l.rate = sched::FleetHourRate(cluster, gpu ? milli : 0, l.q.vcpus, l.q.ram_mib);
     l.pay = cluster.pricing == CapacityPricing::kReserved ? PayKind::kReserved : PayKind::kOwned;
     l.region = node.region;
     l.cluster = node.cluster;

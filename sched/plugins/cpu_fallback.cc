@@ -12,14 +12,12 @@ Result<std::unique_ptr<Plugin>> CpuFallback::Create(PluginArgs& args) {
   Options o;
   // The CPU's price is a fact of the fleet, billed by `simulate` and `serve`
   // alike; a profile that still prices it is told where it went.
-  for (const char* moved : {"vcpu_hour_usd", "ram_gib_hour_usd"}) {
-    for (const std::string& k : args.Keys()) {
-      if (k != moved) continue;
-      args.Error(k, "is priced by the fleet now: set " + k +
-                        " on the fleet file's clusters (or in serve.yaml), the rate that "
-                        "simulate and serve bill");
-      args.Number(k, 0, 0, 1e9);  // read, so it is not also reported as unknown
-    }
+  for (const std::string moved : {"vcpu_hour_usd", "ram_gib_hour_usd"}) {
+    if (!args.Has(moved)) continue;
+    args.Error(moved, "is priced by the fleet now: set " + moved +
+                          " on the fleet file's clusters (or in serve.yaml), the rate that "
+                          "simulate and serve bill");
+    args.Number(moved, 0, 0, 1e9);  // read, so it is not also reported as unknown
   }
   o.max_nodes = static_cast<int>(args.Integer("max_nodes", o.max_nodes, 1, 64));
   o.scan_ends = static_cast<int>(args.Integer("scan_ends", o.scan_ends, 1, 4096));
