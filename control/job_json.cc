@@ -114,4 +114,26 @@ nlohmann::json YamlToJson(const YAML::Node& n) {
   }
 }
 
+YAML::Node JsonToYaml(const nlohmann::json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::object: {
+      YAML::Node map(YAML::NodeType::Map);
+      for (const auto& [key, value] : j.items()) map.force_insert(key, JsonToYaml(value));
+      return map;
+    }
+    case nlohmann::json::value_t::array: {
+      YAML::Node seq(YAML::NodeType::Sequence);
+      for (const nlohmann::json& v : j) seq.push_back(JsonToYaml(v));
+      return seq;
+    }
+    case nlohmann::json::value_t::string:
+      return YAML::Node(j.get_ref<const std::string&>());
+    case nlohmann::json::value_t::null:
+    case nlohmann::json::value_t::discarded:
+      return YAML::Node(YAML::NodeType::Null);
+    default:  // numbers and booleans: their JSON text, as the parser would read it
+      return YAML::Node(j.dump());
+  }
+}
+
 }  // namespace meridian::control

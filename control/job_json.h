@@ -17,5 +17,10 @@ namespace meridian::control {
 nlohmann::json JobToJson(const JobRow& job);
 nlohmann::json EventsToJson(const std::vector<EventRow>& events);
 nlohmann::json YamlToJson(const YAML::Node& node);
+// The YAML document that JSON text reads as (JSON is YAML's flow style): a
+// string is a scalar of its text, a number or boolean a scalar of its JSON
+// form (as `json.dump()` writes it), null a null node. Built in memory, so
+// its nodes carry no position.
+YAML::Node JsonToYaml(const nlohmann::json& json);
 
 }  // namespace meridian::control

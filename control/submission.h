@@ -35,7 +35,14 @@ Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
 // resources.gpus: ..."), or "".
 std::string FieldOfMessage(const std::string& message);
 
-// Reads a job spec back from the store's JSON.
+// Reads a job spec back from the store's JSON: as a tree (JsonToYaml), and
+// from the text where the tree does not read, for the message's position.
+// A spec read from the tree has no positions (SpecOrigin::marks is empty):
+// the stored text is one line the user never wrote.
 Result<JobSpec> SpecFromJson(const std::string& spec_json, const std::string& source);
+// The same read from the text alone (yaml-cpp's scanner): the reference that
+// SpecFromJson's tree read is checked against (control_submission_test, the
+// api_submission fuzz target).
+Result<JobSpec> SpecFromJsonText(const std::string& spec_json, const std::string& source);
 
 }  // namespace meridian::control

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 namespace meridian::control {
 namespace {
 
@@ -43,6 +47,86 @@ TEST(ParseSubmission, Issue24ANulInAYamlScalarIsRefusedNamingTheField) {
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.status().message().rfind("request: data.region: reads as text that is not UTF-8", 0), 0u)
       << s.status().message();
+}
+
+// The spec as read, less where it was read: the tree read has no positions.
+JobSpec WithoutMarks(JobSpec spec) {
+  spec.origin.marks.clear();
+  return spec;
+}
+
+// SpecFromJson reads the stored JSON as a tree; the reference is the same
+// text through yaml-cpp's scanner (SpecFromJsonText), which the store's
+// readers used before. Every example spec, submitted as YAML and stored as
+// JSON, must read the same both ways, and the same as the submission's own
+// spec (read from the YAML body).
+TEST(SpecFromJson, TheTreeReadsEveryExampleAsItsTextDoes) {
+  int read = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(MERIDIAN_SOURCE_DIR) + "/examples")) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    Result<Submission> s = ParseSubmission(text.str(), BodyFormat::kYaml, "t");
+    ASSERT_TRUE(s.ok()) << entry.path() << ": " << s.status().message();
+    const std::string stored = s->spec_json.dump();
+    Result<JobSpec> tree = SpecFromJson(stored, "j-1");
+    Result<JobSpec> scanned = SpecFromJsonText(stored, "j-1");
+    ASSERT_TRUE(tree.ok()) << entry.path() << ": " << tree.status().message();
+    ASSERT_TRUE(scanned.ok()) << entry.path() << ": " << scanned.status().message();
+    EXPECT_TRUE(tree->origin.marks.empty()) << entry.path();
+    EXPECT_FALSE(scanned->origin.marks.empty()) << entry.path();
+    EXPECT_TRUE(*tree == WithoutMarks(*scanned)) << entry.path();
+    JobSpec submitted = WithoutMarks(s->spec);
+    submitted.origin.source = "j-1";
+    EXPECT_TRUE(*tree == submitted) << entry.path();
+    ++read;
+  }
+  EXPECT_GE(read, 8);  // examples/*.yaml: the README's job kinds
+}
+
+// The scalars where a tree and a text could part: numbers written as
+// strings, strings that read as YAML's null or booleans when plain, an
+// exponent, escapes, a NUL, non-ASCII text, an explicit null (left out).
+TEST(SpecFromJson, ScalarsThatLookLikeOtherTypesReadTheSameAsFromTheText) {
+  const std::string stored = R"json({"name": "x", "kind": "training", "tenant": "team-a",
+    "model": {"params_b": 1.3e1, "layers": 24, "precision": "bf16"},
+    "work": {"tokens": "1e9"}, "resources": {"gpus": "2", "vram_gib": 40, "mig": false},
+    "preemptible": true, "priority": null, "budget_usd": 1500.5,
+    "env": {"A": "null", "B": "true", "C": "~", "D": "", "E": "8", "F": "tab\there\u0000",
+            "G": "caf\u00e9 \"q\" \\ /"},
+    "labels": {"team": "no"}, "command": ["python3", "-c", "print(1)", "yes", "1.0"]})json";
+  Result<JobSpec> tree = SpecFromJson(stored, "j-2");
+  Result<JobSpec> scanned = SpecFromJsonText(stored, "j-2");
+  ASSERT_TRUE(scanned.ok()) << scanned.status().message();
+  ASSERT_TRUE(tree.ok()) << tree.status().message();
+  EXPECT_TRUE(*tree == WithoutMarks(*scanned));
+  // By hand, from the JSON above: what each reads as.
+  EXPECT_EQ(tree->resources.gpus, 2);
+  EXPECT_DOUBLE_EQ(tree->model.params_b.value_or(0), 13.0);
+  EXPECT_DOUBLE_EQ(tree->work.tokens, 1e9);
+  EXPECT_EQ(tree->env.at("A"), "null");
+  EXPECT_EQ(tree->env.at("C"), "~");
+  EXPECT_EQ(tree->env.at("D"), "");
+  EXPECT_EQ(tree->env.at("F"), std::string("tab\there\0", 9));
+  EXPECT_EQ(tree->env.at("G"), "caf\xc3\xa9 \"q\" \\ /");
+  EXPECT_EQ(tree->priority, Priority::kNormal);  // null: left out
+  EXPECT_EQ(tree->command.back(), "1.0");
+}
+
+// A stored spec that no longer reads (a rule tightened since it was
+// accepted) says where, as its text's reading does: the same message.
+TEST(SpecFromJson, AStoredSpecThatNoLongerReadsIsReportedAsItsTextIs) {
+  const std::string stored =
+      R"({"name": "x", "kind": "training", "resources": {"gpus": -1}, "command": ["a"]})";
+  Result<JobSpec> tree = SpecFromJson(stored, "j-3");
+  Result<JobSpec> scanned = SpecFromJsonText(stored, "j-3");
+  ASSERT_FALSE(scanned.ok());
+  ASSERT_FALSE(tree.ok());
+  EXPECT_EQ(tree.status().message(), scanned.status().message());
+  // Line 1, column 57: where -1 sits in the one-line text above.
+  EXPECT_EQ(tree.status().message().rfind("j-3:1:57: resources.gpus: ", 0), 0u)
+      << tree.status().message();
 }
 
 }  // namespace

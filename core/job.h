@@ -29,6 +29,7 @@ struct ModelShape {
   std::optional<int> micro_batch;        // sequences per GPU per step (training)
   std::optional<int> batch;              // concurrent sequences (inference)
   std::optional<int> output_tokens;      // generated tokens per request (inference)
+  bool operator==(const ModelShape&) const = default;
 };
 
 // How much work the job is, in one of three forms.
@@ -51,10 +52,12 @@ struct Work {
   // sets the micro-batches of a parallel layout; nullopt: the estimator's
   // default (docs/estimator.md, section 3a).
   std::optional<double> global_batch_tokens;
+  bool operator==(const Work&) const = default;
 };
 
 struct CpuFallback {
   double slowdown = 0;  // how many times slower on CPU than on one GPU; 0 = no fallback
+  bool operator==(const CpuFallback&) const = default;
 };
 
 struct Resources {
@@ -65,23 +68,27 @@ struct Resources {
   std::optional<double> ram_gib;
   bool mig = false;                      // may run on a MIG slice
   std::optional<CpuFallback> cpu_fallback;
+  bool operator==(const Resources&) const = default;
 };
 
 struct Deadline {
   std::optional<int64_t> after_submit_s;  // "72h": relative to submission
   std::optional<UnixSeconds> at;          // RFC 3339 absolute time
   bool set() const { return after_submit_s || at; }
+  bool operator==(const Deadline&) const = default;
 };
 
 struct Checkpoint {
   std::optional<int64_t> interval_s;
   std::optional<int64_t> restart_overhead_s;
   std::optional<double> size_gb;  // what a move carries; unset: estimated (estimate::CheckpointGb)
+  bool operator==(const Checkpoint&) const = default;
 };
 
 struct DataLocation {
   std::string region;  // "provider:region"; empty = no input data to move
   double size_gb = 0;
+  bool operator==(const DataLocation&) const = default;
 };
 
 struct Latency {
@@ -106,12 +113,14 @@ struct Latency {
     for (double v : rps_by_hour) peak = v > peak ? v : peak;
     return peak;
   }
+  bool operator==(const Latency&) const = default;
 };
 
 struct DriverPin {
   std::string version;  // e.g. "550.54.15"
   std::string cuda;     // e.g. "12.4"
   bool set() const { return !version.empty() || !cuda.empty(); }
+  bool operator==(const DriverPin&) const = default;
 };
 
 // Where a spec was read from, so later checks (the catalog, the estimator) can
@@ -121,6 +130,7 @@ struct SpecOrigin {
   std::string path;    // "jobs[1]" for the second job of a `jobs:` list, "" for a lone job
   // Field path within the job ("resources.gpu_models[0]") -> 1-based (line, column).
   std::map<std::string, std::pair<int, int>> marks;
+  bool operator==(const SpecOrigin&) const = default;
 };
 
 struct JobSpec {
@@ -146,6 +156,7 @@ struct JobSpec {
   std::optional<int64_t> grace_period_s;  // SIGTERM to SIGKILL on preemption
   std::map<std::string, std::string> labels;
   SpecOrigin origin;  // not part of the job's meaning; for error messages only
+  bool operator==(const JobSpec&) const = default;
 };
 
 }  // namespace meridian

@@ -1,8 +1,13 @@
 // Fuzz target: the API's decoding of a job submission (POST /v1/jobs and the
 // fleet plan endpoint): the body format from its Content-Type, then
 // ParseSubmission (control/submission.cc). The first byte of the input picks
-// the Content-Type the daemon is sent; the rest is the body.
+// the Content-Type the daemon is sent; the rest is the body. An accepted
+// submission's stored JSON must read the same as a tree (SpecFromJson, what
+// the daemon uses) and as text (SpecFromJsonText, the reference): a
+// difference aborts, as a crash does.
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 
 #include "control/submission.h"
 #include "fuzz/scratch_file.h"
@@ -16,6 +21,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto format = meridian::control::FormatFor(content_type, body);
   if (!format.ok()) return 0;
   auto submission = meridian::control::ParseSubmission(body, *format, "fuzz-tenant");
-  if (!submission.ok()) (void)meridian::control::FieldOfMessage(submission.status().message());
+  if (!submission.ok()) {
+    (void)meridian::control::FieldOfMessage(submission.status().message());
+    return 0;
+  }
+  const std::string stored = submission->spec_json.dump();
+  auto tree = meridian::control::SpecFromJson(stored, "j-1");
+  auto text = meridian::control::SpecFromJsonText(stored, "j-1");
+  if (!tree.ok() || !text.ok()) {
+    std::fprintf(stderr, "accepted, but the stored spec does not read back: %s\n",
+                 (!tree.ok() ? tree : text).status().message().c_str());
+    std::abort();
+  }
+  text->origin.marks.clear();  // the tree read has no positions
+  if (!(*tree == *text)) {
+    std::fprintf(stderr, "the stored spec reads differently as a tree and as text: %s\n",
+                 stored.c_str());
+    std::abort();
+  }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "spec/blocks.h"
 #include "spec/reader.h"
 #include "spec/spec.h"
+#include "spec/spec_node.h"
 
 namespace meridian::spec {
 
@@ -167,15 +168,9 @@ void CheckUniqueNames(SpecReader& r, const YAML::Node& jobs, const std::vector<J
   }
 }
 
-}  // namespace
-
-Result<std::vector<JobSpec>> ParseJobSpecs(std::string_view yaml, std::string_view source_name) {
-  const std::string source(source_name);
-  SpecReader r(source);
-  std::optional<YAML::Node> doc =
-      LoadOneDocument(r, yaml, "a spec needs at least name and kind", "list several jobs under jobs:");
-  if (!doc) return r.ToStatus();
-  const YAML::Node& root = *doc;
+// The jobs of a loaded document: one job, or a map whose only key is jobs:.
+Result<std::vector<JobSpec>> ReadDocument(SpecReader& r, const YAML::Node& root,
+                                          const std::string& source) {
   std::vector<JobSpec> specs;
   if (!root.IsMap()) {
     r.FileError(root.Mark(), SpecReader::Show(root) +
@@ -205,6 +200,24 @@ Result<std::vector<JobSpec>> ParseJobSpecs(std::string_view yaml, std::string_vi
   }
   if (!r.ok()) return r.ToStatus();
   return specs;
+}
+
+}  // namespace
+
+Result<std::vector<JobSpec>> ParseJobSpecs(std::string_view yaml, std::string_view source_name) {
+  const std::string source(source_name);
+  SpecReader r(source);
+  std::optional<YAML::Node> doc =
+      LoadOneDocument(r, yaml, "a spec needs at least name and kind", "list several jobs under jobs:");
+  if (!doc) return r.ToStatus();
+  return ReadDocument(r, *doc, source);
+}
+
+Result<std::vector<JobSpec>> ParseJobSpecNode(const YAML::Node& root,
+                                              std::string_view source_name) {
+  const std::string source(source_name);
+  SpecReader r(source);
+  return ReadDocument(r, root, source);
 }
 
 Result<std::vector<JobSpec>> LoadJobSpecFile(const std::string& path) {
