@@ -20,6 +20,12 @@ std::string Head(const std::string& sql) {
   return sql.size() > 60 ? h + "..." : h;
 }
 
+// "prepared statement ... does not exist" (SQLSTATE 26000).
+bool LostPrepared(pg_result* r) {
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  return state != nullptr && std::string_view(state) == "26000";
+}
+
 std::string ConnError(pg_conn* c) {
   std::string m = c ? PQerrorMessage(c) : "out of memory";
   while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
@@ -106,6 +112,7 @@ PgConn::~PgConn() { PQfinish(c_); }
 Status PgConn::Reconnect() {
   if (PQstatus(c_) == CONNECTION_OK) return Status::Ok();
   PQreset(c_);
+  prepared_.clear();
   if (PQstatus(c_) != CONNECTION_OK) {
     return Status::Internal("PostgreSQL " + RedactedUri(uri_) + ": connection lost: " +
                             ConnError(c_));
@@ -141,12 +148,44 @@ std::vector<const char*> Values(const std::vector<PgParam>& params) {
 
 }  // namespace
 
+Result<std::string> PgConn::Prepared(const std::string& sql, int params) {
+  if (params == 0 || !prepare_) return std::string();
+  if (auto it = prepared_.find(sql); it != prepared_.end()) return it->second;
+  if (prepared_.size() >= kMaxPrepared) return std::string();
+  std::string name = "meridian_" + std::to_string(next_name_++);
+  if (pipelined_) {
+    // Its answer comes in turn; a failure there forgets the name (Receive).
+    if (PQsendPrepare(c_, name.c_str(), sql.c_str(), params, nullptr) != 1) {
+      return Status::Internal("PostgreSQL: " + Head(sql) + ": cannot send: " + ConnError(c_));
+    }
+    sent_.push_back({sql, nullptr, true});
+  } else {
+    pg_result* r = PQprepare(c_, name.c_str(), sql.c_str(), params, nullptr);
+    Status st = Check(r, sql);
+    if (r) PQclear(r);
+    MERIDIAN_RETURN_IF_ERROR(st);
+  }
+  prepared_.emplace(sql, name);
+  return name;
+}
+
 Result<PgRows> PgConn::Query(const std::string& sql, const std::vector<PgParam>& params) {
   if (pipelined_) MERIDIAN_RETURN_IF_ERROR(Sync());
   if (PQstatus(c_) != CONNECTION_OK) MERIDIAN_RETURN_IF_ERROR(Reconnect());
   const std::vector<const char*> values = Values(params);
-  pg_result* r = PQexecParams(c_, sql.c_str(), static_cast<int>(params.size()), nullptr,
-                              values.data(), nullptr, nullptr, 0);
+  const int n = static_cast<int>(params.size());
+  auto name = Prepared(sql, n);
+  if (!name.ok()) return name.status();
+  pg_result* r =
+      name->empty()
+          ? PQexecParams(c_, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0)
+          : PQexecPrepared(c_, name->c_str(), n, values.data(), nullptr, nullptr, 0);
+  if (!name->empty() && LostPrepared(r)) {
+    prepare_ = false;
+    prepared_.clear();
+    PQclear(r);
+    r = PQexecParams(c_, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0);
+  }
   Status st = Check(r, sql);
   if (!st.ok()) {
     if (r) PQclear(r);
@@ -172,8 +211,14 @@ Status PgConn::Send(const std::string& sql, const std::vector<PgParam>& params, 
     return on_rows ? on_rows(*rows) : Status::Ok();
   }
   const std::vector<const char*> values = Values(params);
-  if (PQsendQueryParams(c_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
-                        nullptr, nullptr, 0) != 1) {
+  const int n = static_cast<int>(params.size());
+  auto name = Prepared(sql, n);
+  if (!name.ok()) return name.status();
+  const int sent =
+      name->empty()
+          ? PQsendQueryParams(c_, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0)
+          : PQsendQueryPrepared(c_, name->c_str(), n, values.data(), nullptr, nullptr, 0);
+  if (sent != 1) {
     return Status::Internal("PostgreSQL: " + Head(sql) + ": cannot send: " + ConnError(c_));
   }
   sent_.push_back({sql, std::move(on_rows)});
@@ -185,6 +230,13 @@ Status PgConn::Receive(const Sent& sent) {
   if (r == nullptr) return Status::Internal("PostgreSQL: " + Head(sent.sql) + ": no answer");
   PgRows rows(r);
   while (pg_result* extra = PQgetResult(c_)) PQclear(extra);  // to the statement's end
+  // A statement that was not prepared (it failed, or an earlier failure
+  // skipped it) is prepared again the next time it is sent.
+  if (sent.prepare && PQresultStatus(r) != PGRES_COMMAND_OK) prepared_.erase(sent.sql);
+  if (LostPrepared(r)) {
+    prepare_ = false;
+    prepared_.clear();
+  }
   // Skipped after an earlier failure, which is the error reported.
   if (PQresultStatus(r) == PGRES_PIPELINE_ABORTED) return Status::Ok();
   MERIDIAN_RETURN_IF_ERROR(Check(r, sent.sql));
@@ -196,6 +248,9 @@ Status PgConn::Sync() {
   Status first = Status::Ok();
   if (PQpipelineSync(c_) != 1) {
     first = Status::Internal("PostgreSQL: cannot send a pipeline: " + ConnError(c_));
+    for (const Sent& s : sent_) {
+      if (s.prepare) prepared_.erase(s.sql);
+    }
   } else {
     for (const Sent& s : sent_) {
       Status st = Receive(s);
@@ -211,6 +266,7 @@ Status PgConn::Sync() {
   pipelined_ = false;
   if (PQexitPipelineMode(c_) != 1) {  // answers left unread (a broken connection): start clean
     PQreset(c_);
+    prepared_.clear();
     if (PQstatus(c_) == CONNECTION_OK) (void)Exec("SET client_min_messages = warning");
   }
   return first;

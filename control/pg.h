@@ -10,6 +10,15 @@
 // their answers: Send() queues one, Sync() sends them all and reads every
 // answer in one round trip, handing each statement's rows to its callback.
 //
+// A statement with parameters is prepared on the connection the first time
+// its text is sent (a named statement per text, at most kMaxPrepared of
+// them) and executed by name after that, so the server parses and plans it
+// once per connection instead of at every call. A server that loses them (a
+// pooler in transaction mode hands each transaction another session) answers
+// "prepared statement does not exist": the connection stops preparing, and
+// the call that met it runs again unprepared (outside a pipeline) or fails
+// (in one; the store runs its write batch again, control/pg_store.cc).
+//
 // Threading: a PgConn belongs to one thread at a time (the store hands
 // connections out from a pool, or keeps one for its writer).
 #pragma once
@@ -20,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/status.h"
@@ -96,11 +106,23 @@ class PgConn {
   // the server skips the statements after a failed one.
   Status Sync();
 
+  // How many statement texts one connection keeps prepared; later ones run
+  // unprepared (a text built per call would otherwise grow the server's
+  // memory without end).
+  static constexpr size_t kMaxPrepared = 256;
+  // False once the server lost a prepared statement: this connection runs
+  // every statement unprepared from then on.
+  bool preparing() const { return prepare_; }
+
  private:
   struct Sent {
     std::string sql;
     RowsFn on_rows;
+    bool prepare = false;  // the answer to preparing `sql`, not to running it
   };
+  // The name `sql` is prepared under, preparing it first (at once, or queued
+  // in the pipeline); "" when it runs unprepared.
+  Result<std::string> Prepared(const std::string& sql, int params);
   PgConn(pg_conn* c, std::string uri) : c_(c), uri_(std::move(uri)) {}
   Status Reconnect();
   // OK for a result that succeeded; else an error naming `sql`'s first words.
@@ -111,6 +133,11 @@ class PgConn {
   std::string uri_;
   bool pipelined_ = false;
   std::vector<Sent> sent_;  // in a pipeline: the statements awaiting answers
+  // Statement text -> its name on this connection; emptied when the
+  // connection is reset (a new session has none).
+  std::unordered_map<std::string, std::string> prepared_;
+  int next_name_ = 0;
+  bool prepare_ = true;  // false once the server lost a prepared statement
 };
 
 }  // namespace meridian::control

@@ -361,6 +361,15 @@ class PgStore final : public Store {
   // in one round trip, and the COMMIT, sent only once every answer was read
   // and accepted, in a second.
   Status RunBatch(const std::vector<WriteFn*>& batch) {
+    const bool preparing = write_->preparing();
+    Status st = RunBatchOnce(batch);
+    // The server lost the connection's prepared statements (a pooler in
+    // transaction mode): rolled back, and run again unprepared, as is.
+    if (!st.ok() && preparing && !write_->preparing()) st = RunBatchOnce(batch);
+    return st;
+  }
+
+  Status RunBatchOnce(const std::vector<WriteFn*>& batch) {
     Status st = options_.pipeline ? write_->BeginPipeline() : Status::Ok();
     if (st.ok()) st = write_->Send("BEGIN", {}, nullptr);
     if (const int64_t epoch = fence_; st.ok() && epoch != 0) st = CheckPgFence(*write_, epoch);

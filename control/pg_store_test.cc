@@ -4,8 +4,9 @@
 // picking the store by its scheme; connection errors that never print a
 // password; a pipeline whose failed statement fails only its own write; many
 // job updates written in one read and one pipeline, each over the one
-// before. The assertions every store passes are in store_test.cc and
-// retention_store_test.cc.
+// before; statements prepared once per connection, and run unprepared
+// when the server lost them. The assertions every store passes are in
+// store_test.cc and retention_store_test.cc.
 #include <set>
 #include <thread>
 
@@ -138,6 +139,89 @@ TEST(PgStoreTest, APipelineReportsTheFirstFailedStatementAndSkipsTheRest) {
   auto after = (*c)->Query("SELECT 'usable'");  // the connection left out of the pipeline
   ASSERT_TRUE(after.ok()) << after.status().message();
   EXPECT_EQ(after->Text(0, 0), "usable");
+}
+
+// The statements with parameters this session has prepared, by text, as
+// the server lists them (pg_prepared_statements; this query has none, so it
+// is not one of them).
+std::multiset<std::string> PreparedTexts(PgConn& c) {
+  std::multiset<std::string> texts;
+  auto r = c.Query("SELECT statement FROM pg_prepared_statements");
+  if (!r.ok()) return {r.status().message()};
+  for (int i = 0; i < r->size(); ++i) texts.insert(r->Text(i, 0));
+  return texts;
+}
+
+// A text with parameters is prepared once per connection, in and out of a
+// pipeline, and each later call runs the prepared statement with its own
+// values.
+TEST(PgStoreTest, AStatementIsPreparedOncePerConnectionAndRunWithEachCallsValues) {
+  auto uri = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(uri.ok()) << uri.status().message();
+  auto c = PgConn::Open(*uri);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const std::string add = "SELECT $1::int + 1";
+  const std::string twice = "SELECT $1::int * 2";
+  for (int i : {1, 2, 3}) {
+    auto r = (*c)->Query(add, {Param(i)});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->Int(0, 0), i + 1);
+  }
+  std::vector<int64_t> answered;
+  auto keep = [&](const PgRows& r) {
+    answered.push_back(r.Int(0, 0));
+    return Status::Ok();
+  };
+  ASSERT_TRUE((*c)->BeginPipeline().ok());
+  for (int i : {5, 6}) {
+    ASSERT_TRUE((*c)->Send(twice, {Param(i)}, keep).ok());
+    ASSERT_TRUE((*c)->Send(add, {Param(i)}, keep).ok());
+  }
+  ASSERT_TRUE((*c)->Sync().ok());
+  EXPECT_EQ(answered, (std::vector<int64_t>{10, 6, 12, 7}));
+  EXPECT_EQ(PreparedTexts(**c), (std::multiset<std::string>{add, twice}));
+  // Another connection has its own session: nothing prepared yet.
+  auto other = PgConn::Open(*uri);
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  EXPECT_TRUE(PreparedTexts(**other).empty());
+}
+
+// A server that lost the session's prepared statements (as behind a pooler
+// in transaction mode, played here by DEALLOCATE ALL) answers "does not
+// exist": the call runs again unprepared, and the connection prepares no
+// more; in a pipeline the batch fails, and the next runs unprepared.
+TEST(PgStoreTest, AServerThatLostThePreparedStatementsIsAnsweredUnprepared) {
+  auto uri = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(uri.ok()) << uri.status().message();
+  auto c = PgConn::Open(*uri);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const std::string add = "SELECT $1::int + 1";
+  ASSERT_TRUE((*c)->Query(add, {Param(1)}).ok());
+  ASSERT_TRUE((*c)->Exec("DEALLOCATE ALL").ok());
+  auto r = (*c)->Query(add, {Param(41)});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->Int(0, 0), 42);
+  ASSERT_TRUE((*c)->Query("SELECT $1::text", {Param("x")}).ok());
+  EXPECT_TRUE(PreparedTexts(**c).empty());
+
+  auto p = PgConn::Open(*uri);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_TRUE((*p)->Query(add, {Param(1)}).ok());
+  ASSERT_TRUE((*p)->Exec("DEALLOCATE ALL").ok());
+  std::vector<int64_t> answered;
+  auto keep = [&](const PgRows& rows) {
+    answered.push_back(rows.Int(0, 0));
+    return Status::Ok();
+  };
+  ASSERT_TRUE((*p)->BeginPipeline().ok());
+  ASSERT_TRUE((*p)->Send(add, {Param(2)}, keep).ok());
+  Status st = (*p)->Sync();
+  EXPECT_NE(st.message().find("does not exist"), std::string::npos) << st.message();
+  ASSERT_TRUE((*p)->BeginPipeline().ok());
+  ASSERT_TRUE((*p)->Send(add, {Param(3)}, keep).ok());
+  ASSERT_TRUE((*p)->Sync().ok());
+  EXPECT_EQ(answered, std::vector<int64_t>{4});
+  EXPECT_TRUE(PreparedTexts(**p).empty());
 }
 
 TEST(PgStoreTest, AFailedSubmissionInABatchFailsAloneAndTheOthersAreStored) {

@@ -280,6 +280,13 @@ void Reconciler::ExplainNoFleet(std::vector<JobUpdate>* out) {
   for (auto& [id, ap] : active_) {
     Active& a = *ap;
     if (a.done || a.row.state != JobState::kQueued || a.row.cancel_requested) continue;
+    // Told at an earlier cycle: a queue of thousands waiting for a first
+    // node is not rewritten at every cycle.
+    if (auto w = waiting_.find(a.row.id); a.explained && a.row.reason == none &&
+                                          w != waiting_.end() && w->second.decision == "none" &&
+                                          w->second.message == none) {
+      continue;
+    }
     waiting_[a.row.id] = {"none", none, {}, std::nullopt, "", "", "", 0, 0};
     a.explained = true;
     if (a.row.reason != none) {
