@@ -10,6 +10,9 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
 #include <thread>
 
 namespace meridian::control {
@@ -82,13 +85,18 @@ class DeadlineStream : public httplib::Stream {
     return Wait(POLLOUT, Clock::now() + std::chrono::milliseconds(write_timeout_ms_));
   }
 
+  // Reads and writes try the socket first and wait only when it would block:
+  // a request's bytes are mostly there already (WaitReadable saw them) and
+  // an answer mostly fits the socket's buffer, so a poll before each call
+  // would be a system call spent for nothing.
   ssize_t read(char* ptr, size_t size) override {
     if (begin_ == end_) {
-      if (!Wait(POLLIN, deadline_)) return -1;
-      ssize_t n;
-      do {
-        n = recv(fd_, buf_, sizeof buf_, 0);
-      } while (n < 0 && errno == EINTR);
+      if (Clock::now() >= deadline_) return -1;  // bytes trickling in still end here
+      ssize_t n = Recv(MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (!Wait(POLLIN, deadline_)) return -1;
+        n = Recv(0);
+      }
       if (n <= 0) return n;
       begin_ = 0;
       end_ = static_cast<size_t>(n);
@@ -100,25 +108,39 @@ class DeadlineStream : public httplib::Stream {
   }
 
   ssize_t write(const char* ptr, size_t size) override {
-    if (!is_writable()) return -1;
-    ssize_t n;
-    do {
-      n = send(fd_, ptr, size, MSG_NOSIGNAL);
-    } while (n < 0 && errno == EINTR);
+    ssize_t n = Send(ptr, size, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!is_writable()) return -1;  // the client has not read for write_timeout_ms
+      n = Send(ptr, size, 0);
+    }
     return n;
   }
 
+  // Asked at every request (cpp-httplib fills remote_addr and local_addr);
+  // a connection's addresses do not change, so each is asked of the kernel once.
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    sockaddr_storage a{};
-    socklen_t len = sizeof a;
-    port = 0;
-    ip = getpeername(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0 ? AddressOf(a, &port) : "";
+    if (!remote_) {
+      sockaddr_storage a{};
+      socklen_t len = sizeof a;
+      int p = 0;
+      std::string name =
+          getpeername(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0 ? AddressOf(a, &p) : "";
+      remote_.emplace(std::move(name), p);
+    }
+    ip = remote_->first;
+    port = remote_->second;
   }
   void get_local_ip_and_port(std::string& ip, int& port) const override {
-    sockaddr_storage a{};
-    socklen_t len = sizeof a;
-    port = 0;
-    ip = getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0 ? AddressOf(a, &port) : "";
+    if (!local_) {
+      sockaddr_storage a{};
+      socklen_t len = sizeof a;
+      int p = 0;
+      std::string name =
+          getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0 ? AddressOf(a, &p) : "";
+      local_.emplace(std::move(name), p);
+    }
+    ip = local_->first;
+    port = local_->second;
   }
   socket_t socket() const override { return fd_; }
 
@@ -135,8 +157,24 @@ class DeadlineStream : public httplib::Stream {
     }
   }
 
+  ssize_t Recv(int flags) {
+    ssize_t n;
+    do {
+      n = recv(fd_, buf_, sizeof buf_, flags);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+  ssize_t Send(const char* ptr, size_t size, int flags) {
+    ssize_t n;
+    do {
+      n = send(fd_, ptr, size, MSG_NOSIGNAL | flags);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+
   const int fd_;
   const int write_timeout_ms_;
+  mutable std::optional<std::pair<std::string, int>> remote_, local_;
   Clock::time_point deadline_ = Clock::now();
   char buf_[4096];
   size_t begin_ = 0, end_ = 0;
