@@ -12,8 +12,8 @@
 #include <cstring>
 #include <optional>
 #include <string>
-#include <utility>
 #include <thread>
+#include <utility>
 
 namespace meridian::control {
 
@@ -119,28 +119,10 @@ class DeadlineStream : public httplib::Stream {
   // Asked at every request (cpp-httplib fills remote_addr and local_addr);
   // a connection's addresses do not change, so each is asked of the kernel once.
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    if (!remote_) {
-      sockaddr_storage a{};
-      socklen_t len = sizeof a;
-      int p = 0;
-      std::string name =
-          getpeername(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0 ? AddressOf(a, &p) : "";
-      remote_.emplace(std::move(name), p);
-    }
-    ip = remote_->first;
-    port = remote_->second;
+    Address(getpeername, remote_, ip, port);
   }
   void get_local_ip_and_port(std::string& ip, int& port) const override {
-    if (!local_) {
-      sockaddr_storage a{};
-      socklen_t len = sizeof a;
-      int p = 0;
-      std::string name =
-          getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0 ? AddressOf(a, &p) : "";
-      local_.emplace(std::move(name), p);
-    }
-    ip = local_->first;
-    port = local_->second;
+    Address(getsockname, local_, ip, port);
   }
   socket_t socket() const override { return fd_; }
 
@@ -172,9 +154,25 @@ class DeadlineStream : public httplib::Stream {
     return n;
   }
 
+  using Cached = std::optional<std::pair<std::string, int>>;
+  // `ask` (getpeername or getsockname) once, then `cache`; "" and 0 if it failed.
+  void Address(int (*ask)(int, sockaddr*, socklen_t*), Cached& cache, std::string& ip,
+               int& port) const {
+    if (!cache) {
+      sockaddr_storage a{};
+      socklen_t len = sizeof a;
+      int p = 0;
+      std::string name =
+          ask(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0 ? AddressOf(a, &p) : "";
+      cache.emplace(std::move(name), p);
+    }
+    ip = cache->first;
+    port = cache->second;
+  }
+
   const int fd_;
   const int write_timeout_ms_;
-  mutable std::optional<std::pair<std::string, int>> remote_, local_;
+  mutable Cached remote_, local_;
   Clock::time_point deadline_ = Clock::now();
   char buf_[4096];
   size_t begin_ = 0, end_ = 0;

@@ -62,7 +62,8 @@ JobSpec WithoutMarks(JobSpec spec) {
 // spec (read from the YAML body).
 TEST(SpecFromJson, TheTreeReadsEveryExampleAsItsTextDoes) {
   int read = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(MERIDIAN_SOURCE_DIR) + "/examples")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(MERIDIAN_SOURCE_DIR) + "/examples")) {
     if (entry.path().extension() != ".yaml") continue;
     std::ifstream in(entry.path());
     std::stringstream text;
