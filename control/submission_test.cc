@@ -101,6 +101,7 @@ TEST(SpecFromJson, ScalarsThatLookLikeOtherTypesReadTheSameAsFromTheText) {
   Result<JobSpec> scanned = SpecFromJsonText(stored, "j-2");
   ASSERT_TRUE(scanned.ok()) << scanned.status().message();
   ASSERT_TRUE(tree.ok()) << tree.status().message();
+  EXPECT_TRUE(tree->origin.marks.empty());  // read from the tree, not again from the text
   EXPECT_TRUE(*tree == WithoutMarks(*scanned));
   // By hand, from the JSON above: what each reads as.
   EXPECT_EQ(tree->resources.gpus, 2);
