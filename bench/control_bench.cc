@@ -28,6 +28,16 @@
 // commits were batched. jobs_stored counts the jobs the database holds.
 // pg_cpu_s is the CPU time of the server's processes that served the run.
 //
+// BM_SubmitServe/<replicas>/<clients>: the same load on <replicas> `meridian
+// serve` processes (the binary this build made) on one such database, as a
+// deployment runs them: --db the PostgreSQL URI, one shared --state-dir, the
+// local backend declaring one node of 8 T4s, the default lease. The jobs ask
+// for an H100, which the node does not have, so every one stays queued, and
+// the leader's scheduler decides and explains each (a congested queue of
+// thousands, not a daemon without nodes; jobs_queued counts them at the
+// end). serve_cpu_s is the replicas' CPU time over the run (/proc/PID/stat),
+// cpu_s the clients'.
+//
 // BM_PgCommit: the floor under both: one INSERT per transaction on one
 // connection to that server, fsync on; per_s and p50/p99 per commit.
 //
@@ -50,7 +60,11 @@
 //
 //   build/bench/control_bench --benchmark_min_time=0.01
 #include <benchmark/benchmark.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <httplib.h>
 
@@ -279,6 +293,24 @@ Result<int64_t> PgNumber(const std::string& uri, const std::string& sql) {
   return std::stoll(*v);
 }
 
+// CPU seconds in /proc/PID/stat: fields 14 (user) to `last` (15: with system
+// time; 17: with the reaped children's too).
+Result<double> StatCpuSeconds(pid_t pid, int last) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) {
+    return Status::Internal("/proc/" + std::to_string(pid) + "/stat: unreadable");
+  }
+  std::istringstream fields(text.substr(close + 2));  // from field 3, the state
+  std::string f;
+  double ticks = 0;
+  for (int field = 3; field <= last && fields >> f; ++field) {
+    if (field >= 14) ticks += std::stod(f);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 // CPU seconds (user + system) of the PostgreSQL server behind `uri`: its
 // postmaster's own and its server processes' that have exited (the
 // postmaster's reaped children, /proc/PID/stat fields 14 to 17).
@@ -288,17 +320,7 @@ Result<double> PgServerCpuSeconds(const std::string& uri) {
   std::ifstream pidfile(*data + "/postmaster.pid");
   int pid = 0;
   if (!(pidfile >> pid)) return Status::Internal(*data + "/postmaster.pid: no pid");
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return Status::Internal("/proc/" + std::to_string(pid) + "/stat: unreadable");
-  std::istringstream fields(text.substr(close + 2));  // from field 3, the state
-  std::string f;
-  double ticks = 0;
-  for (int field = 3; field <= 17 && fields >> f; ++field) {
-    if (field >= 14) ticks += std::stod(f);
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return StatCpuSeconds(pid, 17);
 }
 
 constexpr const char* kWalSyncs = "SELECT wal_sync FROM pg_stat_wal";
@@ -361,6 +383,179 @@ BENCHMARK(BM_SubmitPostgres)
     ->Args({1, 1, 16, 1})
     ->Args({1, 1, 16, 0})
     ->Args({3, 0, 16, 1})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+// `argv` run to its end; its standard output, and its exit status in `rc`.
+std::string Run(const std::vector<std::string>& argv, int* rc) {
+  int fds[2];
+  if (pipe(fds) != 0) return "";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// One `meridian serve` process: started on a port the kernel picks (read
+// from its "listening on" line) and ready once /healthz answers; stopped with
+// SIGTERM when it goes.
+class ServeProcess {
+ public:
+  static Result<std::unique_ptr<ServeProcess>> Start(const std::string& dir, const std::string& db,
+                                                    const std::string& state_dir) {
+    std::ofstream(dir + "/serve.yaml")
+        << "region: gcp:us-central1\n"
+        << "node: {name: bench, gpu_model: T4, gpus: 8, vcpus: 8, ram_gib: 32}\n";
+    auto p = std::unique_ptr<ServeProcess>(new ServeProcess(dir));
+    p->pid_ = fork();
+    if (p->pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // none outlives the benchmark
+      FILE* f = std::fopen((dir + "/serve.log").c_str(), "a");
+      if (f) {
+        dup2(fileno(f), 1);
+        dup2(fileno(f), 2);
+      }
+      const std::string cfg = dir + "/serve.yaml";
+      execl(MERIDIAN_BINARY, MERIDIAN_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
+            db.c_str(), "--config", cfg.c_str(), "--state-dir", state_dir.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    const std::string mark = "listening on http://127.0.0.1:";
+    for (int i = 0; i < 800; ++i) {
+      if (p->port_ == 0) {
+        std::ifstream in(dir + "/serve.log");
+        const std::string log((std::istreambuf_iterator<char>(in)), {});
+        if (size_t at = log.find(mark); at != std::string::npos) {
+          p->port_ = std::atoi(log.c_str() + at + mark.size());
+        }
+      }
+      if (p->port_ != 0) {
+        httplib::Client c("127.0.0.1", p->port_);
+        auto r = c.Get("/healthz");
+        if (r && r->status == 200) return p;
+      }
+      int status = 0;
+      if (waitpid(p->pid_, &status, WNOHANG) == p->pid_) {
+        p->pid_ = -1;
+        return Status::Internal("meridian serve exited early; see " + dir + "/serve.log");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    return Status::Internal("meridian serve did not answer /healthz; see " + dir + "/serve.log");
+  }
+  ~ServeProcess() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  explicit ServeProcess(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// The same submission, for an H100: the benchmark's node has T4s only.
+constexpr const char* kH100Body =
+    R"({"name": "bench", "kind": "data-science",)"
+    R"( "resources": {"gpus": 1, "gpu_models": ["H100-80GB"]}, "command": ["/bin/true"]})";
+
+void BM_SubmitServe(benchmark::State& state) {
+  const int replicas = static_cast<int>(state.range(0));
+  const int clients = static_cast<int>(state.range(1));
+  for (auto _ : state) {
+    auto uri = testing::TestPostgres::NewDurableDatabase();
+    if (!uri.ok()) {
+      state.SkipWithError(uri.status().message().c_str());
+      return;
+    }
+    const std::string dir = TempDir();
+    // As root the daemon runs tenants' jobs as their own uids, which must be
+    // able to pass through the state directory's parents.
+    chmod(dir.c_str(), 0711);
+    int rc = 0;
+    std::string token =
+        Run({MERIDIAN_BINARY, "token", "create", "--db", *uri, "--tenant", "bench"}, &rc);
+    while (!token.empty() && token.back() == '\n') token.pop_back();
+    if (rc != 0 || token.empty()) {
+      state.SkipWithError("meridian token create failed");
+      return;
+    }
+    std::vector<std::unique_ptr<ServeProcess>> serves;
+    std::vector<int> ports;
+    for (int r = 0; r < replicas; ++r) {
+      const std::string rdir = dir + "/replica" + std::to_string(r);
+      std::filesystem::create_directories(rdir);
+      auto p = ServeProcess::Start(rdir, *uri, dir + "/state");
+      if (!p.ok()) {
+        state.SkipWithError(p.status().message().c_str());  // the folder is kept for its log
+        return;
+      }
+      ports.push_back((*p)->port());
+      serves.push_back(std::move(p).value());
+    }
+    const httplib::Headers h = {{"Authorization", "Bearer " + token}};
+    auto serve_cpu = [&]() {
+      double sum = 0;
+      for (const auto& p : serves) {
+        auto cpu = StatCpuSeconds(p->pid(), 15);  // its threads' user and system time
+        if (cpu.ok()) sum += *cpu;
+      }
+      return sum;
+    };
+    auto syncs_before = PgNumber(*uri, kWalSyncs);
+    auto server_cpu_before = PgServerCpuSeconds(*uri);
+    const double serve_before = serve_cpu();
+    Load l = Drive(ports, clients, kSubmissions, [&](httplib::Client& c) {
+      return c.Post("/v1/jobs", h, kH100Body, "application/json");
+    });
+    const double serve_after = serve_cpu();
+    Report(state, l, kSubmissions);
+    state.counters["serve_cpu_s"] = serve_after - serve_before;
+    serves.clear();  // SIGTERM; their server processes exit and report their WAL flushes
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    auto syncs_after = PgNumber(*uri, kWalSyncs);
+    auto stored = PgNumber(*uri, "SELECT count(*) FROM jobs");
+    auto queued = PgNumber(*uri, "SELECT count(*) FROM jobs WHERE state = 'queued'");
+    auto server_cpu_after = PgServerCpuSeconds(*uri);
+    if (!syncs_before.ok() || !syncs_after.ok() || !stored.ok() || !queued.ok() ||
+        !server_cpu_before.ok() || !server_cpu_after.ok()) {
+      state.SkipWithError("cannot read pg_stat_wal, the server's CPU time or the job count");
+      return;
+    }
+    state.counters["pg_cpu_s"] = *server_cpu_after - *server_cpu_before;
+    state.counters["wal_syncs_per_submission"] =
+        static_cast<double>(*syncs_after - *syncs_before) / kSubmissions;
+    state.counters["jobs_stored"] = static_cast<double>(*stored);
+    state.counters["jobs_queued"] = static_cast<double>(*queued);  // all of them: none placed
+    std::filesystem::remove_all(dir);
+  }
+}
+BENCHMARK(BM_SubmitServe)
+    ->ArgNames({"replicas", "clients"})
+    ->Args({3, 16})
+    ->Args({1, 16})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
