@@ -31,11 +31,11 @@
 // BM_SubmitServe/<replicas>/<clients>: the same load on <replicas> `meridian
 // serve` processes (the binary this build made) on one such database, as a
 // deployment runs them: --db the PostgreSQL URI, one shared --state-dir, the
-// local backend declaring one node of 8 T4s, the default lease. The jobs ask
-// for an H100, which the node does not have, so every one stays queued, and
-// the leader's scheduler decides and explains each (a congested queue of
-// thousands, not a daemon without nodes; jobs_queued counts them at the
-// end). serve_cpu_s is the replicas' CPU time over the run (/proc/PID/stat),
+// local backend declaring one node of 8 T4s, the default lease. A first job
+// holds one T4 for the whole run and the jobs ask for all 8, so every one
+// stays queued, and the leader's scheduler decides and explains each (a
+// congested queue of thousands, not a daemon without nodes; jobs_queued
+// counts them after the run). serve_cpu_s is the replicas' CPU time over the run (/proc/PID/stat),
 // cpu_s the clients'.
 //
 // BM_PgCommit: the floor under both: one INSERT per transaction on one
@@ -67,6 +67,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <deque>
@@ -476,10 +477,33 @@ class ServeProcess {
   int port_ = 0;
 };
 
-// The same submission, for an H100: the benchmark's node has T4s only.
-constexpr const char* kH100Body =
+// The node's 8 T4s are held by one job of one GPU (`kBlocker`, running for
+// the whole run), so each submission of all 8 (`kGangBody`) waits behind it.
+constexpr const char* kBlocker =
+    R"({"name": "blocker", "kind": "data-science",)"
+    R"( "resources": {"gpus": 1, "gpu_models": ["T4"]}, "command": ["/bin/sleep", "600"]})";
+constexpr const char* kGangBody =
     R"({"name": "bench", "kind": "data-science",)"
-    R"( "resources": {"gpus": 1, "gpu_models": ["H100-80GB"]}, "command": ["/bin/true"]})";
+    R"( "resources": {"gpus": 8, "gpu_models": ["T4"]}, "command": ["/bin/true"]})";
+
+// The state of job `id` as replica `port` answers it ("" when it does not).
+std::string JobState(int port, const httplib::Headers& h, const std::string& id) {
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get(("/v1/jobs/" + id).c_str(), h);
+  if (!r || r->status != 200) return "";
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  return j.is_object() ? j.value("state", "") : "";
+}
+
+// Waits up to `seconds` for job `id` to reach `state`.
+bool AwaitState(int port, const httplib::Headers& h, const std::string& id,
+                const std::string& state, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (JobState(port, h, id) == state) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
 
 void BM_SubmitServe(benchmark::State& state) {
   const int replicas = static_cast<int>(state.range(0));
@@ -516,6 +540,17 @@ void BM_SubmitServe(benchmark::State& state) {
       serves.push_back(std::move(p).value());
     }
     const httplib::Headers h = {{"Authorization", "Bearer " + token}};
+    std::string blocker;
+    {
+      httplib::Client c("127.0.0.1", ports.front());
+      auto r = c.Post("/v1/jobs", h, kBlocker, "application/json");
+      auto j = r ? nlohmann::json::parse(r->body, nullptr, false) : nlohmann::json();
+      if (j.is_object()) blocker = j.value("id", "");
+    }
+    if (blocker.empty() || !AwaitState(ports.front(), h, blocker, "running", 30)) {
+      state.SkipWithError("the job holding the node's GPU did not start");
+      return;
+    }
     auto serve_cpu = [&]() {
       double sum = 0;
       for (const auto& p : serves) {
@@ -528,16 +563,23 @@ void BM_SubmitServe(benchmark::State& state) {
     auto server_cpu_before = PgServerCpuSeconds(*uri);
     const double serve_before = serve_cpu();
     Load l = Drive(ports, clients, kSubmissions, [&](httplib::Client& c) {
-      return c.Post("/v1/jobs", h, kH100Body, "application/json");
+      return c.Post("/v1/jobs", h, kGangBody, "application/json");
     });
     const double serve_after = serve_cpu();
     Report(state, l, kSubmissions);
     state.counters["serve_cpu_s"] = serve_after - serve_before;
+    auto queued = PgNumber(*uri, "SELECT count(*) FROM jobs WHERE state = 'queued'");
+    // Its process ends before the daemons do (a stopped daemon leaves its jobs
+    // running, for the next one to adopt).
+    {
+      httplib::Client c("127.0.0.1", ports.front());
+      (void)c.Post(("/v1/jobs/" + blocker + "/cancel").c_str(), h, "", "application/json");
+    }
+    (void)AwaitState(ports.front(), h, blocker, "cancelled", 30);
     serves.clear();  // SIGTERM; their server processes exit and report their WAL flushes
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     auto syncs_after = PgNumber(*uri, kWalSyncs);
     auto stored = PgNumber(*uri, "SELECT count(*) FROM jobs");
-    auto queued = PgNumber(*uri, "SELECT count(*) FROM jobs WHERE state = 'queued'");
     auto server_cpu_after = PgServerCpuSeconds(*uri);
     if (!syncs_before.ok() || !syncs_after.ok() || !stored.ok() || !queued.ok() ||
         !server_cpu_before.ok() || !server_cpu_after.ok()) {
@@ -548,7 +590,8 @@ void BM_SubmitServe(benchmark::State& state) {
     state.counters["wal_syncs_per_submission"] =
         static_cast<double>(*syncs_after - *syncs_before) / kSubmissions;
     state.counters["jobs_stored"] = static_cast<double>(*stored);
-    state.counters["jobs_queued"] = static_cast<double>(*queued);  // all of them: none placed
+    // All of them while the node was held (once it is freed, one may start).
+    state.counters["jobs_queued"] = static_cast<double>(*queued);
     std::filesystem::remove_all(dir);
   }
 }
