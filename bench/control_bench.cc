@@ -326,6 +326,32 @@ Result<double> PgServerCpuSeconds(const std::string& uri) {
 
 constexpr const char* kWalSyncs = "SELECT wal_sync FROM pg_stat_wal";
 
+// The server's counters before a run, and its side of the run once the
+// daemons have stopped (their server processes exited, so their WAL flushes
+// and CPU are counted): pg_cpu_s, wal_syncs_per_submission, jobs_stored.
+struct ServerMark {
+  Result<int64_t> wal_syncs;
+  Result<double> cpu_s;
+};
+ServerMark MarkServer(const std::string& uri) {
+  return {PgNumber(uri, kWalSyncs), PgServerCpuSeconds(uri)};
+}
+bool ReportServer(benchmark::State& state, const std::string& uri, const ServerMark& before) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const ServerMark after = MarkServer(uri);
+  auto stored = PgNumber(uri, "SELECT count(*) FROM jobs");
+  if (!before.wal_syncs.ok() || !after.wal_syncs.ok() || !stored.ok() || !before.cpu_s.ok() ||
+      !after.cpu_s.ok()) {
+    state.SkipWithError("cannot read pg_stat_wal, the server's CPU time or the job count");
+    return false;
+  }
+  state.counters["pg_cpu_s"] = *after.cpu_s - *before.cpu_s;
+  state.counters["wal_syncs_per_submission"] =
+      static_cast<double>(*after.wal_syncs - *before.wal_syncs) / kSubmissions;
+  state.counters["jobs_stored"] = static_cast<double>(*stored);
+  return true;
+}
+
 void BM_SubmitPostgres(benchmark::State& state) {
   const int replicas = static_cast<int>(state.range(0));
   const bool group = state.range(1) == 1;
@@ -353,27 +379,14 @@ void BM_SubmitPostgres(benchmark::State& state) {
       daemons.push_back(std::move(d).value());
     }
     const httplib::Headers h = BenchToken(daemons.front()->store());
-    auto syncs_before = PgNumber(*uri, kWalSyncs);
-    auto server_cpu_before = PgServerCpuSeconds(*uri);
+    const ServerMark before = MarkServer(*uri);
     Load l = Drive(ports, clients, kSubmissions, [&](httplib::Client& c) {
       return c.Post("/v1/jobs", h, kBody, "application/json");
     });
     Report(state, l, kSubmissions);
     for (auto& d : daemons) d->Stop();
     daemons.clear();  // their server processes exit, and report their WAL flushes
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    auto syncs_after = PgNumber(*uri, kWalSyncs);
-    auto stored = PgNumber(*uri, "SELECT count(*) FROM jobs");
-    auto server_cpu_after = PgServerCpuSeconds(*uri);
-    if (!syncs_before.ok() || !syncs_after.ok() || !stored.ok() || !server_cpu_before.ok() ||
-        !server_cpu_after.ok()) {
-      state.SkipWithError("cannot read pg_stat_wal, the server's CPU time or the job count");
-      return;
-    }
-    state.counters["pg_cpu_s"] = *server_cpu_after - *server_cpu_before;
-    state.counters["wal_syncs_per_submission"] =
-        static_cast<double>(*syncs_after - *syncs_before) / kSubmissions;
-    state.counters["jobs_stored"] = static_cast<double>(*stored);
+    if (!ReportServer(state, *uri, before)) return;
     std::filesystem::remove_all(dir);
   }
 }
@@ -559,8 +572,7 @@ void BM_SubmitServe(benchmark::State& state) {
       }
       return sum;
     };
-    auto syncs_before = PgNumber(*uri, kWalSyncs);
-    auto server_cpu_before = PgServerCpuSeconds(*uri);
+    const ServerMark before = MarkServer(*uri);
     const double serve_before = serve_cpu();
     Load l = Drive(ports, clients, kSubmissions, [&](httplib::Client& c) {
       return c.Post("/v1/jobs", h, kGangBody, "application/json");
@@ -577,21 +589,9 @@ void BM_SubmitServe(benchmark::State& state) {
     }
     (void)AwaitState(ports.front(), h, blocker, "cancelled", 30);
     serves.clear();  // SIGTERM; their server processes exit and report their WAL flushes
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    auto syncs_after = PgNumber(*uri, kWalSyncs);
-    auto stored = PgNumber(*uri, "SELECT count(*) FROM jobs");
-    auto server_cpu_after = PgServerCpuSeconds(*uri);
-    if (!syncs_before.ok() || !syncs_after.ok() || !stored.ok() || !queued.ok() ||
-        !server_cpu_before.ok() || !server_cpu_after.ok()) {
-      state.SkipWithError("cannot read pg_stat_wal, the server's CPU time or the job count");
-      return;
-    }
-    state.counters["pg_cpu_s"] = *server_cpu_after - *server_cpu_before;
-    state.counters["wal_syncs_per_submission"] =
-        static_cast<double>(*syncs_after - *syncs_before) / kSubmissions;
-    state.counters["jobs_stored"] = static_cast<double>(*stored);
+    if (!ReportServer(state, *uri, before)) return;
     // All of them while the node was held (once it is freed, one may start).
-    state.counters["jobs_queued"] = static_cast<double>(*queued);
+    state.counters["jobs_queued"] = queued.ok() ? static_cast<double>(*queued) : -1;
     std::filesystem::remove_all(dir);
   }
 }
