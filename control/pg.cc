@@ -181,8 +181,7 @@ Result<PgRows> PgConn::Query(const std::string& sql, const std::vector<PgParam>&
           ? PQexecParams(c_, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0)
           : PQexecPrepared(c_, name->c_str(), n, values.data(), nullptr, nullptr, 0);
   if (!name->empty() && LostPrepared(r)) {
-    prepare_ = false;
-    prepared_.clear();
+    StopPreparing();
     PQclear(r);
     r = PQexecParams(c_, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0);
   }
@@ -233,10 +232,7 @@ Status PgConn::Receive(const Sent& sent) {
   // A statement that was not prepared (it failed, or an earlier failure
   // skipped it) is prepared again the next time it is sent.
   if (sent.prepare && PQresultStatus(r) != PGRES_COMMAND_OK) prepared_.erase(sent.sql);
-  if (LostPrepared(r)) {
-    prepare_ = false;
-    prepared_.clear();
-  }
+  if (LostPrepared(r)) StopPreparing();
   // Skipped after an earlier failure, which is the error reported.
   if (PQresultStatus(r) == PGRES_PIPELINE_ABORTED) return Status::Ok();
   MERIDIAN_RETURN_IF_ERROR(Check(r, sent.sql));

@@ -123,6 +123,11 @@ class PgConn {
   // The name `sql` is prepared under, preparing it first (at once, or queued
   // in the pipeline); "" when it runs unprepared.
   Result<std::string> Prepared(const std::string& sql, int params);
+  // The server lost a prepared statement: run everything unprepared from now.
+  void StopPreparing() {
+    prepare_ = false;
+    prepared_.clear();
+  }
   PgConn(pg_conn* c, std::string uri) : c_(c), uri_(std::move(uri)) {}
   Status Reconnect();
   // OK for a result that succeeded; else an error naming `sql`'s first words.
