@@ -34,7 +34,7 @@ std::vector<HeldShare> HeldShares(const JobRow& row, const JobSpec* spec) {
     h.gpu_milli = 1000 * static_cast<int64_t>(row.placement.gpus.size());
     if (spec) {
       h.vcpus = spec->resources.vcpus.value_or(0);
-      h.ram_mib = static_cast<int64_t>(spec->resources.ram_gib.value_or(0) * 1024.0);
+      h.ram_mib = sched::StatedRamMib(*spec);
     }
     held.push_back(std::move(h));
   }

@@ -23,6 +23,10 @@ Money CpuHourRate(const Cluster& cl, int vcpus, int64_t ram_mib) {
   return cl.vcpu_hour.Times(std::max(vcpus, 1)) + cl.ram_gib_hour.Times(RamGib(ram_mib));
 }
 
+int64_t StatedRamMib(const JobSpec& spec) {
+  return static_cast<int64_t>(spec.resources.ram_gib.value_or(0) * 1024.0);
+}
+
 Money FleetHourRate(const Cluster& cl, int64_t gpu_milli, int vcpus, int64_t ram_mib) {
   return gpu_milli > 0 ? GpuHourRate(cl, gpu_milli) : CpuHourRate(cl, vcpus, ram_mib);
 }

@@ -24,6 +24,10 @@ namespace meridian::sched {
 // vcpu_hour + RAM GiB x ram_gib_hour (a reserved cluster's are 0).
 Money GpuHourRate(const Cluster& cl, int64_t gpu_milli);
 Money CpuHourRate(const Cluster& cl, int vcpus, int64_t ram_mib);
+// The RAM `spec` states for the whole job, in MiB (resources.ram_gib; 0 when
+// it states none): what the scheduler places, the simulator charges and the
+// daemon's rates bill, converted in this one place.
+int64_t StatedRamMib(const JobSpec& spec);
 // A run's rate on `cl`: GpuHourRate when it holds GPUs (gpu_milli > 0), else
 // CpuHourRate of the vCPUs and RAM it holds.
 Money FleetHourRate(const Cluster& cl, int64_t gpu_milli, int vcpus, int64_t ram_mib);

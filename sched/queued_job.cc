@@ -10,6 +10,7 @@
 #include "estimate/run_time.h"
 #include "estimate/serving.h"
 #include "estimate/throughput.h"
+#include "sched/cost.h"
 
 namespace meridian::sched {
 
@@ -125,7 +126,7 @@ Result<QueuedJob> MakeQueuedJob(std::shared_ptr<const JobSpec> spec, const catal
   if (s.deadline.at) q.deadline = *s.deadline.at;
   else if (s.deadline.after_submit_s) q.deadline = req.submitted + *s.deadline.after_submit_s;
   q.vcpus = s.resources.vcpus.value_or(0);
-  q.ram_mib = static_cast<int64_t>(s.resources.ram_gib.value_or(0) * 1024.0);
+  q.ram_mib = StatedRamMib(s);
   if (s.resources.cpu_fallback) q.cpu_fallback_slowdown = s.resources.cpu_fallback->slowdown;
   q.cpu_only = s.resources.gpus && *s.resources.gpus == 0;
 

@@ -57,8 +57,7 @@ void Charge(PolicyRun& run, JobOutcome& o, const JobSpec& spec, const sched::Clu
   const UnixSeconds a = t0 + o.start_s, b = t0 + o.end_s;
   const double watts = GpuWatts(model.valid() ? &cat.gpus()[model.index()] : nullptr, milli);
   const Money rate = sched::FleetHourRate(
-      cluster, model.valid() ? milli : 0, spec.resources.vcpus.value_or(0),
-      static_cast<int64_t>(spec.resources.ram_gib.value_or(0) * 1024.0));
+      cluster, model.valid() ? milli : 0, spec.resources.vcpus.value_or(0), sched::StatedRamMib(spec));
   o.cost_micros = RunCostMicros(rate, a, b);
   o.co2_g = RunCo2Grams(watts, carbon, cluster.region, a, b);
   o.gpu_ms = milli * (b - a);
