@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ class ScriptedBackend final : public Backend {
       : nodes_(std::move(nodes)), clock_(clock) {}
   std::string_view name() const override { return "scripted"; }
   Result<std::string> Launch(const LaunchRequest& r) override {
+    ++launches_[r.job_id];
+    if (fail_first_launch_.erase(r.job_id) != 0) {
+      return Status::Internal("sbatch: Socket timed out on send/recv operation");  // transient
+    }
     Run run;
     run.o.job_id = r.job_id;
     run.o.attempt = r.attempt;
@@ -71,6 +76,13 @@ class ScriptedBackend final : public Backend {
   }
   std::vector<BackendNode> Nodes() override { return nodes_; }
 
+  // The first Launch of job `id` fails with a transient error.
+  void FailFirstLaunch(const std::string& id) { fail_first_launch_.insert(id); }
+  int Launches(const std::string& id) const {
+    auto it = launches_.find(id);
+    return it == launches_.end() ? 0 : it->second;
+  }
+
  private:
   struct Run {
     RunObservation o;
@@ -80,6 +92,8 @@ class ScriptedBackend final : public Backend {
   std::vector<BackendNode> nodes_;
   const UnixSeconds* clock_;
   std::map<std::string, Run> runs_;  // by handle: polls end runs in a fixed order
+  std::set<std::string> fail_first_launch_;
+  std::map<std::string, int> launches_;  // by job id
 };
 
 struct Submission {
@@ -217,6 +231,84 @@ TEST_P(ReconcileQueue, KeptQueueGivesEveryJobTheHistoryOfDecidingEveryJobEveryCy
   EXPECT_EQ(all.kept, 0u);
   EXPECT_GT(kept.kept, 0u);
   EXPECT_LT(kept.decisions, all.decisions);
+}
+
+// A cycle walks only the jobs that can need it (Reconciler::watch_), not
+// every waiting one; a job that waited quietly through several cycles must
+// still be acted on when something moves it. One T4; job 1 runs 50 s from
+// the first cycle (t = 0), jobs 2 and 3 wait behind it, quiet, for four
+// cycles. Then job 3's cancel is written through the store, as another
+// replica writes it: it ends at the next cycle (t = 40) without running.
+// Job 1 ends at t = 50 and job 2 is placed; its first launch fails with a
+// transient error, and the retry, due 1 s later (the default backoff), goes
+// at the next cycle (t = 60): job 2 runs 20 s and succeeds (t = 80).
+TEST(ReconcileWalks, AJobThatWaitedQuietlyIsStillCancelledAndItsLaunchRetried) {
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("meridian-rq-walks-" + std::to_string(getpid())))
+                              .string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/state");
+  SqliteOptions so;
+  so.path = dir + "/m.db";
+  so.synchronous = "NORMAL";
+  auto store = OpenSqliteStore(so);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  const UnixSeconds t0 = 1'800'000'000;
+  UnixSeconds now = t0;
+  ScriptedBackend backend({{"t4", "T4", 1, 8, 32, {}, true, ""}}, &now);
+  Metrics metrics;
+  ReconcilerOptions o;
+  o.catalog = catalog::Catalog::LoadEmbedded().value();
+  o.profile = sched::EmbeddedProfile("default").value();
+  o.state_dir = dir + "/state";
+  o.clock = [&] { return now; };
+  o.steady_ms = [&] { return now * 1000; };
+  Reconciler r(store->get(), &backend, &metrics, o);
+  ASSERT_TRUE(r.Recover().ok());
+  for (const auto& [name, run_s] : {std::pair{"one", 50}, {"two", 20}, {"three", 20}}) {
+    NewJob j;
+    j.tenant = "t";
+    j.name = name;
+    j.kind = "data-science";
+    j.priority = "normal";
+    j.submitted_at = t0;
+    j.spec_json = std::string(R"({"name": ")") + name +
+                  R"(", "kind": "data-science", "tenant": "t", "priority": "normal",)"
+                  R"( "resources": {"gpus": 1, "gpu_models": ["T4"]}, "command": ["/bin/true"],)"
+                  R"( "env": {"RUN_S": ")" + std::to_string(run_s) + R"("}})";
+    ASSERT_TRUE((*store)->Submit(j).ok());
+  }
+  const std::string one = JobIdFor(1), two = JobIdFor(2), three = JobIdFor(3);
+  backend.FailFirstLaunch(two);
+  auto state = [&](const std::string& id) { return (*store)->GetJob(id)->state; };
+  std::map<std::string, UnixSeconds> ended;
+  for (int cycle = 0; cycle <= 12; ++cycle, now += 10) {
+    if (now == t0 + 40) {
+      JobUpdate cancel;
+      cancel.job_id = three;
+      cancel.cancel_requested = true;
+      ASSERT_TRUE((*store)->Apply({cancel}).ok());
+    }
+    ASSERT_TRUE(r.RunCycle().ok());
+    for (const std::string& id : {one, two, three}) {
+      if (IsTerminal(state(id))) ended.emplace(id, now);
+    }
+    if (now < t0 + 40) {
+      EXPECT_EQ(state(two), JobState::kQueued) << "t = " << now - t0;
+      EXPECT_EQ(state(three), JobState::kQueued) << "t = " << now - t0;
+    }
+  }
+  EXPECT_EQ(state(one), JobState::kSucceeded);
+  EXPECT_EQ(ended[one] - t0, 50);
+  EXPECT_EQ(state(three), JobState::kCancelled);
+  EXPECT_EQ(ended[three] - t0, 40) << "the cycle after its cancel was written";
+  EXPECT_EQ(backend.Launches(three), 0);
+  EXPECT_EQ(state(two), JobState::kSucceeded);
+  EXPECT_EQ(backend.Launches(two), 2) << "the failed try and its retry";
+  EXPECT_EQ(ended[two] - t0, 80) << "launched again at t = 60, ran 20 s";
+  EXPECT_EQ(metrics.launch_retries, 1u);
+  store->reset();
+  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Profiles, ReconcileQueue,

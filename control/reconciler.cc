@@ -119,6 +119,7 @@ Status Reconciler::Start() {
 
 void Reconciler::Forget() {
   std::lock_guard<std::mutex> l(mu_);
+  watch_.clear();
   active_.clear();
   by_seq_.clear();
   changed_.clear();
@@ -197,8 +198,17 @@ Status Reconciler::Recover() {
 void Reconciler::AddActive(std::unique_ptr<Active> a) {
   by_seq_[a->row.seq] = a.get();
   changed_.push_back(a->row.seq);
+  Watch(*a);
   std::string id = a->row.id;
   active_[std::move(id)] = std::move(a);
+}
+
+void Reconciler::Watch(Active& a) { watch_.emplace(a.row.id, &a); }
+
+bool Reconciler::Quiet(const Active& a) {
+  return !a.done && a.row.state == JobState::kQueued && !a.row.cancel_requested &&
+         a.stop_kind == StopKind::kNone && a.pending == PendingCall::kNone && !a.launch_retry &&
+         !a.stop_retry && a.replicas.empty();
 }
 
 void Reconciler::EraseDone() {
@@ -206,6 +216,7 @@ void Reconciler::EraseDone() {
     auto it = by_seq_.find(seq);
     if (it == by_seq_.end() || !it->second->done) continue;
     Unqueue(*it->second);
+    watch_.erase(it->second->row.id);
     active_.erase(it->second->row.id);
     by_seq_.erase(it);
   }
@@ -311,6 +322,7 @@ Status Reconciler::Resync(UnixSeconds now, std::vector<JobUpdate>* out) {
       held = held || it->second->holds;
       Unqueue(*it->second);
       by_seq_.erase(it->second->row.seq);
+      watch_.erase(id);
       active_.erase(it);
     }
     if (!row.ok() || IsTerminal(row->state)) continue;  // gone, or ended as stored
@@ -333,7 +345,10 @@ Status Reconciler::LoadNewJobs() {
     if (IsTerminal(m.state)) continue;  // ended: nothing to find or cancel
     if (auto known = by_seq_.find(m.seq); known != by_seq_.end()) {
       // A cancel written through any replica's API (HandleCancels acts on it).
-      if (m.cancel_requested) known->second->row.cancel_requested = true;
+      if (m.cancel_requested) {
+        known->second->row.cancel_requested = true;
+        Watch(*known->second);
+      }
       continue;
     }
     // A job past queued that this view does not hold: read again and adopted
@@ -389,6 +404,7 @@ Result<std::vector<JobRow>> Reconciler::ReadQueued(
 
 void Reconciler::Transition(Active& a, JobState to, const std::string& message,
                             UnixSeconds now, std::vector<JobUpdate>* out, JobUpdate u) {
+  Watch(a);
   u.job_id = a.row.id;
   u.expect_state = a.row.state;
   u.state = to;
@@ -530,14 +546,21 @@ void Reconciler::HandleCancels(UnixSeconds now, std::vector<JobUpdate>* out) {
     std::lock_guard<std::mutex> l(inbox_mu_);
     ids.swap(cancels_);
   }
-  for (const auto& [id, a] : active_) {
-    if (a->row.cancel_requested) ids.insert(id);
+  // Every job with cancel_requested is watched (it is never Quiet).
+  for (auto it = watch_.begin(); it != watch_.end();) {
+    if (Quiet(*it->second)) {
+      it = watch_.erase(it);
+      continue;
+    }
+    if (it->second->row.cancel_requested) ids.insert(it->first);
+    ++it;
   }
   for (const std::string& id : ids) {
     auto it = active_.find(id);
     if (it == active_.end()) continue;
     Active& a = *it->second;
     a.row.cancel_requested = true;
+    Watch(a);
     if (a.done || a.stop_kind == StopKind::kCancel) continue;
     // A launch or stop on its way: its answer is applied first, and the
     // cancel (kept in cancel_requested) acts on what it leaves.

@@ -363,8 +363,16 @@ class Reconciler {
   void Transition(Active& a, JobState to, const std::string& message, UnixSeconds now,
                   std::vector<JobUpdate>* out, JobUpdate extra = {});
   void ReleaseAttempt(Active& a, UnixSeconds now, std::vector<JobUpdate>* out);
-  // Active jobs in and out of active_ (and by_seq_).
+  // Active jobs in and out of active_ (and by_seq_, watch_).
   void AddActive(std::unique_ptr<Active> a);
+  // `a` is looked at by the walks of every cycle (watch_) until one finds it
+  // quiet again.
+  void Watch(Active& a);
+  // A job the walks of a cycle have nothing to do for, as long as nothing
+  // moves it (a Transition or a cancel, both of which Watch it): waiting in
+  // the queue, no cancel asked, no stop, no backend call made or owed, no
+  // replicas.
+  static bool Quiet(const Active& a);
   void EraseDone();
   // Takes `a` out of the scheduler's queue and drops its explanation: it no
   // longer waits, or its queued form is about to change.
@@ -390,6 +398,13 @@ class Reconciler {
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Active>> active_;
   std::unordered_map<int64_t, Active*> by_seq_;  // active_ by JobRow::seq (the scheduler's JobId)
+  // The jobs of active_ that the walks of every cycle (HandleCancels,
+  // RetryBackendCalls, KeepReplicaSets) look at, in active_'s order: all but
+  // those waiting quietly in the queue (Quiet), which a congested cluster
+  // holds by the thousand. A job enters when it is added, at every
+  // Transition and when a cancel is marked; a walk that finds it Quiet takes
+  // it out.
+  std::map<std::string, Active*> watch_;
   // Jobs (by seq) added or moved to another state since the scheduling step
   // last looked, and those that reached a terminal state: a cycle's
   // bookkeeping follows what changed instead of walking every active job.

@@ -338,7 +338,7 @@ void Reconciler::EndReplicaSetIfStopped(Active& a, std::optional<RunObservation>
 
 void Reconciler::KeepReplicaSets(UnixSeconds now, std::vector<JobUpdate>* out) {
   const int64_t ms = NowMs();
-  for (auto& entry : active_) {
+  for (auto& entry : watch_) {  // a job with replicas is never Quiet
     Active& a = *entry.second;
     if (a.done || a.replicas.empty() || resync_.count(a.row.id)) continue;
     // Scheduled: a set taken back before any launch of it was recorded.

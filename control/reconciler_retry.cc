@@ -92,7 +92,7 @@ void Reconciler::StopAnswered(Active& a, const BackendCall& call, UnixSeconds no
 
 void Reconciler::RetryBackendCalls(UnixSeconds now, std::vector<JobUpdate>* out) {
   const int64_t ms = NowMs();
-  for (auto& entry : active_) {
+  for (auto& entry : watch_) {  // a job with a retry owed is never Quiet
     Active& a = *entry.second;
     if (a.done || a.pending != PendingCall::kNone) continue;
     if (resync_.count(a.row.id)) continue;  // read again from the store first
