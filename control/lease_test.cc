@@ -204,6 +204,60 @@ TEST_F(LeaseTest, ChangedMarksGiveWhatAnyReplicaChangedSinceTheLastRead) {
   EXPECT_TRUE(Changed(*a_, &cursor).empty());
 }
 
+// On SQLite the one daemon's store logs its own changes: after the first
+// read (every unfinished job), a read gives only the jobs made, cancelled or
+// moved since, and nothing when nothing changed. A cursor older than one
+// already read past, or one from another store, reads every unfinished job
+// again.
+TEST(SqliteLeaseTest, ChangedMarksGiveWhatTheDaemonChangedSinceTheLastRead) {
+  std::string dir = (std::filesystem::temp_directory_path() / "meridian-marks-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  auto s = testing::OpenStoreOn(dir + "/meridian.db");
+  ASSERT_TRUE(s);
+  const std::string x = s->Submit(Job("x"))->job_id;
+  const std::string y = s->Submit(Job("y"))->job_id;
+  int64_t cursor = 0;
+  EXPECT_EQ(Changed(*s, &cursor), (std::vector<std::string>{x + " queued", y + " queued"}));
+  EXPECT_GT(cursor, 0);
+  const int64_t first = cursor;
+  EXPECT_TRUE(Changed(*s, &cursor).empty()) << "nothing changed: nothing read";
+
+  const std::string z = s->Submit(Job("z"))->job_id;
+  JobUpdate cancel;
+  cancel.job_id = x;
+  cancel.cancel_requested = true;
+  JobUpdate note;  // neither state nor cancel flag: not a change the marks follow
+  note.job_id = y;
+  note.reason = "waiting";
+  ASSERT_EQ(*s->Apply({cancel, note}), (std::vector<bool>{true, true}));
+  EXPECT_EQ(Changed(*s, &cursor), (std::vector<std::string>{x + " queued cancel", z + " queued"}));
+  EXPECT_TRUE(Changed(*s, &cursor).empty());
+
+  JobUpdate end;  // a finished job is given too, so the reader lets it go
+  end.job_id = z;
+  end.state = JobState::kCancelled;
+  JobUpdate again = end;  // changed twice since the last read: given once
+  again.job_id = x;
+  JobUpdate gone;  // a job that does not exist changes nothing
+  gone.job_id = "j-99999999";
+  gone.state = JobState::kCancelled;
+  ASSERT_EQ(*s->Apply({end, gone}), (std::vector<bool>{true, false}));
+  ASSERT_EQ(*s->Apply({again}), std::vector<bool>{true});
+  const int64_t before_end = cursor;
+  EXPECT_EQ(Changed(*s, &cursor),
+            (std::vector<std::string>{x + " cancelled cancel", z + " cancelled"}));  // x's flag stays
+
+  // Read past already: every unfinished job (y), whatever the log holds.
+  int64_t old = first;
+  EXPECT_EQ(Changed(*s, &old), (std::vector<std::string>{y + " queued"}));
+  int64_t stale = before_end;
+  EXPECT_EQ(Changed(*s, &stale), (std::vector<std::string>{y + " queued"}));
+  int64_t foreign = cursor + 1000;
+  EXPECT_EQ(Changed(*s, &foreign), (std::vector<std::string>{y + " queued"}));
+  s.reset();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SqliteLeaseTest, TheOneDaemonOnAFileAlwaysLeads) {
   std::string dir = (std::filesystem::temp_directory_path() / "meridian-lease-XXXXXX").string();
   ASSERT_NE(mkdtemp(dir.data()), nullptr);

@@ -1,6 +1,11 @@
 // SQLite implementation of Store: WAL mode, one write connection owned by a
 // group-commit writer thread, a pool of read connections.
 #include <limits>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "control/group_commit.h"
 #include "control/schema.h"
@@ -159,6 +164,7 @@ class SqliteStore final : public Store {
       return Status::Ok();
     });
     if (!st.ok()) return st;
+    if (result.outcome == SubmitOutcome::kCreated) changes_.Add({result.job_id});
     return result;
   }
 
@@ -259,6 +265,13 @@ class SqliteStore final : public Store {
       return Status::Ok();
     });
     if (!st.ok()) return st;
+    std::vector<std::string> marked;
+    for (size_t i = 0; i < updates.size(); ++i) {
+      if (applied[i] && (updates[i].state || updates[i].cancel_requested)) {
+        marked.push_back(updates[i].job_id);
+      }
+    }
+    changes_.Add(marked);
     return applied;
   }
 
@@ -406,6 +419,28 @@ class SqliteStore final : public Store {
   Result<std::vector<ActiveMark>> ActiveMarks() override {
     auto lease = Lease();
     return SelectActiveMarks(*lease);
+  }
+
+  // From this store's change log: the jobs it made, or whose state or cancel
+  // flag it changed, since `*cursor`; every unfinished job when the log
+  // cannot say (the first read, or a cursor older than one already read
+  // past).
+  Result<std::vector<ActiveMark>> ChangedMarks(int64_t* cursor) override {
+    std::vector<std::string> ids;
+    int64_t upto = 0;
+    if (!changes_.Since(*cursor, &ids, &upto)) {
+      auto all = ActiveMarks();
+      if (all.ok()) *cursor = upto;
+      return all;
+    }
+    if (ids.empty()) {
+      *cursor = upto;
+      return std::vector<ActiveMark>{};
+    }
+    auto lease = Lease();
+    auto marks = SelectMarksOf(*lease, nlohmann::json(ids).dump());
+    if (marks.ok()) *cursor = upto;
+    return marks;
   }
 
   // A SQLite file is served by one daemon: it always holds the lease, at
@@ -564,7 +599,57 @@ class SqliteStore final : public Store {
     return c;
   }
 
+  // The jobs this store made, or whose state or cancel flag it changed, by
+  // change number, for ChangedMarks. A SQLite file is written by one daemon
+  // (its seqs come from next_seq_, in this process too), so this process's
+  // writes are every change the file sees. A change is logged once its
+  // transaction has committed, so a read that starts after the log says
+  // "changed" finds the row changed; one that commits between a read's look
+  // at the log and its read of the rows is logged past that read's cursor.
+  class ChangeLog {
+   public:
+    void Add(const std::vector<std::string>& ids) {
+      if (ids.empty()) return;
+      std::lock_guard<std::mutex> l(mu_);
+      for (const std::string& id : ids) ids_.emplace(++last_, id);
+      if (ids_.size() > kMaxLogged) {  // no one reads them: the next read reads every job
+        ids_.clear();
+        complete_from_ = last_;
+      }
+    }
+    // The ids changed after `cursor` (each once), and in `*upto` the cursor
+    // that follows them. False when the log cannot say (cursor 0, a cursor
+    // older than one already read past, or changes dropped): `*upto` is still
+    // set, for the read of every job. A cursor past the last change is
+    // another store's.
+    bool Since(int64_t cursor, std::vector<std::string>* ids, int64_t* upto) {
+      std::lock_guard<std::mutex> l(mu_);
+      *upto = last_;
+      if (cursor <= 0 || cursor < read_ || cursor < complete_from_ || cursor > last_) {
+        ids_.clear();  // the read of every job takes them all in
+        complete_from_ = read_ = last_;
+        return false;
+      }
+      read_ = cursor;
+      ids_.erase(ids_.begin(), ids_.upper_bound(cursor));  // taken in by that read
+      std::set<std::string> unique;
+      for (const auto& [n, id] : ids_) {
+        if (unique.insert(id).second) ids->push_back(id);
+      }
+      return true;
+    }
+
+   private:
+    static constexpr size_t kMaxLogged = 1'000'000;
+    std::mutex mu_;
+    int64_t last_ = 1;            // the last change's number; cursors are at least 1
+    int64_t read_ = 0;            // the newest cursor a read started from
+    int64_t complete_from_ = 0;   // every change after this one is in ids_
+    std::multimap<int64_t, std::string> ids_;
+  };
+
   SqliteOptions options_;
+  ChangeLog changes_;
   std::unique_ptr<Db> write_;
   int64_t next_seq_ = 1;  // only in RunBatchOnce: one batch at a time
   std::unique_ptr<GroupCommit<Db>> writes_;  // after write_: stopped before it closes

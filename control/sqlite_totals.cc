@@ -37,20 +37,37 @@ Result<int64_t> CountPreemptions(Db& db, const std::string& tenant) {
   return n;
 }
 
+namespace {
+
+Result<std::vector<Store::ActiveMark>> ReadMarks(Stmt* s) {
+  std::vector<Store::ActiveMark> out;
+  for (;;) {
+    auto r = s->Step();
+    if (!r.ok()) return r.status();
+    if (!*r) return out;
+    auto state = ParseStoredJobState(s->Text(2), s->Text(1));
+    if (!state.ok()) return state.status();
+    out.push_back({s->Int(0), s->Text(1), *state, s->Int(3) != 0});
+  }
+}
+
+}  // namespace
+
 Result<std::vector<Store::ActiveMark>> SelectActiveMarks(Db& db) {
   auto s = db.Prepare(
       "SELECT seq, id, state, cancel_requested FROM jobs "
       "WHERE state NOT IN ('succeeded','failed','cancelled') ORDER BY seq");
   if (!s.ok()) return s.status();
-  std::vector<Store::ActiveMark> out;
-  for (;;) {
-    auto r = (*s)->Step();
-    if (!r.ok()) return r.status();
-    if (!*r) return out;
-    auto state = ParseStoredJobState((*s)->Text(2), (*s)->Text(1));
-    if (!state.ok()) return state.status();
-    out.push_back({(*s)->Int(0), (*s)->Text(1), *state, (*s)->Int(3) != 0});
-  }
+  return ReadMarks(*s);
+}
+
+Result<std::vector<Store::ActiveMark>> SelectMarksOf(Db& db, const std::string& ids_json) {
+  auto s = db.Prepare(
+      "SELECT seq, id, state, cancel_requested FROM jobs "
+      "WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY seq");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, ids_json);
+  return ReadMarks(*s);
 }
 
 }  // namespace meridian::control

@@ -15,5 +15,8 @@ namespace meridian::control {
 Result<std::vector<Store::JobTotal>> SelectJobTotals(Db& db, const std::string& tenant);
 Result<int64_t> CountPreemptions(Db& db, const std::string& tenant);
 Result<std::vector<Store::ActiveMark>> SelectActiveMarks(Db& db);
+// The marks of the jobs whose ids `ids_json` (a JSON array) lists, finished
+// ones too, by seq.
+Result<std::vector<Store::ActiveMark>> SelectMarksOf(Db& db, const std::string& ids_json);
 
 }  // namespace meridian::control

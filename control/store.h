@@ -260,8 +260,8 @@ class Store {
   // (terminal ones too), by seq; `*cursor` is moved past them. A read may
   // give a change again but never misses one, even one whose transaction
   // commits after later ones were read. `*cursor` 0 reads every unfinished
-  // job (ActiveMarks). This default, for a store that one process writes,
-  // reads every unfinished job each time.
+  // job (ActiveMarks). This default reads every unfinished job each time;
+  // SQLite's reads its own change log, PostgreSQL's the rows' transaction ids.
   virtual Result<std::vector<ActiveMark>> ChangedMarks(int64_t* cursor) {
     (void)cursor;
     return ActiveMarks();
