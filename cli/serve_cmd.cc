@@ -141,6 +141,14 @@ int RunServe(const ServeCommands& f, std::ostream& out, std::ostream& err) {
                                 "\" applies to a SQLite --db only; with PostgreSQL, durability is "
                                 "the server's synchronous_commit"));
   }
+  // Before anything is made or changed: a second daemon on a SQLite file
+  // stops here. Held until this function returns, after the daemon's end.
+  std::unique_ptr<control::SqliteServeLock> sqlite_lock;
+  if (!control::IsPostgresUri(f.db)) {
+    auto lock = control::SqliteServeLock::Take(f.db);
+    if (!lock.ok()) return Fail(err, "serve", lock.status());
+    sqlite_lock = std::move(lock).value();
+  }
   std::string state = !f.state_dir.empty() ? f.state_dir
                       : !c.state_dir.empty() ? c.state_dir
                                              : f.db + ".state";

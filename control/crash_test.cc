@@ -3,6 +3,7 @@
 // same idempotency keys, and check that every acknowledged job is there
 // exactly once with its events. Repeated at several random points.
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
@@ -145,6 +146,61 @@ TEST(CrashTest, KillNineLosesNoAcknowledgedJobAndDuplicatesNone) {
   }
   daemon.Kill(SIGTERM);
   std::filesystem::remove_all(dir);
+}
+
+// One daemon writes a SQLite file (its job numbers and the leader's view of
+// what changed are its own): a second `meridian serve` on the file while the
+// first runs is refused at start, exit 2, naming --db, the file and the
+// first's pid, and writes nothing. Once the first has gone, even killed with
+// SIGKILL, the next one starts on the same file and serves its jobs.
+TEST(CrashTest, ASecondDaemonOnASqliteFileIsRefusedWhileTheFirstRuns) {
+  const std::string dir = testing::MakeTempDir("second-daemon");
+  testing::DaemonProcess first(dir);
+  first.Start();
+  ASSERT_TRUE(first.running());
+  const std::string token = first.Token("alice");
+  auto http = first.Client();
+  const std::string id = testing::SubmitJob(
+      *http, token,
+      json{{"name", "kept"}, {"kind", "data-science"}, {"resources", {{"gpus", 0}, {"vcpus", 1}}},
+           {"command", {"/bin/true"}}});
+  ASSERT_FALSE(id.empty());
+  pid_t pid = 0;
+  {
+    std::ifstream lock(first.db() + "-serve.lock");
+    lock >> pid;
+  }
+  ASSERT_GT(pid, 0) << "the lock file names its holder";
+  {
+    std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+    const std::string argv(std::istreambuf_iterator<char>(cmdline), {});
+    EXPECT_NE(argv.find(first.db()), std::string::npos) << "pid " << pid << " is not the daemon";
+  }
+
+  int rc = 0;
+  const std::string out = testing::RunCommand(
+      {"/bin/sh", "-c",
+       // Bounded: a second daemon that started would serve until killed.
+       "timeout 30 " + std::string(MERIDIAN_BINARY) + " serve --listen 127.0.0.1:0 --db '" +
+           first.db() + "' --config '" + dir + "/serve.yaml' 2>&1"},
+      &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("--db: " + first.db() + " is served by another meridian serve (pid " +
+                     std::to_string(pid) + ")"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("listening on"), std::string::npos) << out;
+  // The first still serves, unaffected.
+  EXPECT_EQ(testing::GetJob(*http, token, id)["name"], "kept");
+
+  first.Kill(SIGKILL);
+  testing::DaemonProcess next(dir);
+  next.Start();
+  ASSERT_TRUE(next.running());
+  auto again = next.Client();
+  EXPECT_EQ(testing::GetJob(*again, token, id)["name"], "kept");
+  next.Kill(SIGTERM);
+  testing::RemoveTempDir(dir);
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 #include "control/daemon.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 
@@ -115,6 +119,35 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options,
 }
 
 Daemon::~Daemon() { Stop(); }
+
+Result<std::unique_ptr<SqliteServeLock>> SqliteServeLock::Take(const std::string& path) {
+  const std::string lock = path + "-serve.lock";
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return Status::Invalid("--db: " + path + ": cannot open " + lock + ": " + std::strerror(errno));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char pid[32] = {};
+    const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+    ::close(fd);
+    if (err != EWOULDBLOCK) {
+      return Status::Invalid("--db: " + path + ": cannot lock " + lock + ": " + std::strerror(err));
+    }
+    std::string holder(pid, n > 0 ? static_cast<size_t>(n) : 0);
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
+    return Status::Invalid("--db: " + path + " is served by another meridian serve" +
+                           (holder.empty() ? "" : " (pid " + holder + ")") +
+                           "; one daemon writes a SQLite file (for replicas, use PostgreSQL: "
+                           "--db postgresql://...)");
+  }
+  // The pid is a note for the message; the lock holds without it.
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) == 0) (void)!::pwrite(fd, pid.data(), pid.size(), 0);
+  return std::unique_ptr<SqliteServeLock>(new SqliteServeLock(fd));
+}
+
+SqliteServeLock::~SqliteServeLock() { ::close(fd_); }
 
 void Daemon::Wait() {
   std::unique_lock<std::mutex> l(mu_);

@@ -36,6 +36,25 @@ struct DaemonOptions {
   std::string advertise;
 };
 
+// One daemon writes a SQLite file: its job numbers and the leader's view of
+// what changed come from that process alone (docs/control-plane.md,
+// "PostgreSQL"). `meridian serve` takes this before it touches anything: an
+// exclusive flock on "<file>-serve.lock", which notes the holder's pid and
+// which the kernel drops when the process exits, however it ends. A second
+// daemon on the file is refused (kInvalidArgument, naming --db, the file and
+// the holder).
+class SqliteServeLock {
+ public:
+  static Result<std::unique_ptr<SqliteServeLock>> Take(const std::string& path);
+  ~SqliteServeLock();
+  SqliteServeLock(const SqliteServeLock&) = delete;
+  SqliteServeLock& operator=(const SqliteServeLock&) = delete;
+
+ private:
+  explicit SqliteServeLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
 class Daemon {
  public:
   // Takes the backend; `options.reconciler.catalog` must be set.
