@@ -6,13 +6,17 @@
 // script's output; nothing is skipped.
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +34,10 @@ using control::testing::RunCommand;
 
 constexpr int kNodes = 3, kGpus = 4;
 
+// Every cluster a test starts is tied to this process: if a timeout kills it
+// before its clean-up runs, the cluster's watcher stops the daemons.
+std::string Owner() { return " --owner " + std::to_string(::getpid()); }
+
 // The cluster, shared by the tests of this binary.
 class SlurmCluster : public ::testing::Environment {
  public:
@@ -40,7 +48,7 @@ class SlurmCluster : public ::testing::Environment {
     output_ = RunCommand({"/bin/sh", "-c",
                           std::string(MERIDIAN_SOURCE_DIR) + "/tools/slurm-dev-cluster start --dir " +
                               dir_ + " --nodes " + std::to_string(kNodes) + " --gpus " +
-                              std::to_string(kGpus) + " 2>&1"},
+                              std::to_string(kGpus) + Owner() + " 2>&1"},
                          &rc);
     up_ = rc == 0;
   }
@@ -550,7 +558,7 @@ class OwnCluster {
       : cdir_(control::testing::MakeTempDir("slurm-" + tag)),
         dir_(control::testing::MakeTempDir("slurm-" + tag + "-serve")) {
     int rc = 0;
-    output_ = RunCommand({"/bin/sh", "-c", Tool() + " start --dir " + cdir_ + " " + args + " 2>&1"}, &rc);
+    output_ = RunCommand({"/bin/sh", "-c", Tool() + " start --dir " + cdir_ + " " + args + Owner() + " 2>&1"}, &rc);
     up_ = rc == 0;
     std::ofstream(dir_ + "/fleet.yaml")
         << "clusters:\n  - name: " << name << "\n    region: gcp:us-central1\n    gpu_hour_usd: "
@@ -702,6 +710,79 @@ TEST(SlurmMoveClusterTest, ACpuJobMovesToAFreedGpuNodeAndResumesFromItsCheckpoin
   const size_t at = out.find("resumed from ");
   ASSERT_NE(at, std::string::npos) << out;
   EXPECT_GT(std::stoi(out.substr(at + 13)), 0) << out;
+}
+
+// Whether process `pid` runs: a zombie (ended, not yet reaped) does not.
+bool Running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const size_t paren = line.rfind(')');  // the name may hold spaces
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+}
+
+// The PIDs a dev cluster in `dir` wrote: munged, slurmctld and each slurmd.
+std::vector<pid_t> ClusterPids(const std::string& dir) {
+  std::vector<pid_t> pids;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name == "munged.pid" || name == "slurmctld.pid" || name.rfind("slurmd-", 0) == 0) {
+      std::ifstream in(e.path());
+      pid_t pid = 0;
+      if (in >> pid) pids.push_back(pid);
+    }
+  }
+  return pids;
+}
+
+// A cluster started with --owner is stopped when its owner ends without
+// stopping it (as a test killed by its timeout does): here the owner is a
+// child `sleep` killed with SIGKILL. Every daemon it started (munged,
+// slurmctld, one slurmd: 3 PIDs) and the watcher are gone within 10 s (the
+// watcher polls each second; stop waits at most 5 s before SIGKILL). A
+// second cluster owned by this process, stopped with `stop`, leaves no
+// watcher behind.
+TEST(SlurmDevClusterTest, ItsDaemonsEndWhenItsOwnerEnds) {
+  const std::string tool = std::string(MERIDIAN_SOURCE_DIR) + "/tools/slurm-dev-cluster";
+  const pid_t owner = ::fork();
+  ASSERT_GE(owner, 0);
+  if (owner == 0) {
+    ::execl("/bin/sleep", "sleep", "600", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const std::string dir = control::testing::MakeTempDir("slurm-owned");
+  int rc = 0;
+  std::string out = RunCommand({"/bin/sh", "-c", tool + " start --dir " + dir +
+                                " --nodes 1 --gpus 1 --owner " + std::to_string(owner) + " 2>&1"}, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  const std::vector<pid_t> daemons = ClusterPids(dir);
+  ASSERT_EQ(daemons.size(), 3u) << out;
+  pid_t watcher = 0;
+  ASSERT_TRUE(std::ifstream(dir + "/watcher.pid") >> watcher);
+  for (pid_t p : daemons) EXPECT_TRUE(Running(p)) << p;
+  EXPECT_TRUE(Running(watcher));
+
+  ::kill(owner, SIGKILL);
+  ::waitpid(owner, nullptr, 0);
+  auto all_gone = [&] {
+    for (pid_t p : daemons) if (Running(p)) return false;
+    return !Running(watcher);
+  };
+  for (int i = 0; i < 100 && !all_gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (pid_t p : daemons) EXPECT_FALSE(Running(p)) << "daemon " << p << " outlived its owner";
+  EXPECT_FALSE(Running(watcher));
+  EXPECT_TRUE(ClusterPids(dir).empty()) << "stop removes the PID files";
+
+  // Owned by this process and stopped by hand: the watcher goes with it.
+  out = RunCommand({"/bin/sh", "-c", tool + " start --dir " + dir + " --nodes 1 --gpus 1" + Owner() + " 2>&1"},
+                   &rc);
+  ASSERT_EQ(rc, 0) << out;
+  ASSERT_TRUE(std::ifstream(dir + "/watcher.pid") >> watcher);
+  out = RunCommand({"/bin/sh", "-c", tool + " stop --dir " + dir + " 2>&1"}, &rc);
+  EXPECT_EQ(rc, 0) << out;
+  for (int i = 0; i < 50 && Running(watcher); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(Running(watcher)) << "stop leaves the watcher";
+  control::testing::RemoveTempDir(dir);
 }
 
 }  // namespace

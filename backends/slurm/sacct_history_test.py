@@ -189,7 +189,8 @@ def main():
     cluster_dir = os.environ.get("MERIDIAN_SLURM_DIR") or tempfile.mkdtemp(prefix="meridian-slurm-acct.")
     capture = os.path.join(cluster_dir, "sacct-history.txt")
     started = run([CLUSTER, "start", "--dir", cluster_dir, "--accounting", "--nodes", str(NODES),
-                   "--gpus", str(GPUS), "--gpu-type", GPU_TYPE])
+                   "--gpus", str(GPUS), "--gpu-type", GPU_TYPE,
+                   "--owner", str(os.getpid())])
     try:
         if started.returncode != 0:
             print("the Slurm dev cluster with accounting did not start:\n" + started.stdout)
