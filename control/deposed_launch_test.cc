@@ -34,7 +34,7 @@ class DeposedLaunchTest : public testing::LocalStoreTest {
     reconciler_.reset();
     backend_.reset();
     store_.reset();
-    fs::remove_all(dir_);
+    EndJobsAndRemoveDir();
   }
   // A reconciler leading at `epoch`, counting the times it is told it was deposed.
   void MakeReconciler(int64_t epoch) {

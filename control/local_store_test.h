@@ -4,14 +4,19 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "backends/local/local.h"
 #include "control/store.h"
@@ -43,6 +48,38 @@ class LocalStoreTest : public ::testing::Test {
     return backends::MakeLocalBackend(bo);
   }
 
+  // The end of a test: every job process the local backend started for it
+  // is killed, then the directory is removed. Attempts outlive the backend
+  // object by design (a restarted daemon adopts them), so a job still
+  // running, or one that missed the file the test wrote to end it, would
+  // otherwise run on after the test. A job is known by its environment
+  // (MERIDIAN_CHECKPOINT_DIR under this directory); its whole session (the
+  // backend's monitor and the job's processes) is killed.
+  void EndJobsAndRemoveDir() {
+    std::set<pid_t> sessions;
+    for (pid_t pid : Processes()) {
+      if (EnvironMentions(pid, "MERIDIAN_CHECKPOINT_DIR=" + dir_ + "/")) {
+        const pid_t sid = ::getsid(pid);
+        if (sid > 0 && sid != ::getsid(0)) sessions.insert(sid);
+      }
+    }
+    auto members = [&] {
+      std::vector<pid_t> in;
+      for (pid_t pid : Processes()) {
+        if (sessions.count(::getsid(pid)) > 0 && !Zombie(pid)) in.push_back(pid);
+      }
+      return in;
+    };
+    for (int i = 0; i < 100 && !sessions.empty(); ++i) {
+      const std::vector<pid_t> left = members();
+      if (left.empty()) break;
+      for (pid_t pid : left) ::kill(pid, SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(sessions.empty() || members().empty()) << "a job of " << dir_ << " would not end";
+    std::filesystem::remove_all(dir_);
+  }
+
   // Until `done` holds (true), or `seconds` pass (what it says then).
   bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
@@ -70,6 +107,33 @@ class LocalStoreTest : public ::testing::Test {
 
   std::string dir_;
   std::unique_ptr<Store> store_;
+
+ private:
+  static std::vector<pid_t> Processes() {
+    std::vector<pid_t> pids;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = e.path().filename().string();
+      if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
+        pids.push_back(static_cast<pid_t>(std::stol(name)));
+      }
+    }
+    return pids;
+  }
+  static bool EnvironMentions(pid_t pid, const std::string& prefix) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/environ");
+    std::string var;
+    while (std::getline(in, var, '\0')) {
+      if (var.rfind(prefix, 0) == 0) return true;
+    }
+    return false;
+  }
+  static bool Zombie(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(in, line)) return true;  // gone
+    const size_t paren = line.rfind(')');
+    return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] == 'Z';
+  }
 };
 
 }  // namespace meridian::control::testing

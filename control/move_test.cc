@@ -71,7 +71,7 @@ class MoveTest : public testing::LocalStoreTest {
     reconciler_.reset();
     backend_.reset();
     store_.reset();
-    fs::remove_all(dir_);
+    EndJobsAndRemoveDir();
   }
   std::string Submit(const std::string& spec_json, const std::string& name,
                      const std::string& priority) {

@@ -63,7 +63,7 @@ class ServiceReplicasTest : public testing::LocalStoreTest {
     reconciler_.reset();
     backend_.reset();
     store_.reset();
-    fs::remove_all(dir_);
+    EndJobsAndRemoveDir();
   }
   // A service whose every replica process writes its pid to
   // pids/r<replica>.a<attempt>, then sleeps.
