@@ -144,43 +144,67 @@ struct Replayed {
   int cycles = 0;
 };
 
+// A SQLite store in a directory of its own (removed with the rig), a
+// scripted backend offering `nodes` on a clock the test moves, and the
+// options of a reconciler over them: the embedded catalog and `profile`.
+struct Rig {
+  Rig(const std::string& tag, std::vector<BackendNode> nodes, const std::string& profile,
+      UnixSeconds start)
+      : dir((std::filesystem::temp_directory_path() /
+             ("meridian-rq-" + std::to_string(getpid()) + "-" + tag))
+                .string()),
+        now(start),
+        backend(std::move(nodes), &now) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir + "/state");
+    SqliteOptions so;
+    so.path = dir + "/m.db";
+    so.synchronous = "NORMAL";
+    auto opened = OpenSqliteStore(so);
+    EXPECT_TRUE(opened.ok()) << opened.status().message();
+    if (opened.ok()) store = std::move(opened).value();
+    options.catalog = catalog::Catalog::LoadEmbedded().value();
+    options.profile = sched::EmbeddedProfile(profile).value();
+    options.state_dir = dir + "/state";
+    options.clock = [this] { return now; };
+  }
+  ~Rig() {
+    store.reset();
+    std::filesystem::remove_all(dir);
+  }
+  Rig(const Rig&) = delete;
+  Rig& operator=(const Rig&) = delete;
+
+  std::string dir;
+  std::unique_ptr<Store> store;  // null when it did not open (a failure is recorded)
+  UnixSeconds now;
+  ScriptedBackend backend;
+  Metrics metrics;
+  ReconcilerOptions options;
+};
+
 Replayed Replay(bool keep_waits, const std::string& profile) {
   Replayed out;
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("meridian-rq-" + std::to_string(getpid()) + "-" +
-                                                 profile + (keep_waits ? "-kept" : "-all")))
-          .string();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir + "/state");
-  SqliteOptions so;
-  so.path = dir + "/m.db";
-  so.synchronous = "NORMAL";
-  auto store = OpenSqliteStore(so);
-  EXPECT_TRUE(store.ok()) << store.status().message();
-  if (!store.ok()) return out;
-  UnixSeconds now = 1'800'000'000;
-  ScriptedBackend backend({{"t4-a", "T4", 8, 64, 256, {}, true, ""},
-                           {"t4-b", "T4", 8, 64, 256, {}, true, ""},
-                           {"a100", "A100-80GB", 4, 64, 512, {}, true, ""}},
-                          &now);
-  Metrics metrics;
-  ReconcilerOptions o;
-  o.catalog = catalog::Catalog::LoadEmbedded().value();
-  o.profile = sched::EmbeddedProfile(profile).value();
-  o.state_dir = dir + "/state";
-  o.clock = [&] { return now; };
-  o.keep_waits = keep_waits;
-  Reconciler r(store->get(), &backend, &metrics, o);
+  Rig rig(profile + (keep_waits ? "-kept" : "-all"),
+          {{"t4-a", "T4", 8, 64, 256, {}, true, ""},
+           {"t4-b", "T4", 8, 64, 256, {}, true, ""},
+           {"a100", "A100-80GB", 4, 64, 512, {}, true, ""}},
+          profile, 1'800'000'000);
+  if (rig.store == nullptr) return out;
+  Store* store = rig.store.get();
+  UnixSeconds& now = rig.now;
+  rig.options.keep_waits = keep_waits;
+  Reconciler r(store, &rig.backend, &rig.metrics, rig.options);
   EXPECT_TRUE(r.Recover().ok());
   const std::vector<Submission> work = Workload();
   size_t next = 0;
   for (; out.cycles < 1000; ++out.cycles) {
     while (next < work.size() && work[next].cycle <= out.cycles) {
-      EXPECT_TRUE((*store)->Submit(work[next++].job).ok());
+      EXPECT_TRUE(store->Submit(work[next++].job).ok());
     }
     Status st = r.RunCycle();
     EXPECT_TRUE(st.ok()) << st.message();
-    auto counts = (*store)->CountByState();
+    auto counts = store->CountByState();
     int64_t open = 0;
     for (const auto& [state, n] : *counts) {
       open += IsTerminal(state) ? 0 : n;
@@ -191,18 +215,16 @@ Replayed Replay(bool keep_waits, const std::string& profile) {
   }
   for (size_t i = 1; i <= work.size(); ++i) {
     const std::string id = JobIdFor(static_cast<int64_t>(i));
-    auto events = (*store)->Events(id);
+    auto events = store->Events(id);
     EXPECT_TRUE(events.ok());
     for (const EventRow& e : *events) {
       out.history[id].push_back(std::to_string(e.at) + " " + e.type + " " + e.from + ">" + e.to +
                                 " " + e.message);
     }
   }
-  for (const auto& d : metrics.decisions) out.decisions += d;
-  out.kept = metrics.kept_verdicts;
-  out.preemptions = metrics.preemptions;
-  store->reset();
-  std::filesystem::remove_all(dir);
+  for (const auto& d : rig.metrics.decisions) out.decisions += d;
+  out.kept = rig.metrics.kept_verdicts;
+  out.preemptions = rig.metrics.preemptions;
   return out;
 }
 
@@ -243,27 +265,14 @@ TEST_P(ReconcileQueue, KeptQueueGivesEveryJobTheHistoryOfDecidingEveryJobEveryCy
 // transient error, and the retry, due 1 s later (the default backoff), goes
 // at the next cycle (t = 60): job 2 runs 20 s and succeeds (t = 80).
 TEST(ReconcileWalks, AJobThatWaitedQuietlyIsStillCancelledAndItsLaunchRetried) {
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("meridian-rq-walks-" + std::to_string(getpid())))
-                              .string();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir + "/state");
-  SqliteOptions so;
-  so.path = dir + "/m.db";
-  so.synchronous = "NORMAL";
-  auto store = OpenSqliteStore(so);
-  ASSERT_TRUE(store.ok()) << store.status().message();
   const UnixSeconds t0 = 1'800'000'000;
-  UnixSeconds now = t0;
-  ScriptedBackend backend({{"t4", "T4", 1, 8, 32, {}, true, ""}}, &now);
-  Metrics metrics;
-  ReconcilerOptions o;
-  o.catalog = catalog::Catalog::LoadEmbedded().value();
-  o.profile = sched::EmbeddedProfile("default").value();
-  o.state_dir = dir + "/state";
-  o.clock = [&] { return now; };
-  o.steady_ms = [&] { return now * 1000; };
-  Reconciler r(store->get(), &backend, &metrics, o);
+  Rig rig("walks", {{"t4", "T4", 1, 8, 32, {}, true, ""}}, "default", t0);
+  ASSERT_NE(rig.store, nullptr);
+  Store* store = rig.store.get();
+  UnixSeconds& now = rig.now;
+  ScriptedBackend& backend = rig.backend;
+  rig.options.steady_ms = [&] { return now * 1000; };
+  Reconciler r(store, &backend, &rig.metrics, rig.options);
   ASSERT_TRUE(r.Recover().ok());
   for (const auto& [name, run_s] : {std::pair{"one", 50}, {"two", 20}, {"three", 20}}) {
     NewJob j;
@@ -276,18 +285,18 @@ TEST(ReconcileWalks, AJobThatWaitedQuietlyIsStillCancelledAndItsLaunchRetried) {
                   R"(", "kind": "data-science", "tenant": "t", "priority": "normal",)"
                   R"( "resources": {"gpus": 1, "gpu_models": ["T4"]}, "command": ["/bin/true"],)"
                   R"( "env": {"RUN_S": ")" + std::to_string(run_s) + R"("}})";
-    ASSERT_TRUE((*store)->Submit(j).ok());
+    ASSERT_TRUE(store->Submit(j).ok());
   }
   const std::string one = JobIdFor(1), two = JobIdFor(2), three = JobIdFor(3);
   backend.FailFirstLaunch(two);
-  auto state = [&](const std::string& id) { return (*store)->GetJob(id)->state; };
+  auto state = [&](const std::string& id) { return store->GetJob(id)->state; };
   std::map<std::string, UnixSeconds> ended;
   for (int cycle = 0; cycle <= 12; ++cycle, now += 10) {
     if (now == t0 + 40) {
       JobUpdate cancel;
       cancel.job_id = three;
       cancel.cancel_requested = true;
-      ASSERT_TRUE((*store)->Apply({cancel}).ok());
+      ASSERT_TRUE(store->Apply({cancel}).ok());
     }
     ASSERT_TRUE(r.RunCycle().ok());
     for (const std::string& id : {one, two, three}) {
@@ -306,9 +315,7 @@ TEST(ReconcileWalks, AJobThatWaitedQuietlyIsStillCancelledAndItsLaunchRetried) {
   EXPECT_EQ(state(two), JobState::kSucceeded);
   EXPECT_EQ(backend.Launches(two), 2) << "the failed try and its retry";
   EXPECT_EQ(ended[two] - t0, 80) << "launched again at t = 60, ran 20 s";
-  EXPECT_EQ(metrics.launch_retries, 1u);
-  store->reset();
-  std::filesystem::remove_all(dir);
+  EXPECT_EQ(rig.metrics.launch_retries, 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Profiles, ReconcileQueue,
