@@ -162,7 +162,7 @@ FleetSpec Nodes(int count, const char* model) {
   c.name = "onprem";
   c.region = "gcp:us-central1";
   c.gpu_hour = Money::FromDollars(1.00);
-  c.nodes.push_back({count, model, 8, 128, 1024.0, {}, "", {}});
+  c.nodes.push_back({count, model, 8, 128, 1024.0, {}, "", {}, {}});
   f.clusters = {c};
   f.elastic = false;
   return f;
@@ -440,10 +440,10 @@ FleetSpec FollowTheSun() {
   };
   FleetSpec f;
   f.clusters = {
-      cluster("us-iowa", "gcp:us-central1", 1.80, {{8, "H100-80GB", 8, 192, 2048.0, {}, "", {}}}),
+      cluster("us-iowa", "gcp:us-central1", 1.80, {{8, "H100-80GB", 8, 192, 2048.0, {}, "", {}, {}}}),
       cluster("eu-eemshaven", "gcp:europe-west4", 2.10,
-              {{8, "H100-80GB", 8, 192, 2048.0, {}, "", {}}, {4, "L40S", 4, 64, 512.0, {}, "", {}}}),
-      cluster("asia-tokyo", "gcp:asia-northeast1", 2.30, {{6, "A100-80GB", 8, 96, 1024.0, {}, "", {}}}),
+              {{8, "H100-80GB", 8, 192, 2048.0, {}, "", {}, {}}, {4, "L40S", 4, 64, 512.0, {}, "", {}, {}}}),
+      cluster("asia-tokyo", "gcp:asia-northeast1", 2.30, {{6, "A100-80GB", 8, 96, 1024.0, {}, "", {}, {}}}),
   };
   f.elastic = true;
   return f;

@@ -44,10 +44,14 @@ TEST(EmbeddedPlanTest, PreemptibleFineTune7B) {
   // rejected for precision; where they fit, they run the job at fp16.
   for (const char* gpu : {"V100-32GB", "T4"}) {
     for (const auto& r : p->rejected) {
-      if (r.gpu == gpu) EXPECT_EQ(r.reason.find("not supported natively"), std::string::npos) << r.reason;
+      if (r.gpu == gpu) {
+        EXPECT_EQ(r.reason.find("not supported natively"), std::string::npos) << r.reason;
+      }
     }
     for (const auto& e : p->estimates) {
-      if (e.gpu == gpu) EXPECT_EQ(e.throughput.precision, Precision::kFp16) << gpu;
+      if (e.gpu == gpu) {
+        EXPECT_EQ(e.throughput.precision, Precision::kFp16) << gpu;
+      }
     }
   }
   // 112 GB of state: a single 80 GB GPU cannot hold it, so H100s come in twos or more.

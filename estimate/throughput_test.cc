@@ -31,6 +31,14 @@ ThroughputQuery On(const catalog::Catalog& cat, const std::string& gpu, int gpus
   return q;
 }
 
+// One GPU, its run slowed by `slowdown`; no interconnect (one GPU needs none).
+ThroughputQuery Slowed(double slowdown) {
+  ThroughputQuery q;
+  q.gpus = 1;
+  q.slowdown = slowdown;
+  return q;
+}
+
 struct ComputeCase {
   const char* gpu;
   int gpus;
@@ -134,7 +142,7 @@ TEST(ThroughputTest, ElementwiseKernelsAreChargedPerTrainedTokenAtHbmBandwidth) 
 TEST(ThroughputTest, SlowdownOfASmallerMicroBatchLengthensTheRun) {
   auto cat = TestCatalog();
   auto t = EstimateThroughput(Resolve(Training7B(1e9)), *cat->FindGpu("H100-80GB"), *cat,
-                              {.gpus = 1, .slowdown = 1.10});
+                              Slowed(1.10));
   // 25.619 h x 1.10 = 28.180 h.
   EXPECT_NEAR(t->run_hours, 28.180, 0.001);
 }
@@ -263,7 +271,7 @@ TEST(ThroughputTest, ServiceWithoutWorkRunsOneHourByDefault) {
   auto cat = TestCatalog();
   JobSpec j;
   j.kind = WorkloadKind::kRealtimeInference;
-  auto t = EstimateThroughput(Resolve(j), *cat->FindGpu("L4"), *cat, {.gpus = 1, .slowdown = 1.3});
+  auto t = EstimateThroughput(Resolve(j), *cat->FindGpu("L4"), *cat, Slowed(1.3));
   ASSERT_TRUE(t.ok());
   EXPECT_DOUBLE_EQ(t->run_hours, 1.0);
   EXPECT_EQ(t->bound, "stated");

@@ -232,10 +232,10 @@ TEST(BaselineTest, FifoBackfillFillsAroundTheHeadsReservation) {
 // small: 4 A100 nodes x 4 GPUs (nodes 0-3), then big: 2 A100 nodes x 8 (4-5).
 TEST(BaselineTest, FifoPutsAJobThatFitsOneNodeOnOneNode) {
   FleetSpec f;
-  ClusterSpec small{"small", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}, {}};
-  small.nodes.push_back({4, "A100-80GB", 4, 32, 256, {}, "", {}});
-  ClusterSpec big{"big", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}, {}};
-  big.nodes.push_back({2, "A100-80GB", 8, 64, 512, {}, "", {}});
+  ClusterSpec small{"small", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}, {}, {}, {}};
+  small.nodes.push_back({4, "A100-80GB", 4, 32, 256, {}, "", {}, {}});
+  ClusterSpec big{"big", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}, {}, {}, {}};
+  big.nodes.push_back({2, "A100-80GB", 8, 64, 512, {}, "", {}, {}});
   f.clusters = {small, big};
   testing::World w = MakeWorld(f, false);
   auto s = Shipped(w, "fifo-greedy");
@@ -275,10 +275,10 @@ class OutOf final : public MarketView {
 // a2-ultragpu-1g (2.95 $/h), and spot (2.51 $/h) is cheaper still.
 TEST(BaselineTest, KueueLikeFollowsItsFlavorOrder) {
   FleetSpec f;
-  ClusterSpec res{"res", "gcp:us-central1", CapacityPricing::kReserved, std::nullopt, "a2-ultragpu-1g", "local", false, {}, {}};
-  res.nodes.push_back({1, "A100-80GB", 1, 12, 170, {}, "", {}});
-  ClusterSpec own{"own", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(5), "", "local", false, {}, {}};
-  own.nodes.push_back({1, "A100-80GB", 1, 12, 170, {}, "", {}});
+  ClusterSpec res{"res", "gcp:us-central1", CapacityPricing::kReserved, std::nullopt, "a2-ultragpu-1g", "local", false, {}, {}, {}, {}};
+  res.nodes.push_back({1, "A100-80GB", 1, 12, 170, {}, "", {}, {}});
+  ClusterSpec own{"own", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(5), "", "local", false, {}, {}, {}, {}};
+  own.nodes.push_back({1, "A100-80GB", 1, 12, 170, {}, "", {}, {}});
   f.clusters = {own, res};  // file order puts owned first; the flavor order wins
   testing::World w = MakeWorld(f);
   auto s = Shipped(w, "kueue-like");
@@ -353,8 +353,8 @@ plugins:
 // on-demand otherwise or when spot capacity is out.
 TEST(BaselineTest, SkypilotLikePicksTheCheapestRegionAndSpot) {
   FleetSpec f;
-  ClusterSpec lab{"lab", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}, {}};
-  lab.nodes.push_back({1, "V100-32GB", 8, 32, 256, {}, "", {}});
+  ClusterSpec lab{"lab", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}, {}, {}, {}};
+  lab.nodes.push_back({1, "V100-32GB", 8, 32, 256, {}, "", {}, {}});
   f.clusters = {lab};
   testing::World w = MakeWorld(f);
   auto s = Shipped(w, "skypilot-like");

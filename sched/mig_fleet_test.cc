@@ -29,7 +29,7 @@ FleetSpec FlexFleet(bool repartitionable) {
   c.region = "gcp:us-central1";
   c.gpu_hour = Money::FromDollars(1.10);
   c.repartitionable = repartitionable;
-  c.nodes.push_back({1, "H100-80GB", 1, 16, 128, {"7g.80gb"}, "mig-", {}});
+  c.nodes.push_back({1, "H100-80GB", 1, 16, 128, {"7g.80gb"}, "mig-", {}, {}});
   f.clusters = {c};
   return f;
 }

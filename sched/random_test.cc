@@ -262,8 +262,8 @@ FleetSpec StreamFleet() {
   r.region = "gcp:us-central1";
   r.gpu_hour = Money::FromDollars(1.5);
   r.repartitionable = true;
-  r.nodes.push_back({2, "H100-80GB", 4, 32, 256, {"3g.40gb", "3g.40gb"}, "mig-", {}});
-  r.nodes.push_back({1, "", 0, 64, 256, {}, "cpu-", {}});
+  r.nodes.push_back({2, "H100-80GB", 4, 32, 256, {"3g.40gb", "3g.40gb"}, "mig-", {}, {}});
+  r.nodes.push_back({1, "", 0, 64, 256, {}, "cpu-", {}, {}});
   f.clusters.push_back(r);
   return f;
 }

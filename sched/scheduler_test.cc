@@ -369,7 +369,7 @@ testing::World TwentyFullH100Nodes() {
   c.name = "big";
   c.region = "gcp:us-central1";
   c.gpu_hour = Money::FromDollars(1.10);
-  c.nodes.push_back({20, "H100-80GB", 8, 64, 512, {}, "", {}});
+  c.nodes.push_back({20, "H100-80GB", 8, 64, 512, {}, "", {}, {}});
   f.clusters = {c};
   testing::World w = MakeWorld(f, /*elastic=*/false);
   for (uint32_t k = 0; k < 20; ++k) {

@@ -13,8 +13,8 @@ inline FleetSpec CpuFleet(double gpu_hour) {
   a.name = "onprem-a";
   a.region = "gcp:us-central1";
   a.gpu_hour = Money::FromDollars(gpu_hour);
-  a.nodes.push_back({1, "H100-80GB", 8, 64, 512, {}, "", {}});
-  a.nodes.push_back({2, "", 0, 64, 256, {}, "", {}});
+  a.nodes.push_back({1, "H100-80GB", 8, 64, 512, {}, "", {}, {}});
+  a.nodes.push_back({2, "", 0, 64, 256, {}, "", {}, {}});
   f.clusters = {a};
   return f;
 }

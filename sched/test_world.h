@@ -30,13 +30,13 @@ inline FleetSpec SmallFleetSpec() {
   a.name = "onprem-a";
   a.region = "gcp:us-central1";
   a.gpu_hour = Money::FromDollars(1.10);
-  a.nodes.push_back({2, "H100-80GB", 8, 64, 512, {}, "", {}});
-  a.nodes.push_back({1, "H100-80GB", 2, 16, 128, {"3g.40gb", "1g.20gb", "1g.10gb", "1g.10gb"}, "mig-", {}});
+  a.nodes.push_back({2, "H100-80GB", 8, 64, 512, {}, "", {}, {}});
+  a.nodes.push_back({1, "H100-80GB", 2, 16, 128, {"3g.40gb", "1g.20gb", "1g.10gb", "1g.10gb"}, "mig-", {}, {}});
   ClusterSpec b;
   b.name = "onprem-b";
   b.region = "gcp:europe-west4";
   b.gpu_hour = Money::FromDollars(2.00);
-  b.nodes.push_back({4, "A100-80GB", 8, 96, 1024, {}, "", {}});
+  b.nodes.push_back({4, "A100-80GB", 8, 96, 1024, {}, "", {}, {}});
   f.clusters = {a, b};
   return f;
 }

@@ -32,14 +32,14 @@ FleetSpec MixedFleet() {
   owned.name = "onprem";
   owned.region = "gcp:us-central1";
   owned.gpu_hour = Money::FromDollars(1.50);
-  owned.nodes.push_back({3, "A100-80GB", 8, 96, 1024, {}, "", {}});
-  owned.nodes.push_back({1, "A100-80GB", 8, 96, 1024, {"3g.40gb", "2g.20gb", "2g.20gb"}, "mig-", {}});
+  owned.nodes.push_back({3, "A100-80GB", 8, 96, 1024, {}, "", {}, {}});
+  owned.nodes.push_back({1, "A100-80GB", 8, 96, 1024, {"3g.40gb", "2g.20gb", "2g.20gb"}, "mig-", {}, {}});
   ClusterSpec reserved;
   reserved.name = "aws-reserved";
   reserved.region = "aws:us-east-1";
   reserved.pricing = CapacityPricing::kReserved;
   reserved.instance_type = "p4de.24xlarge";
-  reserved.nodes.push_back({2, "A100-80GB", 8, 96, 1152, {}, "", {}});
+  reserved.nodes.push_back({2, "A100-80GB", 8, 96, 1152, {}, "", {}, {}});
   f.clusters = {owned, reserved};
   f.elastic = true;
   return f;

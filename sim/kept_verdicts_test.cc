@@ -126,10 +126,10 @@ World TwoNodes(bool mixed = false) {
   c.region = "gcp:us-central1";
   c.gpu_hour = Money::FromDollars(1.00);
   if (mixed) {
-    c.nodes.push_back({1, "A100-80GB", 8, 128, 1024.0, {}, "", {}});
-    c.nodes.push_back({1, "H100-80GB", 8, 128, 1024.0, {}, "", {}});
+    c.nodes.push_back({1, "A100-80GB", 8, 128, 1024.0, {}, "", {}, {}});
+    c.nodes.push_back({1, "H100-80GB", 8, 128, 1024.0, {}, "", {}, {}});
   } else {
-    c.nodes.push_back({2, "A100-80GB", 8, 128, 1024.0, {}, "", {}});
+    c.nodes.push_back({2, "A100-80GB", 8, 128, 1024.0, {}, "", {}, {}});
   }
   f.clusters = {c};
   f.elastic = false;

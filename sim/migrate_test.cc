@@ -232,7 +232,7 @@ Trace CpuThenGpu(int64_t interval_s) {
 
 World CpuAndGpuWorld() {
   FleetSpec fleet = testing::OneCluster(1, 8);
-  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
+  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}, {}});
   return testing::TestWorld(fleet);
 }
 
@@ -267,7 +267,7 @@ TEST(SimMigrateTest, ACpuFallbackJobMovesFromCpuToAGpuWhenOneFrees) {
 // 40 h x $6.56 = $262.40. The blocker's 8 GPUs for 2 h at $2 are $32.
 TEST(SimMigrateTest, ARunOnCpusIsBilledAtTheFleetsCpuRates) {
   FleetSpec fleet = testing::OneCluster(1, 8);
-  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
+  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}, {}});
   fleet.clusters[0].vcpu_hour = Money::FromDollars(0.10);
   fleet.clusters[0].ram_gib_hour = Money::FromDollars(0.01);
   const World w = testing::TestWorld(fleet);

@@ -31,7 +31,7 @@ FleetSpec Nodes(int count, int gpus, const std::string& model) {
   c.name = "onprem";
   c.region = "gcp:us-central1";
   c.gpu_hour = Money::FromDollars(1.00);
-  c.nodes.push_back({count, model, gpus, 16 * gpus, 128.0 * gpus, {}, "", {}});
+  c.nodes.push_back({count, model, gpus, 16 * gpus, 128.0 * gpus, {}, "", {}, {}});
   f.clusters = {c};
   f.elastic = false;
   return f;

@@ -166,7 +166,7 @@ TEST(Report, CommonFiguresCompareTheJobsEveryPolicyFinished) {
   AddJob(trace, FixedJob(4, "H100-80GB"), "b", 60, 3600);
   AddJob(trace, FixedJob(2, "H100-80GB"), "d", 120, 1800);
   FleetSpec fleet = testing::OneCluster(1, 8);
-  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}});
+  fleet.clusters[0].nodes.push_back({1, "", 0, 64, 256, {}, "", {}, {}});
   World world = testing::TestWorld(fleet);
   Simulation sim;
   sim.trace = &trace;

@@ -132,7 +132,7 @@ TEST(ServiceSloTest, EngineCountsServiceMinutes) {
   c.name = "east";
   c.region = "aws:us-east-1";
   c.gpu_hour = Money::FromDollars(2.00);
-  c.nodes.push_back({1, "H100-80GB", 8, 96, 1024, {}, "", {}});
+  c.nodes.push_back({1, "H100-80GB", 8, 96, 1024, {}, "", {}, {}});
   f.clusters = {c};
   World w = testing::TestWorld(f);
   Trace t;

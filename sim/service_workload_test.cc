@@ -142,7 +142,7 @@ Row RunServices(const std::string& policy, bool preemptible) {
   Row r{policy, preemptible, static_cast<double>(s.cost_micros) / 1e6, s.slo_met_frac.value_or(0),
         s.preemptions, s.jobs_rejected,
         static_cast<double>(run.cost_by_pricing[static_cast<size_t>(PayKind::kSpot)]) / 1e6,
-        run.replica_reclaims, run.replaced_on_spot, run.replaced_on_demand, {}};
+        run.replica_reclaims, run.replaced_on_spot, run.replaced_on_demand, {}, {}};
   for (size_t i = 0; i < t.jobs.size(); ++i) {
     const JobSpec& spec = *t.specs[t.jobs[i].spec];
     const JobOutcome& o = run.jobs[i];

@@ -54,7 +54,7 @@ inline FleetSpec OneCluster(int count, int gpus, bool elastic = false) {
   c.name = "onprem";
   c.region = "gcp:us-central1";
   c.gpu_hour = Money::FromDollars(2.00);
-  c.nodes.push_back({count, "H100-80GB", gpus, 96, 1024, {}, "", {}});
+  c.nodes.push_back({count, "H100-80GB", gpus, 96, 1024, {}, "", {}, {}});
   f.clusters = {c};
   f.elastic = elastic;
   return f;

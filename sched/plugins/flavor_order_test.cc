@@ -16,8 +16,8 @@ using testing::TwoHourJob;
 FleetSpec WithReservation() {
   FleetSpec f = testing::SmallFleetSpec();
   ClusterSpec r{"res", "gcp:us-central1", CapacityPricing::kReserved, std::nullopt,
-                "a2-ultragpu-1g", "local", false, {}, {}};
-  r.nodes.push_back({1, "A100-80GB", 1, 12, 170, {}, "", {}});
+                "a2-ultragpu-1g", "local", false, {}, {}, {}, {}};
+  r.nodes.push_back({1, "A100-80GB", 1, 12, 170, {}, "", {}, {}});
   f.clusters.insert(f.clusters.begin(), r);
   return f;
 }

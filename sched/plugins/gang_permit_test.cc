@@ -17,7 +17,7 @@ using testing::TwoHourJob;
 // The test fleet plus a second A100 group in onprem-b: nodes 7, 8.
 FleetSpec TwoGroupFleet() {
   FleetSpec f = testing::SmallFleetSpec();
-  f.clusters[1].nodes.push_back({2, "A100-80GB", 8, 96, 1024, {}, "rack2-", {}});
+  f.clusters[1].nodes.push_back({2, "A100-80GB", 8, 96, 1024, {}, "rack2-", {}, {}});
   return f;
 }
 

@@ -180,7 +180,7 @@ TEST(MigSliceTest, RepartitionableKeepsTheLargestShapeFree) {
   c.region = "gcp:us-central1";
   c.gpu_hour = Money::FromDollars(1.10);
   c.repartitionable = true;
-  c.nodes.push_back({1, "H100-80GB", 1, 16, 128, {"7g.80gb"}, "mig-", {}});
+  c.nodes.push_back({1, "H100-80GB", 1, 16, 128, {"7g.80gb"}, "mig-", {}, {}});
   f.clusters = {c};
   testing::World w = MakeWorld(f, /*elastic=*/false);
   HoldMig(w, 99, 0, 0, {4, 2});

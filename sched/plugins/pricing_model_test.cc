@@ -133,7 +133,7 @@ TEST(PricingModelTest, PrefersCheaperPricingAndLendsReservedCapacity) {
   resv.region = "aws:us-east-1";
   resv.pricing = CapacityPricing::kReserved;
   resv.instance_type = "g6e.xlarge";  // 1.17243 $/h reserved, one L40S
-  resv.nodes.push_back({2, "L40S", 1, 4, 32, {}, "", {}});
+  resv.nodes.push_back({2, "L40S", 1, 4, 32, {}, "", {}, {}});
   f.clusters.push_back(resv);
   testing::World w = MakeWorld(f);
   const uint32_t reserved_node = 7;  // after onprem-a (0..2) and onprem-b (3..6)

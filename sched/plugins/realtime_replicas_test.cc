@@ -22,7 +22,7 @@ testing::World TwoClusterWorld() {
   c.name = "onprem-c";
   c.region = "gcp:us-central1";
   c.gpu_hour = Money::FromDollars(1.10);
-  c.nodes.push_back({1, "H100-80GB", 8, 64, 512, {}, "", {}});
+  c.nodes.push_back({1, "H100-80GB", 8, 64, 512, {}, "", {}, {}});
   f.clusters.push_back(c);
   return testing::MakeWorld(f);
 }

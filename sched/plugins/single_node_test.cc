@@ -15,11 +15,11 @@ using testing::TwoHourJob;
 // mig: 1 H100 node of 8 GPUs in MIG mode (6).
 FleetSpec MixedSizes() {
   FleetSpec f;
-  ClusterSpec small{"small", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}, {}};
-  small.nodes.push_back({4, "A100-80GB", 4, 32, 256, {}, "", {}});
-  ClusterSpec big{"big", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}, {}};
-  big.nodes.push_back({2, "A100-80GB", 8, 64, 512, {}, "", {}});
-  big.nodes.push_back({1, "H100-80GB", 8, 64, 512, {"7g.80gb"}, "mig-", {}});
+  ClusterSpec small{"small", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}, {}, {}, {}};
+  small.nodes.push_back({4, "A100-80GB", 4, 32, 256, {}, "", {}, {}});
+  ClusterSpec big{"big", "gcp:us-central1", CapacityPricing::kOwned, Money::FromDollars(1), "", "local", false, {}, {}, {}, {}};
+  big.nodes.push_back({2, "A100-80GB", 8, 64, 512, {}, "", {}, {}});
+  big.nodes.push_back({1, "H100-80GB", 8, 64, 512, {"7g.80gb"}, "mig-", {}, {}});
   f.clusters = {small, big};
   return f;
 }
