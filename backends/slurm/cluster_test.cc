@@ -153,6 +153,23 @@ class SlurmClusterTest : public ::testing::Test {
                   << g_cluster->Slurm("squeue --states=all") << daemon_->Log();
     return j;
   }
+  // Until the daemon lists each of the cluster's nodes in `state` (true), or
+  // `seconds` pass (false, with the failure recorded).
+  bool WaitForNodes(const std::string& state, int seconds = 20) {
+    json nodes;
+    for (int i = 0; i < seconds * 20; ++i) {
+      auto r = http_->Get("/v1/nodes", Auth(token_));
+      nodes = r && r->status == 200 ? json::parse(r->body)["nodes"] : json::array();
+      const bool all = nodes.size() == static_cast<size_t>(kNodes) &&
+                       std::all_of(nodes.begin(), nodes.end(),
+                                   [&](const json& n) { return n["state"] == state; });
+      if (all) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "the nodes never were all " << state << ": " << nodes.dump() << "\n"
+                  << daemon_->Log();
+    return false;
+  }
   std::string Logs(const std::string& id, const std::string& stream) {
     auto r = http_->Get(("/v1/jobs/" + id + "/logs?stream=" + stream).c_str(), Auth(token_));
     return r ? r->body : "";
@@ -511,6 +528,10 @@ TEST_F(SlurmClusterTest, JobsOutliveTheControllerGoingAway) {
   const std::string pid_file = g_cluster->dir() + "/slurmctld.pid";
   g_cluster->Slurm("kill -TERM $(cat " + pid_file + "); while kill -0 $(cat " + pid_file +
                    ") 2>/dev/null; do sleep 0.1; done");
+  // The daemon asks Slurm for its nodes at most every 500 ms (refresh_ms) and
+  // places on its last answer meanwhile; from its first unanswered sinfo
+  // every node is down to it, and a job submitted from then on waits.
+  ASSERT_TRUE(WaitForNodes("down"));
   auto r = http_->Post(("/v1/jobs/" + cancelled + "/cancel").c_str(), Auth(token_), "", "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
