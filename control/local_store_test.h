@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "backends/local/local.h"
+#include "backends/local/proc.h"
 #include "control/store.h"
 
 namespace meridian::control::testing {
@@ -127,12 +128,10 @@ class LocalStoreTest : public ::testing::Test {
     }
     return false;
   }
+  // Gone, or ended and not yet reaped (backends/local/proc.h).
   static bool Zombie(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(in, line)) return true;  // gone
-    const size_t paren = line.rfind(')');
-    return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] == 'Z';
+    backends::ProcStat st;
+    return !backends::ReadProcStat(pid, &st) || st.state == 'Z' || st.state == 'X';
   }
 };
 
