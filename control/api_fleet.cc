@@ -92,7 +92,7 @@ void ApiServer::Impl::Plan(const httplib::Request& req, httplib::Response& res, 
   auto sub = ParseSubmission(req.body, *format, c.tenant);
   if (!sub.ok()) return SendStatus(res, sub.status());
   if (!c.admin && sub->spec.tenant != c.tenant) return RefuseTenant(res, sub->spec.tenant, c);
-  if (Status v = spec::ValidateAgainstCatalog(sub->spec, *catalog, Now()); !v.ok()) {
+  if (Status v = ValidateSubmission(*sub, req.body, *format, *catalog, Now()); !v.ok()) {
     return SendStatus(res, v);
   }
   auto plan = reconciler->Plan(sub->spec);

@@ -27,7 +27,7 @@ void ApiServer::Impl::Submit(const httplib::Request& req, httplib::Response& res
   if (!sub.ok()) return SendStatus(res, sub.status());
   if (!c.admin && sub->spec.tenant != c.tenant) return RefuseTenant(res, sub->spec.tenant, c);
   const UnixSeconds now = Now();
-  if (Status v = spec::ValidateAgainstCatalog(sub->spec, *catalog, now); !v.ok()) {
+  if (Status v = ValidateSubmission(*sub, req.body, *format, *catalog, now); !v.ok()) {
     return SendStatus(res, v);
   }
   NewJob nj;

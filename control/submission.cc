@@ -40,8 +40,55 @@ std::string FieldOfMessage(const std::string& m) {
   return f;
 }
 
+namespace {
+
+// The members of every object in `j`, nested ones included.
+size_t CountKeys(const nlohmann::json& j) {
+  size_t n = 0;
+  if (j.is_object()) {
+    n += j.size();
+    for (const auto& [key, value] : j.items()) n += CountKeys(value);
+  } else if (j.is_array()) {
+    for (const nlohmann::json& v : j) n += CountKeys(v);
+  }
+  return n;
+}
+
+// A JSON body read as nlohmann's tree and the spec parser's reading of that
+// tree (JsonToYaml), the tenant set first where the body has none: the spec
+// the store keeps and the leader reads back, without yaml-cpp's text scanner
+// (most of a submission's parse). Nothing when the body is not one job spec
+// read that way, or names a key twice in one object (the tree keeps the last;
+// the text's reading refuses it): the caller reads the text instead, whose
+// messages say where.
+std::optional<Submission> ReadJsonTree(std::string_view body, const std::string& tenant) {
+  size_t keys = 0;
+  nlohmann::json tree = nlohmann::json::parse(
+      body,
+      [&keys](int, nlohmann::json::parse_event_t e, nlohmann::json&) {
+        if (e == nlohmann::json::parse_event_t::key) ++keys;
+        return true;
+      },
+      /*allow_exceptions=*/false);
+  if (!tree.is_object() || tree.contains("jobs") || CountKeys(tree) != keys) return std::nullopt;
+  if (!tree.contains("tenant")) tree["tenant"] = tenant;
+  auto specs = spec::ParseJobSpecNode(JsonToYaml(tree), "request");
+  if (!specs.ok() || specs->size() != 1 || (*specs)[0].command.empty()) return std::nullopt;
+  return Submission{std::move((*specs)[0]), std::move(tree)};
+}
+
+}  // namespace
+
 Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
                                    const std::string& tenant) {
+  if (format == BodyFormat::kJson && !FirstInvalidUtf8(body)) {
+    if (std::optional<Submission> s = ReadJsonTree(body, tenant)) return std::move(*s);
+  }
+  return ParseSubmissionText(body, format, tenant);
+}
+
+Result<Submission> ParseSubmissionText(std::string_view body, BodyFormat format,
+                                       const std::string& tenant) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Status::Invalid("request: the body is empty; send one job spec (docs/job-spec.md)");
   }
@@ -111,6 +158,17 @@ Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
                            again.status().message());
   }
   return s;
+}
+
+Status ValidateSubmission(const Submission& submission, std::string_view body, BodyFormat format,
+                          const catalog::Catalog& catalog, UnixSeconds now) {
+  Status v = spec::ValidateAgainstCatalog(submission.spec, catalog, now);
+  if (v.ok() || !submission.spec.origin.marks.empty()) return v;
+  auto text = ParseSubmissionText(body, format, submission.spec.tenant);
+  if (!text.ok()) return v;
+  text->spec.tenant = submission.spec.tenant;
+  Status located = spec::ValidateAgainstCatalog(text->spec, catalog, now);
+  return located.ok() ? v : located;
 }
 
 Result<JobSpec> SpecFromJson(const std::string& spec_json, const std::string& source) {

@@ -28,8 +28,25 @@ struct Submission {
 // Parses one job spec from `body`. Errors (kInvalidArgument) read like the
 // spec parser's, with "request" as the file name: "request:3:3:
 // resources.gpus: ...". The `tenant` key, when missing, is set to `tenant`.
+//
+// A JSON body is read as a tree (nlohmann's, then the spec parser's reading
+// of it, as SpecFromJson reads the stored spec): the spec returned is the one
+// the store keeps, and it has no positions (SpecOrigin::marks is empty; see
+// ValidateSubmission). A body the tree does not read as one job spec is read
+// as text, for the message.
 Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
                                    const std::string& tenant);
+// The same from the text alone (yaml-cpp's scanner, positions kept): YAML
+// bodies always, and the reference that the JSON tree read is checked
+// against (control_submission_test, the api_submission fuzz target).
+Result<Submission> ParseSubmissionText(std::string_view body, BodyFormat format,
+                                       const std::string& tenant);
+
+// spec::ValidateAgainstCatalog of a submission parsed from `body`; a finding
+// on a spec read without positions (a JSON tree) is found again on the text's
+// reading, so its message says where in the body, as a YAML body's does.
+Status ValidateSubmission(const Submission& submission, std::string_view body, BodyFormat format,
+                          const catalog::Catalog& catalog, UnixSeconds now);
 
 // The field path an error message names ("resources.gpus" in "request:3:3:
 // resources.gpus: ..."), or "".

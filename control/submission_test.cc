@@ -2,6 +2,9 @@
 // (kInvalidArgument) that say why, never an exception out of the handler.
 #include "control/submission.h"
 
+#include "spec/spec.h"
+#include "spec/test_catalog.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -129,6 +132,97 @@ TEST(SpecFromJson, AStoredSpecThatNoLongerReadsIsReportedAsItsTextIs) {
   // Line 1, column 57: where -1 sits in the one-line text above.
   EXPECT_EQ(tree.status().message().rfind("j-3:1:57: resources.gpus: ", 0), 0u)
       << tree.status().message();
+}
+
+// The bodies a JSON client sends: every example spec (its YAML made JSON by
+// the store's own conversion) and hand-written ones with the scalars where a
+// tree and a text could part. ParseSubmission reads a JSON body as a tree;
+// ParseSubmissionText, the reference, reads its text with yaml-cpp's scanner.
+// Both must accept it and give the same spec (less positions, which only the
+// text has) and the same stored JSON.
+TEST(ParseSubmission, AJsonBodyReadsAsATreeAsItsTextDoes) {
+  std::vector<std::string> bodies = {
+      R"json({"name": "x", "kind": "training", "model": {"params_b": 1.3e1, "layers": 24},
+          "work": {"tokens": "1e9"}, "resources": {"gpus": "2", "vram_gib": 40, "mig": false},
+          "preemptible": true, "priority": null, "budget_usd": 1500.5,
+          "env": {"A": "null", "B": "true", "C": "~", "D": "", "E": "8", "F": "tab\there",
+                  "G": "caf\u00e9 \"q\" \\ /"},
+          "labels": {"team": "no"}, "command": ["python3", "-c", "print(1)", "yes", "1.0"]})json",
+      R"({"name": "svc", "kind": "data-science", "tenant": "team-b",
+          "resources": {"gpus": 1, "gpu_models": ["T4", "L4"]}, "command": ["/bin/true"]})",
+  };
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(MERIDIAN_SOURCE_DIR) + "/examples")) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    Result<Submission> yaml = ParseSubmission(text.str(), BodyFormat::kYaml, "t");
+    ASSERT_TRUE(yaml.ok()) << entry.path() << ": " << yaml.status().message();
+    nlohmann::json body = yaml->spec_json;
+    body.erase("tenant");  // as a client sends it: the daemon sets the caller's
+    bodies.push_back(body.dump(2));
+  }
+  ASSERT_GE(bodies.size(), 10u);  // the two above and examples/*.yaml
+  for (const std::string& body : bodies) {
+    Result<Submission> tree = ParseSubmission(body, BodyFormat::kJson, "t");
+    Result<Submission> text = ParseSubmissionText(body, BodyFormat::kJson, "t");
+    ASSERT_TRUE(text.ok()) << body << "\n" << text.status().message();
+    ASSERT_TRUE(tree.ok()) << body << "\n" << tree.status().message();
+    EXPECT_TRUE(tree->spec.origin.marks.empty()) << body;  // read from the tree
+    EXPECT_FALSE(text->spec.origin.marks.empty()) << body;
+    EXPECT_TRUE(tree->spec == WithoutMarks(text->spec)) << body;
+    EXPECT_EQ(tree->spec_json, text->spec_json) << body;
+  }
+}
+
+// A carriage return alone is JSON whitespace, but yaml-cpp's scanner reads
+// the key after it with the space and quotes ("unknown key \" \"work\"\""):
+// the API refused this valid body when it read bodies as text. Read as a
+// tree, it is the spec it says (found by the api_submission fuzz target).
+TEST(ParseSubmission, AJsonBodyWithABareCarriageReturnReadsAsItSays) {
+  const std::string body =
+      "{\"name\": \"x\", \"kind\": \"training\",\r \"work\": {\"tokens\": 1000}, "
+      "\"command\": [\"true\"]}";
+  Result<Submission> text = ParseSubmissionText(body, BodyFormat::kJson, "t");
+  ASSERT_FALSE(text.ok());  // the scanner's misreading, kept as the reference's limit
+  Result<Submission> s = ParseSubmission(body, BodyFormat::kJson, "t");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->spec.name, "x");
+  EXPECT_DOUBLE_EQ(s->spec.work.tokens, 1000);
+  EXPECT_EQ(s->spec.command, std::vector<std::string>{"true"});
+}
+
+// nlohmann's tree keeps the last of a key given twice; the text's reading
+// refuses it. A JSON body naming a key twice is refused as its text is.
+TEST(ParseSubmission, AKeyGivenTwiceInAJsonBodyIsRefusedWhereItIs) {
+  const std::string body = R"({"name": "a", "kind": "training", "name": "b", "command": ["true"]})";
+  Result<Submission> s = ParseSubmission(body, BodyFormat::kJson, "t");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  // Column 35: the second "name" key starts at the 35th character above.
+  EXPECT_EQ(s.status().message().rfind("request:1:35: name: is given twice", 0), 0u)
+      << s.status().message();
+}
+
+// A spec read from a JSON tree has no positions; a catalog finding on it is
+// found again on the text's reading, so it says where in the body, as the
+// finding on a YAML body does.
+TEST(ValidateSubmission, ACatalogFindingOnAJsonBodySaysWhereInTheBody) {
+  const auto catalog = spec::testing::SpecTestCatalog();
+  const std::string body =
+      R"({"name": "x", "kind": "training", "resources": {"gpus": 1, "gpu_models": ["Z100"]}, "command": ["true"]})";
+  Result<Submission> s = ParseSubmission(body, BodyFormat::kJson, "t");
+  ASSERT_TRUE(s.ok()) << s.status().message();  // Z100 is a catalog finding, not a parse error
+  ASSERT_TRUE(s->spec.origin.marks.empty());
+  Status v = ValidateSubmission(*s, body, BodyFormat::kJson, *catalog, 0);
+  ASSERT_FALSE(v.ok());
+  // Column 75: the opening quote of "Z100" is the 75th character above.
+  EXPECT_EQ(v.message().rfind("request:1:75: resources.gpu_models[0]: ", 0), 0u) << v.message();
+  // The second method: the text's own reading, validated as it is.
+  Result<Submission> text = ParseSubmissionText(body, BodyFormat::kJson, "t");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(v.message(), spec::ValidateAgainstCatalog(text->spec, *catalog, 0).message());
 }
 
 }  // namespace
