@@ -148,8 +148,8 @@ std::vector<const char*> Values(const std::vector<PgParam>& params) {
 
 }  // namespace
 
-Result<std::string> PgConn::Prepared(const std::string& sql, int params) {
-  if (params == 0 || !prepare_) return std::string();
+Result<std::string> PgConn::Prepared(const std::string& sql, int params, PgPlan plan) {
+  if (params == 0 || !prepare_ || plan == PgPlan::kEachCall) return std::string();
   if (auto it = prepared_.find(sql); it != prepared_.end()) return it->second;
   if (prepared_.size() >= kMaxPrepared) return std::string();
   std::string name = "meridian_" + std::to_string(next_name_++);
@@ -169,12 +169,13 @@ Result<std::string> PgConn::Prepared(const std::string& sql, int params) {
   return name;
 }
 
-Result<PgRows> PgConn::Query(const std::string& sql, const std::vector<PgParam>& params) {
+Result<PgRows> PgConn::Query(const std::string& sql, const std::vector<PgParam>& params,
+                             PgPlan plan) {
   if (pipelined_) MERIDIAN_RETURN_IF_ERROR(Sync());
   if (PQstatus(c_) != CONNECTION_OK) MERIDIAN_RETURN_IF_ERROR(Reconnect());
   const std::vector<const char*> values = Values(params);
   const int n = static_cast<int>(params.size());
-  auto name = Prepared(sql, n);
+  auto name = Prepared(sql, n, plan);
   if (!name.ok()) return name.status();
   pg_result* r =
       name->empty()
@@ -203,15 +204,16 @@ Status PgConn::BeginPipeline() {
   return Status::Ok();
 }
 
-Status PgConn::Send(const std::string& sql, const std::vector<PgParam>& params, RowsFn on_rows) {
+Status PgConn::Send(const std::string& sql, const std::vector<PgParam>& params, RowsFn on_rows,
+                    PgPlan plan) {
   if (!pipelined_) {
-    auto rows = Query(sql, params);
+    auto rows = Query(sql, params, plan);
     if (!rows.ok()) return rows.status();
     return on_rows ? on_rows(*rows) : Status::Ok();
   }
   const std::vector<const char*> values = Values(params);
   const int n = static_cast<int>(params.size());
-  auto name = Prepared(sql, n);
+  auto name = Prepared(sql, n, plan);
   if (!name.ok()) return name.status();
   const int sent =
       name->empty()

@@ -19,6 +19,14 @@
 // the call that met it runs again unprepared (outside a pipeline) or fails
 // (in one; the store runs its write batch again, control/pg_store.cc).
 //
+// A statement whose best plan depends on its values or on how big its table
+// has grown (a range such as `ended_at < $1`, a list such as `id = ANY($1)`)
+// is planned at every call instead (PgPlan::kEachCall, an unnamed statement
+// planned with its values): PostgreSQL may keep a prepared statement's
+// generic plan, made once with no values, for the connection's life, and a
+// sequential scan chosen while the table held ten rows then reads all of it
+// at every call once it holds a hundred thousand.
+//
 // Threading: a PgConn belongs to one thread at a time (the store hands
 // connections out from a pool, or keeps one for its writer).
 #pragma once
@@ -45,6 +53,10 @@ bool IsPostgresUri(std::string_view db);
 
 // `uri` with any password left out, for messages and logs.
 std::string RedactedUri(std::string_view uri);
+
+// How a statement with parameters is planned (see above): once per
+// connection, or at each call with its values.
+enum class PgPlan { kOnce, kEachCall };
 
 // One parameter in PostgreSQL's text form; nullopt is NULL.
 using PgParam = std::optional<std::string>;
@@ -90,7 +102,8 @@ class PgConn {
   // Runs one or more statements without parameters or results (DDL, BEGIN).
   Status Exec(const std::string& sql);
   // Runs one statement with `params` bound to $1, $2, ...
-  Result<PgRows> Query(const std::string& sql, const std::vector<PgParam>& params = {});
+  Result<PgRows> Query(const std::string& sql, const std::vector<PgParam>& params = {},
+                       PgPlan plan = PgPlan::kOnce);
 
   // What a sent statement's rows go to; an error it returns is the pipeline's.
   using RowsFn = std::function<Status(const PgRows&)>;
@@ -100,7 +113,8 @@ class PgConn {
   Status BeginPipeline();
   // Runs `sql` with `params`: queued in a pipeline, at once outside one.
   // `on_rows` (may be empty) gets its rows when they arrive.
-  Status Send(const std::string& sql, const std::vector<PgParam>& params, RowsFn on_rows);
+  Status Send(const std::string& sql, const std::vector<PgParam>& params, RowsFn on_rows,
+              PgPlan plan = PgPlan::kOnce);
   // Ends the pipeline: every queued statement's answer read in order and
   // handed to its callback. The first error (a statement's, or a callback's);
   // the server skips the statements after a failed one.
@@ -122,7 +136,7 @@ class PgConn {
   };
   // The name `sql` is prepared under, preparing it first (at once, or queued
   // in the pipeline); "" when it runs unprepared.
-  Result<std::string> Prepared(const std::string& sql, int params);
+  Result<std::string> Prepared(const std::string& sql, int params, PgPlan plan);
   // The server lost a prepared statement: run everything unprepared from now.
   void StopPreparing() {
     prepare_ = false;

@@ -75,7 +75,7 @@ Result<std::vector<Store::ActiveMark>> SelectPgChangedMarks(PgConn& db, int64_t*
   auto r = *cursor == 0
                ? db.Query(select + "j.state NOT IN ('succeeded','failed','cancelled') ORDER BY j.seq")
                : db.Query(select + "j.mark_xid >= $1::text::xid8 ORDER BY j.seq",  // jobs_mark_xid
-                          {Param(*cursor)});
+                          {Param(*cursor)}, PgPlan::kEachCall);
   if (!r.ok()) return r.status();
   std::vector<Store::ActiveMark> out;
   int64_t next = *cursor;

@@ -243,7 +243,7 @@ Result<std::vector<bool>> ApplyPgBatch(PgConn& db, const std::vector<JobUpdate>&
   // Locked in id order, so two writers locking overlapping sets take turns.
   auto g = db.Query(std::string("SELECT ") + kPgJobCols +
                         " FROM jobs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
-                    {Param(TextArray(ids))});
+                    {Param(TextArray(ids))}, PgPlan::kEachCall);
   if (!g.ok()) return g.status();
   auto rows = ReadPgJobs(*g);
   if (!rows.ok()) return rows.status();
@@ -297,7 +297,7 @@ Result<std::vector<Store::FinishedJob>> SelectPgFinishedBefore(PgConn& db, UnixS
                                                                int limit) {
   auto r = db.Query(std::string("SELECT id, attempts FROM jobs WHERE ended_at < $1 AND ") +
                         kFinished + " ORDER BY ended_at, seq LIMIT $2",
-                    {Param(cutoff), Param(limit)});
+                    {Param(cutoff), Param(limit)}, PgPlan::kEachCall);
   if (!r.ok()) return r.status();
   std::vector<Store::FinishedJob> jobs;
   for (int i = 0; i < r->size(); ++i) {
@@ -329,7 +329,7 @@ Result<int64_t> DeletePgKeysMadeBy(PgConn& db, UnixSeconds expired_at, int limit
   auto r = db.Query(
       "DELETE FROM idempotency WHERE (tenant,key) IN (SELECT tenant,key FROM idempotency "
       "WHERE created_at <= $1 ORDER BY created_at LIMIT $2)",
-      {Param(expired_at), Param(limit)});
+      {Param(expired_at), Param(limit)}, PgPlan::kEachCall);
   if (!r.ok()) return r.status();
   return r->Changed();
 }

@@ -81,7 +81,7 @@ class PgStore final : public Store {
     params.push_back(Param(f.limit));
     sql += std::string(f.newest_first ? " ORDER BY seq DESC" : " ORDER BY seq") + " LIMIT $" +
            std::to_string(params.size());
-    return Jobs(sql, params);
+    return Jobs(sql, params, PgPlan::kEachCall);  // a range of seq: planned with it
   }
 
   Result<std::vector<JobRow>> ActiveJobs() override {
@@ -283,7 +283,7 @@ class PgStore final : public Store {
                     " FROM jobs WHERE ended_at >= $1 AND state IN "
                     "('succeeded','failed','cancelled') AND ($2::text = '' OR tenant = $2) "
                     "ORDER BY seq",
-                {Param(since), Param(tenant)});
+                {Param(since), Param(tenant)}, PgPlan::kEachCall);
   }
 
   Result<std::vector<FinishedJob>> FinishedBefore(UnixSeconds cutoff, int limit) override {
@@ -305,9 +305,10 @@ class PgStore final : public Store {
 
   ReaderPool<PgConn>::Lease Lease() { return readers_.Take(); }
 
-  Result<std::vector<JobRow>> Jobs(const std::string& sql, const std::vector<PgParam>& params) {
+  Result<std::vector<JobRow>> Jobs(const std::string& sql, const std::vector<PgParam>& params,
+                                   PgPlan plan = PgPlan::kOnce) {
     auto lease = Lease();
-    auto r = lease->Query(sql, params);
+    auto r = lease->Query(sql, params, plan);
     if (!r.ok()) return r.status();
     return ReadPgJobs(*r);
   }

@@ -7,6 +7,7 @@
 // before; statements prepared once per connection, and run unprepared
 // when the server lost them. The assertions every store passes are in
 // store_test.cc and retention_store_test.cc.
+#include <chrono>
 #include <set>
 #include <thread>
 
@@ -184,6 +185,117 @@ TEST(PgStoreTest, AStatementIsPreparedOncePerConnectionAndRunWithEachCallsValues
   auto other = PgConn::Open(*uri);
   ASSERT_TRUE(other.ok()) << other.status().message();
   EXPECT_TRUE(PreparedTexts(**other).empty());
+}
+
+// The seq scans and the index scans of `table` this connection has counted
+// and not yet reported (pg_stat_xact_user_tables; reported between
+// transactions, at most once a second).
+std::pair<int64_t, int64_t> XactScans(PgConn& c, const std::string& table) {
+  auto r = c.Query("SELECT seq_scan, coalesce(idx_scan, 0) FROM pg_stat_xact_user_tables "
+                   "WHERE relname = $1",
+                   {Param(table)});
+  if (!r.ok() || r->size() != 1) return {-1, -1};
+  return {r->Int(0, 0), r->Int(0, 1)};
+}
+
+// PostgreSQL keeps a prepared statement's generic plan once its first five
+// calls found it no dearer than their own plans: made while the table held
+// one row, that plan is a sequential scan, and the statement keeps reading
+// the whole table after it has grown to 5,000 rows (what the leader's
+// per-cycle reads did as the queue grew). A statement planned at each call
+// (PgPlan::kEachCall) is planned with the table as it is: by its index.
+TEST(PgStoreTest, AStatementPlannedAtEachCallUsesTheIndexOnceTheTableHasGrown) {
+  auto uri = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(uri.ok()) << uri.status().message();
+  auto c = PgConn::Open(*uri);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  // One row of 500 bytes, and its statistics, as autovacuum leaves a small
+  // table; none later (its next ANALYZE would have the statement planned
+  // again).
+  ASSERT_TRUE((*c)->Exec("CREATE TABLE t (id text PRIMARY KEY, n int, pad text) "
+                         "WITH (autovacuum_enabled = off);"
+                         "INSERT INTO t VALUES ('k1', 1, repeat('x', 500)); ANALYZE t")
+                  .ok());
+  const std::string sql = "SELECT n, pad FROM t WHERE id = ANY($1::text[]) ORDER BY id";
+  for (PgPlan plan : {PgPlan::kOnce, PgPlan::kEachCall}) {
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE((*c)->Query(sql, {Param("{k1,k2}")}, plan).ok());
+  }
+  ASSERT_TRUE(
+      (*c)->Exec("INSERT INTO t SELECT 'k' || g, g, repeat('x', 500) FROM generate_series(2, 5000) g")
+          .ok());
+  for (PgPlan plan : {PgPlan::kOnce, PgPlan::kEachCall}) {
+    ASSERT_TRUE((*c)->Exec("BEGIN").ok());  // no counts are flushed inside it
+    const auto [seq0, idx0] = XactScans(**c, "t");
+    auto r = (*c)->Query(sql, {Param("{k1,k4999}")}, plan);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->size(), 2);
+    EXPECT_EQ(r->Int(1, 0), 4999);
+    const auto [seq1, idx1] = XactScans(**c, "t");
+    ASSERT_TRUE((*c)->Exec("COMMIT").ok());
+    const int64_t seq = seq1 - seq0, idx = idx1 - idx0;
+    if (plan == PgPlan::kOnce) {
+      // The trap itself, so this test fails if a server stops setting it.
+      EXPECT_EQ(seq, 1) << "the prepared statement's cached plan no longer scans the table";
+    } else {
+      EXPECT_EQ(seq, 0);
+      EXPECT_GE(idx, 1);  // one per value of the list, or one for all
+    }
+  }
+}
+
+// The leader's write of a cycle's updates (which locks their jobs by id) and
+// the pages of the queue read a grown jobs table by its indexes, however
+// small the table was when the connection first ran them. Counted over the
+// store's whole life (its server processes report their counts as they
+// exit), as tuples read by sequential scans: while the table held 5 jobs
+// they may scan it; once it holds 3,005 none may.
+TEST(PgStoreTest, TheLeadersWritesAndTheQueuesPagesReadAGrownTableByItsIndexes) {
+  auto uri = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(uri.ok()) << uri.status().message();
+  auto cycle = [](Store& store, const std::vector<std::string>& ids) {
+    std::vector<JobUpdate> updates;
+    for (const std::string& id : ids) {
+      JobUpdate u;
+      u.job_id = id;
+      u.reason = "waiting for 8 x T4";
+      u.at = 1796000100;
+      updates.push_back(u);
+    }
+    auto applied = store.Apply(updates);  // locks its jobs: id = ANY($1)
+    ListFilter queued;
+    queued.state = JobState::kQueued;
+    queued.after_seq = 2;
+    auto page = store.ListJobs(queued);  // the queue's pages: seq > $1 AND state = $2
+    return applied.ok() && page.ok();
+  };
+  {
+    auto store = testing::OpenStoreOn(*uri);
+    ASSERT_NE(store, nullptr);
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(store->Submit(Job("small")).ok());
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(cycle(*store, {"j-00000001", "j-00000002"}));
+    auto c = PgConn::Open(*uri);
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE((*c)->Exec("INSERT INTO jobs(seq, id, tenant, name, kind, priority, state, "
+                           "submitted_at, spec) SELECT g, 'j-' || lpad(g::text, 8, '0'), 't', "
+                           "'grown', 'training', 'normal', 'queued', 1796000000, '{}' "
+                           "FROM generate_series(6, 3005) g")
+                    .ok());
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(cycle(*store, {"j-00000003", "j-00002999"}));
+  }  // the store's connections close: their server processes flush their counts
+  int64_t read = -1;
+  for (int i = 0; i < 50 && read < 0; ++i) {  // the last exits may take a moment
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto c = PgConn::Open(*uri);
+    ASSERT_TRUE(c.ok());
+    auto r = (*c)->Query("SELECT seq_tup_read, n_tup_ins FROM pg_stat_user_tables WHERE relname = 'jobs'");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    if (r->size() == 1 && r->Int(0, 1) == 3005) read = r->Int(0, 0);
+  }
+  ASSERT_GE(read, 0) << "the server did not report the store's 3,005 inserts";
+  // At most 5 rows for each of the first 8 cycles' statements and the store's
+  // own reads while it held 5 jobs; one scan of the grown table alone would
+  // be 3,005.
+  EXPECT_LT(read, 3005);
 }
 
 // A server that lost the session's prepared statements (as behind a pooler
