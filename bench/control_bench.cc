@@ -28,8 +28,9 @@
 // commits were batched. jobs_stored counts the jobs the database holds.
 // pg_cpu_s is the CPU time of the server's processes that served the run.
 //
-// BM_SubmitServe/<replicas>/<clients>: the same load on <replicas> `meridian
-// serve` processes (the binary this build made) on one such database, as a
+// BM_SubmitServe/<replicas>/<clients>/<submissions>: the same load (4,000
+// submissions, or 20,000 for a queue five times as long) on <replicas> `meridian
+// serve` processes (the binary this build made, or MERIDIAN_BENCH_BINARY) on one such database, as a
 // deployment runs them: --db the PostgreSQL URI, one shared --state-dir, the
 // local backend declaring one node of 8 T4s, the default lease. A first job
 // holds one T4 for the whole run and the jobs ask for all 8, so every one
@@ -37,6 +38,10 @@
 // congested queue of thousands, not a daemon without nodes; jobs_queued
 // counts them after the run). serve_cpu_s is the replicas' CPU time over the run (/proc/PID/stat),
 // cpu_s the clients'.
+//
+// BM_PgbenchSubmit/<clients>/<submissions>: PostgreSQL alone (Debian's
+// pgbench sending the store's own submission statement, one transaction
+// each): the peer that BM_SubmitServe's rate is measured against.
 //
 // BM_PgCommit: the floor under both: one INSERT per transaction on one
 // connection to that server, fsync on; per_s and p50/p99 per commit.
@@ -74,6 +79,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -85,6 +91,7 @@
 #include "catalog/catalog.h"
 #include "control/daemon.h"
 #include "control/pg.h"
+#include "control/submission.h"
 #include "control/test_postgres.h"
 #include "control/token.h"
 #include "sched/profile.h"
@@ -336,7 +343,8 @@ struct ServerMark {
 ServerMark MarkServer(const std::string& uri) {
   return {PgNumber(uri, kWalSyncs), PgServerCpuSeconds(uri)};
 }
-bool ReportServer(benchmark::State& state, const std::string& uri, const ServerMark& before) {
+bool ReportServer(benchmark::State& state, const std::string& uri, const ServerMark& before,
+                  int submissions = kSubmissions) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const ServerMark after = MarkServer(uri);
   auto stored = PgNumber(uri, "SELECT count(*) FROM jobs");
@@ -347,7 +355,7 @@ bool ReportServer(benchmark::State& state, const std::string& uri, const ServerM
   }
   state.counters["pg_cpu_s"] = *after.cpu_s - *before.cpu_s;
   state.counters["wal_syncs_per_submission"] =
-      static_cast<double>(*after.wal_syncs - *before.wal_syncs) / kSubmissions;
+      static_cast<double>(*after.wal_syncs - *before.wal_syncs) / submissions;
   state.counters["jobs_stored"] = static_cast<double>(*stored);
   return true;
 }
@@ -401,8 +409,16 @@ BENCHMARK(BM_SubmitPostgres)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
+// The `meridian` binary the benchmarks start: this build's, or the one
+// MERIDIAN_BENCH_BINARY names (another build's daemon, driven by this
+// build's clients, to compare two builds in one session).
+std::string MeridianBinary() {
+  const char* other = std::getenv("MERIDIAN_BENCH_BINARY");
+  return other != nullptr && *other != '\0' ? other : MERIDIAN_BINARY;
+}
+
 // `argv` run to its end; its standard output, and its exit status in `rc`.
-std::string Run(const std::vector<std::string>& argv, int* rc) {
+std::string Run(const std::vector<std::string>& argv, int* rc, rusage* usage = nullptr) {
   int fds[2];
   if (pipe(fds) != 0) return "";
   const pid_t pid = fork();
@@ -421,7 +437,8 @@ std::string Run(const std::vector<std::string>& argv, int* rc) {
   for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
   close(fds[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  rusage ignored{};
+  wait4(pid, &status, 0, usage != nullptr ? usage : &ignored);
   *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return out;
 }
@@ -437,6 +454,7 @@ class ServeProcess {
         << "region: gcp:us-central1\n"
         << "node: {name: bench, gpu_model: T4, gpus: 8, vcpus: 8, ram_gib: 32}\n";
     auto p = std::unique_ptr<ServeProcess>(new ServeProcess(dir));
+    const std::string binary = MeridianBinary();
     p->pid_ = fork();
     if (p->pid_ == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);  // none outlives the benchmark
@@ -446,7 +464,7 @@ class ServeProcess {
         dup2(fileno(f), 2);
       }
       const std::string cfg = dir + "/serve.yaml";
-      execl(MERIDIAN_BINARY, MERIDIAN_BINARY, "serve", "--listen", "127.0.0.1:0", "--db",
+      execl(binary.c_str(), binary.c_str(), "serve", "--listen", "127.0.0.1:0", "--db",
             db.c_str(), "--config", cfg.c_str(), "--state-dir", state_dir.c_str(),
             static_cast<char*>(nullptr));
       _exit(127);
@@ -521,6 +539,7 @@ bool AwaitState(int port, const httplib::Headers& h, const std::string& id,
 void BM_SubmitServe(benchmark::State& state) {
   const int replicas = static_cast<int>(state.range(0));
   const int clients = static_cast<int>(state.range(1));
+  const int submissions = static_cast<int>(state.range(2));
   for (auto _ : state) {
     auto uri = testing::TestPostgres::NewDurableDatabase();
     if (!uri.ok()) {
@@ -533,7 +552,7 @@ void BM_SubmitServe(benchmark::State& state) {
     chmod(dir.c_str(), 0711);
     int rc = 0;
     std::string token =
-        Run({MERIDIAN_BINARY, "token", "create", "--db", *uri, "--tenant", "bench"}, &rc);
+        Run({MeridianBinary(), "token", "create", "--db", *uri, "--tenant", "bench"}, &rc);
     while (!token.empty() && token.back() == '\n') token.pop_back();
     if (rc != 0 || token.empty()) {
       state.SkipWithError("meridian token create failed");
@@ -574,11 +593,11 @@ void BM_SubmitServe(benchmark::State& state) {
     };
     const ServerMark before = MarkServer(*uri);
     const double serve_before = serve_cpu();
-    Load l = Drive(ports, clients, kSubmissions, [&](httplib::Client& c) {
+    Load l = Drive(ports, clients, submissions, [&](httplib::Client& c) {
       return c.Post("/v1/jobs", h, kGangBody, "application/json");
     });
     const double serve_after = serve_cpu();
-    Report(state, l, kSubmissions);
+    Report(state, l, submissions);
     state.counters["serve_cpu_s"] = serve_after - serve_before;
     auto queued = PgNumber(*uri, "SELECT count(*) FROM jobs WHERE state = 'queued'");
     // Its process ends before the daemons do (a stopped daemon leaves its jobs
@@ -589,16 +608,98 @@ void BM_SubmitServe(benchmark::State& state) {
     }
     (void)AwaitState(ports.front(), h, blocker, "cancelled", 30);
     serves.clear();  // SIGTERM; their server processes exit and report their WAL flushes
-    if (!ReportServer(state, *uri, before)) return;
+    if (!ReportServer(state, *uri, before, submissions)) return;
     // All of them while the node was held (once it is freed, one may start).
     state.counters["jobs_queued"] = queued.ok() ? static_cast<double>(*queued) : -1;
     std::filesystem::remove_all(dir);
   }
 }
 BENCHMARK(BM_SubmitServe)
-    ->ArgNames({"replicas", "clients"})
-    ->Args({3, 16})
-    ->Args({1, 16})
+    ->ArgNames({"replicas", "clients", "submissions"})
+    ->Args({3, 16, kSubmissions})
+    ->Args({1, 16, kSubmissions})
+    ->Args({3, 16, 5 * kSubmissions})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+// BM_PgbenchSubmit/<clients>/<submissions>: PostgreSQL alone, the peer under
+// the rows above. Debian's pgbench sends as many submissions straight to the
+// server, each `meridian_submit` (the statement a replica's store sends)
+// in a transaction of its own on one of <clients> connections (prepared, as
+// the store's are), with the spec text the daemon stores for the
+// submissions of BM_SubmitServe: no HTTP, JSON, scheduler or group commit.
+// per_s, p50/p99 from pgbench's per-transaction log (-l) over the span from
+// the first start to the last end (connections made before it); cpu_s is
+// pgbench's own CPU, pg_cpu_s the server's.
+void BM_PgbenchSubmit(benchmark::State& state) {
+  const int clients = static_cast<int>(state.range(0));
+  const int submissions = static_cast<int>(state.range(1));
+  for (auto _ : state) {
+    auto uri = testing::TestPostgres::NewDurableDatabase();
+    if (!uri.ok()) {
+      state.SkipWithError(uri.status().message().c_str());
+      return;
+    }
+    const std::string dir = TempDir();
+    int rc = 0;
+    // `token create` migrates the new database to meridian's schema.
+    (void)Run({MeridianBinary(), "token", "create", "--db", *uri, "--tenant", "bench"}, &rc);
+    auto sub = ParseSubmission(kGangBody, BodyFormat::kJson, "bench");
+    if (rc != 0 || !sub.ok()) {
+      state.SkipWithError("meridian token create failed, or the spec does not parse");
+      return;
+    }
+    std::string spec = sub->spec_json.dump();
+    for (size_t at = 0; (at = spec.find('\'', at)) != std::string::npos; at += 2) spec.insert(at, "'");
+    std::ofstream(dir + "/submit.sql")
+        << "SELECT result FROM meridian_submit('bench', '', '', '" << sub->spec.name
+        << "', 'data-science', 'normal', " << std::time(nullptr) << ", '" << spec << "', 86400);\n";
+    const ServerMark before = MarkServer(*uri);
+    rusage usage{};
+    const std::string out =
+        Run({testing::TestPostgres::BinDir() + "/pgbench", "-n", "-M", "prepared", "-c",
+             std::to_string(clients), "-j", "2", "-t", std::to_string(submissions / clients), "-f",
+             dir + "/submit.sql", "-l", "--log-prefix=" + dir + "/log", *uri},
+            &rc, &usage);
+    if (rc != 0) {
+      state.SkipWithError(("pgbench failed: " + out).c_str());
+      return;
+    }
+    // Each line: client, transaction, latency us, script, end s, end us.
+    Load l;
+    double first = 1e300, last = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().filename().string().rfind("log.", 0) != 0) continue;
+      std::ifstream in(entry.path());
+      long client, tx, script, end_s, end_us;
+      double latency;
+      while (in >> client >> tx >> latency >> script >> end_s >> end_us) {
+        const double end = static_cast<double>(end_s) + static_cast<double>(end_us) / 1e6;
+        first = std::min(first, end - latency / 1e6);
+        last = std::max(last, end);
+        l.latency_us.push_back(latency);
+      }
+    }
+    if (l.latency_us.size() != static_cast<size_t>(submissions)) {
+      state.SkipWithError("pgbench's log does not hold one line per submission");
+      return;
+    }
+    std::sort(l.latency_us.begin(), l.latency_us.end());
+    l.seconds = last - first;
+    auto secs = [](const timeval& t) {
+      return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
+    l.cpu_seconds = secs(usage.ru_utime) + secs(usage.ru_stime);
+    Report(state, l, submissions);
+    if (!ReportServer(state, *uri, before, submissions)) return;
+    std::filesystem::remove_all(dir);
+  }
+}
+BENCHMARK(BM_PgbenchSubmit)
+    ->ArgNames({"clients", "submissions"})
+    ->Args({16, kSubmissions})
+    ->Args({16, 5 * kSubmissions})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);

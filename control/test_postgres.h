@@ -65,10 +65,7 @@ class TestPostgres {
     }
   }
 
- private:
-  TestPostgres() = default;
-
-  // The directory of initdb and pg_ctl: pg_config's, else Debian's 15.
+  // The directory of initdb, pg_ctl and pgbench: pg_config's, else Debian's 15.
   static std::string BinDir() {
     std::string dir;
     if (FILE* p = popen("pg_config --bindir 2>/dev/null", "r")) {
@@ -80,6 +77,9 @@ class TestPostgres {
     if (!dir.empty() && std::filesystem::exists(dir + "/initdb")) return dir;
     return "/usr/lib/postgresql/15/bin";
   }
+
+ private:
+  TestPostgres() = default;
 
   std::string Bin(const std::string& name) const { return bin_ + "/" + name; }
 
