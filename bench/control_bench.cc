@@ -84,6 +84,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -360,17 +361,23 @@ bool ReportServer(benchmark::State& state, const std::string& uri, const ServerM
   return true;
 }
 
+// A new database on the durable server; nullopt, the benchmark skipped with
+// the reason, when the server cannot start.
+std::optional<std::string> DurableDatabase(benchmark::State& state) {
+  auto uri = testing::TestPostgres::NewDurableDatabase();
+  if (uri.ok()) return *uri;
+  state.SkipWithError(uri.status().message().c_str());
+  return std::nullopt;
+}
+
 void BM_SubmitPostgres(benchmark::State& state) {
   const int replicas = static_cast<int>(state.range(0));
   const bool group = state.range(1) == 1;
   const int clients = static_cast<int>(state.range(2));
   const bool pipeline = state.range(3) == 1;
   for (auto _ : state) {
-    auto uri = testing::TestPostgres::NewDurableDatabase();
-    if (!uri.ok()) {
-      state.SkipWithError(uri.status().message().c_str());
-      return;
-    }
+    auto uri = DurableDatabase(state);
+    if (!uri) return;
     const std::string dir = TempDir();
     std::vector<std::unique_ptr<Daemon>> daemons;
     std::vector<int> ports;
@@ -541,11 +548,8 @@ void BM_SubmitServe(benchmark::State& state) {
   const int clients = static_cast<int>(state.range(1));
   const int submissions = static_cast<int>(state.range(2));
   for (auto _ : state) {
-    auto uri = testing::TestPostgres::NewDurableDatabase();
-    if (!uri.ok()) {
-      state.SkipWithError(uri.status().message().c_str());
-      return;
-    }
+    auto uri = DurableDatabase(state);
+    if (!uri) return;
     const std::string dir = TempDir();
     // As root the daemon runs tenants' jobs as their own uids, which must be
     // able to pass through the state directory's parents.
@@ -636,11 +640,8 @@ void BM_PgbenchSubmit(benchmark::State& state) {
   const int clients = static_cast<int>(state.range(0));
   const int submissions = static_cast<int>(state.range(1));
   for (auto _ : state) {
-    auto uri = testing::TestPostgres::NewDurableDatabase();
-    if (!uri.ok()) {
-      state.SkipWithError(uri.status().message().c_str());
-      return;
-    }
+    auto uri = DurableDatabase(state);
+    if (!uri) return;
     const std::string dir = TempDir();
     int rc = 0;
     // `token create` migrates the new database to meridian's schema.
@@ -707,11 +708,8 @@ BENCHMARK(BM_PgbenchSubmit)
 void BM_PgCommit(benchmark::State& state) {
   constexpr int kCommits = 1000;
   for (auto _ : state) {
-    auto uri = testing::TestPostgres::NewDurableDatabase();
-    if (!uri.ok()) {
-      state.SkipWithError(uri.status().message().c_str());
-      return;
-    }
+    auto uri = DurableDatabase(state);
+    if (!uri) return;
     auto c = PgConn::Open(*uri);
     if (!c.ok() || !(*c)->Exec("CREATE TABLE t (n bigint)").ok()) {
       state.SkipWithError("cannot create the table");

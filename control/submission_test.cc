@@ -52,6 +52,21 @@ TEST(ParseSubmission, Issue24ANulInAYamlScalarIsRefusedNamingTheField) {
       << s.status().message();
 }
 
+// Every example spec (examples/*.yaml) submitted as a YAML body: its path,
+// and what ParseSubmission made of it.
+std::vector<std::pair<std::string, Result<Submission>>> ExampleSubmissions() {
+  std::vector<std::pair<std::string, Result<Submission>>> out;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(MERIDIAN_SOURCE_DIR) + "/examples")) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    out.emplace_back(entry.path().string(), ParseSubmission(text.str(), BodyFormat::kYaml, "t"));
+  }
+  return out;
+}
+
 // The spec as read, less where it was read: the tree read has no positions.
 JobSpec WithoutMarks(JobSpec spec) {
   spec.origin.marks.clear();
@@ -65,25 +80,19 @@ JobSpec WithoutMarks(JobSpec spec) {
 // spec (read from the YAML body).
 TEST(SpecFromJson, TheTreeReadsEveryExampleAsItsTextDoes) {
   int read = 0;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(MERIDIAN_SOURCE_DIR) + "/examples")) {
-    if (entry.path().extension() != ".yaml") continue;
-    std::ifstream in(entry.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    Result<Submission> s = ParseSubmission(text.str(), BodyFormat::kYaml, "t");
-    ASSERT_TRUE(s.ok()) << entry.path() << ": " << s.status().message();
+  for (auto& [path, s] : ExampleSubmissions()) {
+    ASSERT_TRUE(s.ok()) << path << ": " << s.status().message();
     const std::string stored = s->spec_json.dump();
     Result<JobSpec> tree = SpecFromJson(stored, "j-1");
     Result<JobSpec> scanned = SpecFromJsonText(stored, "j-1");
-    ASSERT_TRUE(tree.ok()) << entry.path() << ": " << tree.status().message();
-    ASSERT_TRUE(scanned.ok()) << entry.path() << ": " << scanned.status().message();
-    EXPECT_TRUE(tree->origin.marks.empty()) << entry.path();
-    EXPECT_FALSE(scanned->origin.marks.empty()) << entry.path();
-    EXPECT_TRUE(*tree == WithoutMarks(*scanned)) << entry.path();
+    ASSERT_TRUE(tree.ok()) << path << ": " << tree.status().message();
+    ASSERT_TRUE(scanned.ok()) << path << ": " << scanned.status().message();
+    EXPECT_TRUE(tree->origin.marks.empty()) << path;
+    EXPECT_FALSE(scanned->origin.marks.empty()) << path;
+    EXPECT_TRUE(*tree == WithoutMarks(*scanned)) << path;
     JobSpec submitted = WithoutMarks(s->spec);
     submitted.origin.source = "j-1";
-    EXPECT_TRUE(*tree == submitted) << entry.path();
+    EXPECT_TRUE(*tree == submitted) << path;
     ++read;
   }
   EXPECT_GE(read, 8);  // examples/*.yaml: the README's job kinds
@@ -151,14 +160,8 @@ TEST(ParseSubmission, AJsonBodyReadsAsATreeAsItsTextDoes) {
       R"({"name": "svc", "kind": "data-science", "tenant": "team-b",
           "resources": {"gpus": 1, "gpu_models": ["T4", "L4"]}, "command": ["/bin/true"]})",
   };
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(MERIDIAN_SOURCE_DIR) + "/examples")) {
-    if (entry.path().extension() != ".yaml") continue;
-    std::ifstream in(entry.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    Result<Submission> yaml = ParseSubmission(text.str(), BodyFormat::kYaml, "t");
-    ASSERT_TRUE(yaml.ok()) << entry.path() << ": " << yaml.status().message();
+  for (auto& [path, yaml] : ExampleSubmissions()) {
+    ASSERT_TRUE(yaml.ok()) << path << ": " << yaml.status().message();
     nlohmann::json body = yaml->spec_json;
     body.erase("tenant");  // as a client sends it: the daemon sets the caller's
     bodies.push_back(body.dump(2));
