@@ -42,6 +42,14 @@ std::string FieldOfMessage(const std::string& m) {
 
 namespace {
 
+// The one job spec that the JSON object `tree` reads as (the spec parser's
+// reading of JsonToYaml's document), or nothing when it does not read as one.
+std::optional<JobSpec> SpecFromTree(const nlohmann::json& tree, std::string_view source) {
+  auto specs = spec::ParseJobSpecNode(JsonToYaml(tree), source);
+  if (!specs.ok() || specs->size() != 1) return std::nullopt;
+  return std::move((*specs)[0]);
+}
+
 // The members of every object in `j`, nested ones included.
 size_t CountKeys(const nlohmann::json& j) {
   size_t n = 0;
@@ -72,9 +80,9 @@ std::optional<Submission> ReadJsonTree(std::string_view body, const std::string&
       /*allow_exceptions=*/false);
   if (!tree.is_object() || tree.contains("jobs") || CountKeys(tree) != keys) return std::nullopt;
   if (!tree.contains("tenant")) tree["tenant"] = tenant;
-  auto specs = spec::ParseJobSpecNode(JsonToYaml(tree), "request");
-  if (!specs.ok() || specs->size() != 1 || (*specs)[0].command.empty()) return std::nullopt;
-  return Submission{std::move((*specs)[0]), std::move(tree)};
+  std::optional<JobSpec> spec = SpecFromTree(tree, "request");
+  if (!spec || spec->command.empty()) return std::nullopt;
+  return Submission{std::move(*spec), std::move(tree)};
 }
 
 }  // namespace
@@ -179,8 +187,7 @@ Result<JobSpec> SpecFromJson(const std::string& spec_json, const std::string& so
   // from its text, whose messages say where the problem is.
   nlohmann::json tree = nlohmann::json::parse(spec_json, nullptr, false);
   if (tree.is_object()) {
-    auto specs = spec::ParseJobSpecNode(JsonToYaml(tree), source);
-    if (specs.ok() && specs->size() == 1) return std::move((*specs)[0]);
+    if (std::optional<JobSpec> spec = SpecFromTree(tree, source)) return std::move(*spec);
   }
   return SpecFromJsonText(spec_json, source);
 }
