@@ -37,11 +37,14 @@
 // stays queued, and the leader's scheduler decides and explains each (a
 // congested queue of thousands, not a daemon without nodes; jobs_queued
 // counts them after the run). serve_cpu_s is the replicas' CPU time over the run (/proc/PID/stat),
-// cpu_s the clients'.
+// cpu_s the clients', pg_run_cpu_s the server's (every one of its processes),
+// host_busy the share of the machine's CPU busy over the run (near 1: the run
+// is bound by the machine's cores; the three CPU times then add up to about
+// host_busy x cores x the run's time).
 //
-// BM_PgbenchSubmit/<clients>/<submissions>: PostgreSQL alone (Debian's
-// pgbench sending the store's own submission statement, one transaction
-// each): the peer that BM_SubmitServe's rate is measured against.
+// BM_PgbenchSubmit/<clients>/<submissions>/<per_transaction>: PostgreSQL
+// alone (Debian's pgbench sending the store's own submission statement):
+// the peer that BM_SubmitServe's rate is measured against.
 //
 // BM_PgCommit: the floor under both: one INSERT per transaction on one
 // connection to that server, fsync on; per_s and p50/p99 per commit.
@@ -178,6 +181,31 @@ double CpuSeconds() {
   getrusage(RUSAGE_SELF, &u);
   auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
   return s(u.ru_utime) + s(u.ru_stime);
+}
+
+// The machine's CPU time from /proc/stat, in ticks: busy (every field but
+// idle and iowait) and in all.
+struct HostTicks {
+  double busy = 0, all = 0;
+};
+HostTicks HostCpuTicks() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  stat >> cpu;  // "cpu": the sum over every core
+  HostTicks t;
+  double v = 0;
+  for (int field = 0; field < 8 && stat >> v; ++field) {  // user ... steal
+    t.all += v;
+    if (field != 3 && field != 4) t.busy += v;  // 3: idle, 4: iowait
+  }
+  return t;
+}
+// host_busy: the share of the machine's CPU time busy between `before` and now
+// (1: every core busy all the run).
+void ReportHostBusy(benchmark::State& state, const HostTicks& before) {
+  const HostTicks after = HostCpuTicks();
+  const double all = after.all - before.all;
+  state.counters["host_busy"] = all > 0 ? (after.busy - before.busy) / all : 0;
 }
 
 // `clients` threads send `total` requests in all, client c to ports[c mod
@@ -320,16 +348,57 @@ Result<double> StatCpuSeconds(pid_t pid, int last) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-// CPU seconds (user + system) of the PostgreSQL server behind `uri`: its
-// postmaster's own and its server processes' that have exited (the
-// postmaster's reaped children, /proc/PID/stat fields 14 to 17).
-Result<double> PgServerCpuSeconds(const std::string& uri) {
+// The pid of the PostgreSQL server's postmaster behind `uri`.
+Result<pid_t> PostmasterPid(const std::string& uri) {
   auto data = PgValue(uri, "SELECT current_setting('data_directory')");
   if (!data.ok()) return data.status();
   std::ifstream pidfile(*data + "/postmaster.pid");
   int pid = 0;
   if (!(pidfile >> pid)) return Status::Internal(*data + "/postmaster.pid: no pid");
-  return StatCpuSeconds(pid, 17);
+  return static_cast<pid_t>(pid);
+}
+
+// CPU seconds (user + system) of the PostgreSQL server behind `uri`: its
+// postmaster's own and its server processes' that have exited (the
+// postmaster's reaped children, /proc/PID/stat fields 14 to 17).
+Result<double> PgServerCpuSeconds(const std::string& uri) {
+  auto pid = PostmasterPid(uri);
+  if (!pid.ok()) return pid.status();
+  return StatCpuSeconds(*pid, 17);
+}
+
+// The CPU seconds of the server's every process so far: the postmaster's own
+// and its exited children's (as above) and each living child's (a process
+// whose /proc/PID/stat names the postmaster as its parent). The difference
+// of two readings is what the server spent between them, in whichever of its
+// processes (sessions, the WAL writer, autovacuum) and whether or not they
+// have exited since.
+Result<double> PgServerTreeCpuSeconds(pid_t postmaster) {
+  auto sum = StatCpuSeconds(postmaster, 17);
+  if (!sum.ok()) return sum;
+  double total = *sum;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;  // it exited meanwhile
+    std::istringstream fields(text.substr(close + 2));
+    std::string state;
+    long ppid = 0;
+    if (!(fields >> state >> ppid) || ppid != postmaster) continue;
+    auto cpu = StatCpuSeconds(static_cast<pid_t>(std::stol(name)), 15);
+    if (cpu.ok()) total += *cpu;
+  }
+  return total;
+}
+
+// pg_run_cpu_s: the server's CPU between `before` (PgServerTreeCpuSeconds)
+// and now.
+void ReportServerRun(benchmark::State& state, pid_t postmaster, const Result<double>& before) {
+  auto after = PgServerTreeCpuSeconds(postmaster);
+  state.counters["pg_run_cpu_s"] = before.ok() && after.ok() ? *after - *before : -1;
 }
 
 constexpr const char* kWalSyncs = "SELECT wal_sync FROM pg_stat_wal";
@@ -596,10 +665,19 @@ void BM_SubmitServe(benchmark::State& state) {
       return sum;
     };
     const ServerMark before = MarkServer(*uri);
+    auto postmaster = PostmasterPid(*uri);
+    if (!postmaster.ok()) {
+      state.SkipWithError(postmaster.status().message().c_str());
+      return;
+    }
+    const auto server_before = PgServerTreeCpuSeconds(*postmaster);
     const double serve_before = serve_cpu();
+    const HostTicks host = HostCpuTicks();
     Load l = Drive(ports, clients, submissions, [&](httplib::Client& c) {
       return c.Post("/v1/jobs", h, kGangBody, "application/json");
     });
+    ReportHostBusy(state, host);
+    ReportServerRun(state, *postmaster, server_before);
     const double serve_after = serve_cpu();
     Report(state, l, submissions);
     state.counters["serve_cpu_s"] = serve_after - serve_before;
@@ -627,18 +705,26 @@ BENCHMARK(BM_SubmitServe)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
-// BM_PgbenchSubmit/<clients>/<submissions>: PostgreSQL alone, the peer under
-// the rows above. Debian's pgbench sends as many submissions straight to the
-// server, each `meridian_submit` (the statement a replica's store sends)
-// in a transaction of its own on one of <clients> connections (prepared, as
-// the store's are), with the spec text the daemon stores for the
-// submissions of BM_SubmitServe: no HTTP, JSON, scheduler or group commit.
-// per_s, p50/p99 from pgbench's per-transaction log (-l) over the span from
-// the first start to the last end (connections made before it); cpu_s is
-// pgbench's own CPU, pg_cpu_s the server's.
+// BM_PgbenchSubmit/<clients>/<submissions>/<per_transaction>: PostgreSQL
+// alone, the peer under the rows above. Debian's pgbench sends as many
+// submissions straight to the server, each `meridian_submit` (the statement a
+// replica's store sends), <per_transaction> to a transaction, on one of
+// <clients> connections (prepared, as the store's are), with the spec text
+// the daemon stores for the submissions of BM_SubmitServe: no HTTP, JSON or
+// scheduler. One to a transaction on 16 connections is the clients' load
+// sent straight to the server; five to a transaction on 3 connections is
+// what three replicas' group commit would send if each gathered five
+// submissions per commit. per_s, p50/p99 (of transactions) from pgbench's
+// per-transaction log (-l) over the span from the first start to the last
+// end (connections made before it); cpu_s is pgbench's own CPU, pg_cpu_s
+// the server's, pg_run_cpu_s the server's over the run alone.
 void BM_PgbenchSubmit(benchmark::State& state) {
   const int clients = static_cast<int>(state.range(0));
   const int submissions = static_cast<int>(state.range(1));
+  const int per_transaction = static_cast<int>(state.range(2));
+  const int per_client = submissions / (clients * per_transaction);  // pgbench's -t
+  const int transactions = per_client * clients;
+  const int sent = transactions * per_transaction;  // 3,990 of 4,000 on 3 connections
   for (auto _ : state) {
     auto uri = DurableDatabase(state);
     if (!uri) return;
@@ -653,16 +739,32 @@ void BM_PgbenchSubmit(benchmark::State& state) {
     }
     std::string spec = sub->spec_json.dump();
     for (size_t at = 0; (at = spec.find('\'', at)) != std::string::npos; at += 2) spec.insert(at, "'");
-    std::ofstream(dir + "/submit.sql")
-        << "SELECT result FROM meridian_submit('bench', '', '', '" << sub->spec.name
-        << "', 'data-science', 'normal', " << std::time(nullptr) << ", '" << spec << "', 86400);\n";
+    {
+      std::ofstream script(dir + "/submit.sql");
+      if (per_transaction > 1) script << "BEGIN;\n";
+      for (int i = 0; i < per_transaction; ++i) {
+        script << "SELECT result FROM meridian_submit('bench', '', '', '" << sub->spec.name
+               << "', 'data-science', 'normal', " << std::time(nullptr) << ", '" << spec
+               << "', 86400);\n";
+      }
+      if (per_transaction > 1) script << "COMMIT;\n";
+    }
     const ServerMark before = MarkServer(*uri);
+    auto postmaster = PostmasterPid(*uri);
+    if (!postmaster.ok()) {
+      state.SkipWithError(postmaster.status().message().c_str());
+      return;
+    }
+    const auto server_before = PgServerTreeCpuSeconds(*postmaster);
+    const HostTicks host = HostCpuTicks();
     rusage usage{};
     const std::string out =
         Run({testing::TestPostgres::BinDir() + "/pgbench", "-n", "-M", "prepared", "-c",
-             std::to_string(clients), "-j", "2", "-t", std::to_string(submissions / clients), "-f",
-             dir + "/submit.sql", "-l", "--log-prefix=" + dir + "/log", *uri},
+             std::to_string(clients), "-j", "2", "-t", std::to_string(per_client),
+             "-f", dir + "/submit.sql", "-l", "--log-prefix=" + dir + "/log", *uri},
             &rc, &usage);
+    ReportHostBusy(state, host);
+    ReportServerRun(state, *postmaster, server_before);
     if (rc != 0) {
       state.SkipWithError(("pgbench failed: " + out).c_str());
       return;
@@ -682,8 +784,8 @@ void BM_PgbenchSubmit(benchmark::State& state) {
         l.latency_us.push_back(latency);
       }
     }
-    if (l.latency_us.size() != static_cast<size_t>(submissions)) {
-      state.SkipWithError("pgbench's log does not hold one line per submission");
+    if (l.latency_us.size() != static_cast<size_t>(transactions)) {
+      state.SkipWithError("pgbench's log does not hold one line per transaction");
       return;
     }
     std::sort(l.latency_us.begin(), l.latency_us.end());
@@ -692,15 +794,17 @@ void BM_PgbenchSubmit(benchmark::State& state) {
       return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
     };
     l.cpu_seconds = secs(usage.ru_utime) + secs(usage.ru_stime);
-    Report(state, l, submissions);
-    if (!ReportServer(state, *uri, before, submissions)) return;
+    Report(state, l, sent);
+    if (!ReportServer(state, *uri, before, sent)) return;
     std::filesystem::remove_all(dir);
   }
 }
 BENCHMARK(BM_PgbenchSubmit)
-    ->ArgNames({"clients", "submissions"})
-    ->Args({16, kSubmissions})
-    ->Args({16, 5 * kSubmissions})
+    ->ArgNames({"clients", "submissions", "per_transaction"})
+    ->Args({16, kSubmissions, 1})
+    ->Args({16, 5 * kSubmissions, 1})
+    ->Args({3, kSubmissions, 5})
+    ->Args({3, 5 * kSubmissions, 5})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
