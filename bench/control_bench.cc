@@ -394,11 +394,28 @@ Result<double> PgServerTreeCpuSeconds(pid_t postmaster) {
   return total;
 }
 
-// pg_run_cpu_s: the server's CPU between `before` (PgServerTreeCpuSeconds)
-// and now.
-void ReportServerRun(benchmark::State& state, pid_t postmaster, const Result<double>& before) {
-  auto after = PgServerTreeCpuSeconds(postmaster);
-  state.counters["pg_run_cpu_s"] = before.ok() && after.ok() ? *after - *before : -1;
+// The machine's and the server's CPU at a run's start; ReportRun sets
+// host_busy and pg_run_cpu_s (the server's CPU over the run) from it.
+struct RunMark {
+  pid_t postmaster = 0;
+  Result<double> server_cpu_s = 0.0;
+  HostTicks host;
+};
+// nullopt, the benchmark skipped with the reason, when the server's
+// postmaster cannot be found.
+std::optional<RunMark> MarkRun(benchmark::State& state, const std::string& uri) {
+  auto postmaster = PostmasterPid(uri);
+  if (!postmaster.ok()) {
+    state.SkipWithError(postmaster.status().message().c_str());
+    return std::nullopt;
+  }
+  return RunMark{*postmaster, PgServerTreeCpuSeconds(*postmaster), HostCpuTicks()};
+}
+void ReportRun(benchmark::State& state, const RunMark& start) {
+  ReportHostBusy(state, start.host);
+  auto after = PgServerTreeCpuSeconds(start.postmaster);
+  state.counters["pg_run_cpu_s"] =
+      start.server_cpu_s.ok() && after.ok() ? *after - *start.server_cpu_s : -1;
 }
 
 constexpr const char* kWalSyncs = "SELECT wal_sync FROM pg_stat_wal";
@@ -665,19 +682,13 @@ void BM_SubmitServe(benchmark::State& state) {
       return sum;
     };
     const ServerMark before = MarkServer(*uri);
-    auto postmaster = PostmasterPid(*uri);
-    if (!postmaster.ok()) {
-      state.SkipWithError(postmaster.status().message().c_str());
-      return;
-    }
-    const auto server_before = PgServerTreeCpuSeconds(*postmaster);
     const double serve_before = serve_cpu();
-    const HostTicks host = HostCpuTicks();
+    const auto run = MarkRun(state, *uri);
+    if (!run) return;
     Load l = Drive(ports, clients, submissions, [&](httplib::Client& c) {
       return c.Post("/v1/jobs", h, kGangBody, "application/json");
     });
-    ReportHostBusy(state, host);
-    ReportServerRun(state, *postmaster, server_before);
+    ReportRun(state, *run);
     const double serve_after = serve_cpu();
     Report(state, l, submissions);
     state.counters["serve_cpu_s"] = serve_after - serve_before;
@@ -750,21 +761,15 @@ void BM_PgbenchSubmit(benchmark::State& state) {
       if (per_transaction > 1) script << "COMMIT;\n";
     }
     const ServerMark before = MarkServer(*uri);
-    auto postmaster = PostmasterPid(*uri);
-    if (!postmaster.ok()) {
-      state.SkipWithError(postmaster.status().message().c_str());
-      return;
-    }
-    const auto server_before = PgServerTreeCpuSeconds(*postmaster);
-    const HostTicks host = HostCpuTicks();
+    const auto run = MarkRun(state, *uri);
+    if (!run) return;
     rusage usage{};
     const std::string out =
         Run({testing::TestPostgres::BinDir() + "/pgbench", "-n", "-M", "prepared", "-c",
              std::to_string(clients), "-j", "2", "-t", std::to_string(per_client),
              "-f", dir + "/submit.sql", "-l", "--log-prefix=" + dir + "/log", *uri},
             &rc, &usage);
-    ReportHostBusy(state, host);
-    ReportServerRun(state, *postmaster, server_before);
+    ReportRun(state, *run);
     if (rc != 0) {
       state.SkipWithError(("pgbench failed: " + out).c_str());
       return;
