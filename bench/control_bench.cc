@@ -332,17 +332,22 @@ Result<int64_t> PgNumber(const std::string& uri, const std::string& sql) {
 
 // CPU seconds in /proc/PID/stat: fields 14 (user) to `last` (15: with system
 // time; 17: with the reaped children's too).
-Result<double> StatCpuSeconds(pid_t pid, int last) {
+// The fields of /proc/PID/stat from field 3, the state, on (after the
+// command's name, which may hold spaces); nullopt once the process is gone.
+std::optional<std::istringstream> StatFields(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   const size_t close = text.rfind(')');
-  if (close == std::string::npos) {
-    return Status::Internal("/proc/" + std::to_string(pid) + "/stat: unreadable");
-  }
-  std::istringstream fields(text.substr(close + 2));  // from field 3, the state
+  if (close == std::string::npos) return std::nullopt;
+  return std::istringstream(text.substr(close + 2));
+}
+
+Result<double> StatCpuSeconds(pid_t pid, int last) {
+  auto fields = StatFields(pid);
+  if (!fields) return Status::Internal("/proc/" + std::to_string(pid) + "/stat: unreadable");
   std::string f;
   double ticks = 0;
-  for (int field = 3; field <= last && fields >> f; ++field) {
+  for (int field = 3; field <= last && *fields >> f; ++field) {
     if (field >= 14) ticks += std::stod(f);
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
@@ -380,15 +385,12 @@ Result<double> PgServerTreeCpuSeconds(pid_t postmaster) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t close = text.rfind(')');
-    if (close == std::string::npos) continue;  // it exited meanwhile
-    std::istringstream fields(text.substr(close + 2));
+    const auto pid = static_cast<pid_t>(std::stol(name));
+    auto fields = StatFields(pid);
     std::string state;
     long ppid = 0;
-    if (!(fields >> state >> ppid) || ppid != postmaster) continue;
-    auto cpu = StatCpuSeconds(static_cast<pid_t>(std::stol(name)), 15);
+    if (!fields || !(*fields >> state >> ppid) || ppid != postmaster) continue;  // or gone
+    auto cpu = StatCpuSeconds(pid, 15);
     if (cpu.ok()) total += *cpu;
   }
   return total;
