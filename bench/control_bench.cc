@@ -36,7 +36,8 @@
 // holds one T4 for the whole run and the jobs ask for all 8, so every one
 // stays queued, and the leader's scheduler decides and explains each (a
 // congested queue of thousands, not a daemon without nodes; jobs_queued
-// counts them after the run). serve_cpu_s is the replicas' CPU time over the run (/proc/PID/stat),
+// counts them after the run; leader_cycles the reconcile cycles the leader ran
+// during the run, from its /metrics). serve_cpu_s is the replicas' CPU time over the run (/proc/PID/stat),
 // cpu_s the clients', pg_run_cpu_s the server's (every one of its processes),
 // host_busy the share of the machine's CPU busy over the run (near 1: the run
 // is bound by the machine's cores; the three CPU times then add up to about
@@ -631,6 +632,18 @@ bool AwaitState(int port, const httplib::Headers& h, const std::string& id,
   return false;
 }
 
+// The reconcile cycles replica `port` has run (its /metrics'
+// meridian_reconcile_cycle_seconds_count; a follower runs none), or -1.
+double ReconcileCycles(int port) {
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get("/metrics");
+  if (!r || r->status != 200) return -1;
+  constexpr std::string_view kCount = "\nmeridian_reconcile_cycle_seconds_count ";
+  const size_t at = r->body.find(kCount);
+  if (at == std::string::npos) return -1;
+  return std::strtod(r->body.c_str() + at + kCount.size(), nullptr);
+}
+
 void BM_SubmitServe(benchmark::State& state) {
   const int replicas = static_cast<int>(state.range(0));
   const int clients = static_cast<int>(state.range(1));
@@ -683,7 +696,13 @@ void BM_SubmitServe(benchmark::State& state) {
       }
       return sum;
     };
+    auto cycles = [&]() {
+      double sum = 0;
+      for (int port : ports) sum += std::max(0.0, ReconcileCycles(port));
+      return sum;
+    };
     const ServerMark before = MarkServer(*uri);
+    const double cycles_before = cycles();
     const double serve_before = serve_cpu();
     const auto run = MarkRun(state, *uri);
     if (!run) return;
@@ -694,6 +713,7 @@ void BM_SubmitServe(benchmark::State& state) {
     const double serve_after = serve_cpu();
     Report(state, l, submissions);
     state.counters["serve_cpu_s"] = serve_after - serve_before;
+    state.counters["leader_cycles"] = cycles() - cycles_before;
     auto queued = PgNumber(*uri, "SELECT count(*) FROM jobs WHERE state = 'queued'");
     // Its process ends before the daemons do (a stopped daemon leaves its jobs
     // running, for the next one to adopt).

@@ -171,5 +171,85 @@ TEST_F(ApiAbuseTest, OverTheTotalLimitWithNoneWaitingIsA503) {
   EXPECT_EQ(body["error"]["code"], "unavailable") << answer;
 }
 
+// What one read returns once the first byte of `fd`'s answer is there
+// (waiting up to `wait_ms`): the bytes that had arrived together.
+std::string FirstRead(int fd, int wait_ms) {
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, wait_ms) <= 0) return "";
+  std::string buf(1 << 16, '\0');
+  const ssize_t n = recv(fd, buf.data(), buf.size(), MSG_DONTWAIT);
+  buf.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return buf;
+}
+
+// The size an answer says it has: its head (status line and headers, with
+// the blank line) plus Content-Length, or 0 when the head is not complete.
+size_t DeclaredSize(const std::string& answer, bool head_only) {
+  const size_t end = answer.find("\r\n\r\n");
+  if (end == std::string::npos) return 0;
+  const std::string head = answer.substr(0, end);
+  const size_t at = head.find("\r\nContent-Length: ");
+  const size_t body =
+      at == std::string::npos || head_only ? 0 : std::stoul(head.substr(at + 18));
+  return end + 4 + body;
+}
+
+// An answer's head and body leave the daemon in one write, so they reach the
+// client together: one wake-up and one read for the client, one system call
+// and one segment for the daemon (control/http_server.cc, DeadlineStream).
+// The answer to a HEAD, a head alone, is sent when the request ends.
+TEST_F(ApiAbuseTest, AnAnswersHeadAndBodyArriveInOneRead) {
+  Start();
+  const std::string submit = R"({"name": "one-read", "kind": "data-science", "command": ["/bin/true"]})";
+  const struct {
+    std::string request;
+    std::string status;
+    bool head_only;
+  } cases[] = {
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 200", false},
+      {"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + alice_ +
+           "\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(submit.size()) + "\r\n\r\n" + submit,
+       "HTTP/1.1 201", false},
+      {"GET /v1/jobs/j-99999999 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + alice_ +
+           "\r\n\r\n",
+       "HTTP/1.1 404", false},
+      {"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 200", true},
+  };
+  for (const auto& c : cases) {
+    const int fd = OpenAndSend(daemon_->port(), c.request);
+    ASSERT_GE(fd, 0);
+    fds_.push_back(fd);
+    const std::string answer = FirstRead(fd, 5000);
+    EXPECT_EQ(answer.rfind(c.status, 0), 0u) << c.request << "\n" << answer;
+    // Bodies here are a few hundred bytes: well inside one segment on loopback.
+    EXPECT_GT(answer.size(), 0u);
+    EXPECT_EQ(answer.size(), DeclaredSize(answer, c.head_only)) << c.request << "\n" << answer;
+  }
+}
+
+// A client that asks to be told to go on ("Expect: 100-continue") sends its
+// body only after the interim answer: that one is never held back waiting
+// for the final answer's body.
+TEST_F(ApiAbuseTest, AnInterimContinueIsSentBeforeTheBodyArrives) {
+  Start();
+  const std::string submit = R"({"name": "continued", "kind": "data-science", "command": ["/bin/true"]})";
+  const int fd = OpenAndSend(daemon_->port(),
+                             "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + alice_ +
+                                 "\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                                 "Content-Length: " + std::to_string(submit.size()) + "\r\n\r\n");
+  ASSERT_GE(fd, 0);
+  fds_.push_back(fd);
+  const auto t0 = Clock::now();
+  const std::string interim = FirstRead(fd, 5000);
+  EXPECT_EQ(interim.rfind("HTTP/1.1 100 Continue\r\n", 0), 0u) << interim;
+  // Held until the body, it would not come at all: the client waits for it.
+  EXPECT_LT(Seconds(t0), 2.0);
+  ASSERT_EQ(send(fd, submit.data(), submit.size(), MSG_NOSIGNAL), static_cast<ssize_t>(submit.size()));
+  const std::string answer = FirstRead(fd, 5000);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 201", 0), 0u) << answer;
+  EXPECT_EQ(answer.size(), DeclaredSize(answer, false)) << answer;
+}
+
 }  // namespace
 }  // namespace meridian::control

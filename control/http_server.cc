@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -107,7 +109,25 @@ class DeadlineStream : public httplib::Stream {
     return static_cast<ssize_t>(k);
   }
 
+  // cpp-httplib writes an answer's status line and headers, then its body,
+  // in two calls: two system calls and two segments, each waking the client.
+  // From BeginAnswer, the first write (the headers) is held and goes out with
+  // the next one in one call; EndAnswer sends what is still held (an answer
+  // with no body). An interim answer ("HTTP/1.1 100 Continue", which the
+  // client waits for before it sends the body) is never held.
+  void BeginAnswer() { hold_ = true; }
+  bool EndAnswer() {
+    hold_ = false;
+    return held_.empty() || WriteAfterHeld(nullptr, 0) >= 0;
+  }
+
   ssize_t write(const char* ptr, size_t size) override {
+    if (!held_.empty()) return WriteAfterHeld(ptr, size);
+    if (hold_ && !Interim(ptr, size)) {
+      hold_ = false;
+      held_.assign(ptr, size);
+      return static_cast<ssize_t>(size);
+    }
     ssize_t n = Send(ptr, size, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       if (!is_writable()) return -1;  // the client has not read for write_timeout_ms
@@ -146,6 +166,38 @@ class DeadlineStream : public httplib::Stream {
     } while (n < 0 && errno == EINTR);
     return n;
   }
+  static bool Interim(const char* ptr, size_t size) {
+    constexpr std::string_view kInterim = "HTTP/1.1 1";
+    return std::string_view(ptr, size).substr(0, kInterim.size()) == kInterim;
+  }
+
+  // Sends what is held, then as much of [ptr, ptr + size) as the socket
+  // takes; the count of the latter, or -1.
+  ssize_t WriteAfterHeld(const char* ptr, size_t size) {
+    for (;;) {
+      iovec v[2] = {{held_.data(), held_.size()}, {const_cast<char*>(ptr), size}};
+      msghdr m{};
+      m.msg_iov = v;
+      m.msg_iovlen = size > 0 ? 2 : 1;
+      ssize_t n;
+      do {
+        n = sendmsg(fd_, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+      } while (n < 0 && errno == EINTR);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (!is_writable()) return -1;
+        continue;
+      }
+      if (n < 0) return n;
+      const size_t sent = static_cast<size_t>(n);
+      if (sent >= held_.size()) {
+        const size_t of_data = sent - held_.size();
+        held_.clear();
+        return static_cast<ssize_t>(of_data);
+      }
+      held_.erase(0, sent);
+    }
+  }
+
   ssize_t Send(const char* ptr, size_t size, int flags) {
     ssize_t n;
     do {
@@ -176,6 +228,8 @@ class DeadlineStream : public httplib::Stream {
   Clock::time_point deadline_ = Clock::now();
   char buf_[4096];
   size_t begin_ = 0, end_ = 0;
+  bool hold_ = false;
+  std::string held_;
 };
 
 void Refuse(int fd) {
@@ -272,11 +326,13 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     strm.set_deadline(Clock::now() + ms(limits_.header_timeout_ms));
     bool closed = false;
     const bool last = served + 1 == limits_.max_requests_per_connection;
+    strm.BeginAnswer();
     ok = process_request(strm, last, closed, [&](httplib::Request&) {
       // The headers are in: the body, if any, has its own deadline.
       SetPhase(*slot, Phase::kBusy);
       strm.set_deadline(Clock::now() + ms(limits_.body_timeout_ms));
     });
+    ok = strm.EndAnswer() && ok;
     if (!ok || closed) break;
   }
   // Released before the descriptor is closed, so no eviction can reach a
