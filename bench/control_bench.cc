@@ -38,6 +38,7 @@
 // congested queue of thousands, not a daemon without nodes; jobs_queued
 // counts them after the run; leader_cycles the reconcile cycles the leader ran
 // during the run, from its /metrics). serve_cpu_s is the replicas' CPU time over the run (/proc/PID/stat),
+// leader_cpu_s the leader's share of it (the replica whose /healthz says so),
 // cpu_s the clients', pg_run_cpu_s the server's (every one of its processes),
 // host_busy the share of the machine's CPU busy over the run (near 1: the run
 // is bound by the machine's cores; the three CPU times then add up to about
@@ -644,6 +645,15 @@ double ReconcileCycles(int port) {
   return std::strtod(r->body.c_str() + at + kCount.size(), nullptr);
 }
 
+// Whether replica `port` answers /healthz as the leader.
+bool Leads(int port) {
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get("/healthz");
+  if (!r || r->status != 200) return false;
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  return j.is_object() && j.value("role", "") == "leader";
+}
+
 void BM_SubmitServe(benchmark::State& state) {
   const int replicas = static_cast<int>(state.range(0));
   const int clients = static_cast<int>(state.range(1));
@@ -688,10 +698,16 @@ void BM_SubmitServe(benchmark::State& state) {
       state.SkipWithError("the job holding the node's GPU did not start");
       return;
     }
-    auto serve_cpu = [&]() {
+    // Every replica's CPU, and the leader's alone.
+    size_t leader = serves.size();
+    for (size_t r = 0; r < ports.size(); ++r) {
+      if (Leads(ports[r])) leader = r;
+    }
+    auto serve_cpu = [&](bool leader_only) {
       double sum = 0;
-      for (const auto& p : serves) {
-        auto cpu = StatCpuSeconds(p->pid(), 15);  // its threads' user and system time
+      for (size_t r = 0; r < serves.size(); ++r) {
+        if (leader_only && r != leader) continue;
+        auto cpu = StatCpuSeconds(serves[r]->pid(), 15);  // its threads' user and system time
         if (cpu.ok()) sum += *cpu;
       }
       return sum;
@@ -703,16 +719,17 @@ void BM_SubmitServe(benchmark::State& state) {
     };
     const ServerMark before = MarkServer(*uri);
     const double cycles_before = cycles();
-    const double serve_before = serve_cpu();
+    const double serve_before = serve_cpu(false), leader_before = serve_cpu(true);
     const auto run = MarkRun(state, *uri);
     if (!run) return;
     Load l = Drive(ports, clients, submissions, [&](httplib::Client& c) {
       return c.Post("/v1/jobs", h, kGangBody, "application/json");
     });
     ReportRun(state, *run);
-    const double serve_after = serve_cpu();
+    const double serve_after = serve_cpu(false), leader_after = serve_cpu(true);
     Report(state, l, submissions);
     state.counters["serve_cpu_s"] = serve_after - serve_before;
+    state.counters["leader_cpu_s"] = leader < serves.size() ? leader_after - leader_before : -1;
     state.counters["leader_cycles"] = cycles() - cycles_before;
     auto queued = PgNumber(*uri, "SELECT count(*) FROM jobs WHERE state = 'queued'");
     // Its process ends before the daemons do (a stopped daemon leaves its jobs
