@@ -39,6 +39,7 @@
 // counts them after the run; leader_cycles the reconcile cycles the leader ran
 // during the run, from its /metrics). serve_cpu_s is the replicas' CPU time over the run (/proc/PID/stat),
 // leader_cpu_s the leader's share of it (the replica whose /healthz says so),
+// leader_kb_per_job how much the leader's resident memory grew per job queued,
 // cpu_s the clients', pg_run_cpu_s the server's (every one of its processes),
 // host_busy the share of the machine's CPU busy over the run (near 1: the run
 // is bound by the machine's cores; the three CPU times then add up to about
@@ -645,6 +646,16 @@ double ReconcileCycles(int port) {
   return std::strtod(r->body.c_str() + at + kCount.size(), nullptr);
 }
 
+// Process `pid`'s resident memory in MB (/proc/PID/status, VmRSS), or 0.
+double ResidentMb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024;
+  }
+  return 0;
+}
+
 // Whether replica `port` answers /healthz as the leader.
 bool Leads(int port) {
   httplib::Client c("127.0.0.1", port);
@@ -720,6 +731,7 @@ void BM_SubmitServe(benchmark::State& state) {
     const ServerMark before = MarkServer(*uri);
     const double cycles_before = cycles();
     const double serve_before = serve_cpu(false), leader_before = serve_cpu(true);
+    const double leader_mb_before = leader < serves.size() ? ResidentMb(serves[leader]->pid()) : 0;
     const auto run = MarkRun(state, *uri);
     if (!run) return;
     Load l = Drive(ports, clients, submissions, [&](httplib::Client& c) {
@@ -730,6 +742,10 @@ void BM_SubmitServe(benchmark::State& state) {
     Report(state, l, submissions);
     state.counters["serve_cpu_s"] = serve_after - serve_before;
     state.counters["leader_cpu_s"] = leader < serves.size() ? leader_after - leader_before : -1;
+    state.counters["leader_kb_per_job"] =
+        leader < serves.size()
+            ? (ResidentMb(serves[leader]->pid()) - leader_mb_before) * 1024 / submissions
+            : -1;
     state.counters["leader_cycles"] = cycles() - cycles_before;
     auto queued = PgNumber(*uri, "SELECT count(*) FROM jobs WHERE state = 'queued'");
     // Its process ends before the daemons do (a stopped daemon leaves its jobs

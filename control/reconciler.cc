@@ -509,7 +509,10 @@ void Reconciler::HandleObservation(const RunObservation& o, UnixSeconds now,
     return;
   } else if (kind == StopKind::kPreempt ||
              (o.phase == RunPhase::kLost && a.row.attempts <= options_.max_requeues)) {
-    if (options_.measured) a.measured = options_.measured(a.row.id);
+    if (options_.measured) {
+      std::optional<JobTelemetry> m = options_.measured(a.row.id);
+      a.measured = m ? std::make_unique<JobTelemetry>(std::move(*m)) : nullptr;
+    }
     Unqueue(a);
     // Queued again for the work left after its last checkpoint (read before
     // the release below drops its allocation), and decided again with the

@@ -346,7 +346,7 @@ Status Reconciler::Schedule(UnixSeconds now, std::vector<JobUpdate>* out) {
       // A job with saved work is queued for what is left of it.
       a.full.reset();
       if (a.work_done > 0) {
-        a.full = std::move(a.queued);
+        a.full = std::make_unique<sched::QueuedJob>(std::move(*a.queued));
         a.queued = sched::WithWorkLeft(*a.full, a.work_done);
       }
     }

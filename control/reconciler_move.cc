@@ -212,7 +212,7 @@ bool Reconciler::AskToMove(Active& a, UnixSeconds now, sched::MoveOccasion occas
   }
   a.checkpoints = r.checkpoints;
   a.work_done = done;
-  a.move_to = std::move(*m.placement);
+  a.move_to = std::make_unique<sched::Decision>(std::move(*m.placement));
   a.stop_kind = StopKind::kMove;
   metrics_->moves++;
   const int64_t grace = GraceOf(a);
@@ -226,8 +226,7 @@ bool Reconciler::AskToMove(Active& a, UnixSeconds now, sched::MoveOccasion occas
 void Reconciler::MoveStopped(Active& a, const std::string& how, UnixSeconds ended,
                              UnixSeconds now, std::vector<JobUpdate>* out) {
   ReleaseAttempt(a, ended, out);  // billed while its placement is still known
-  std::optional<sched::Decision> to = std::move(a.move_to);
-  a.move_to.reset();
+  std::unique_ptr<sched::Decision> to = std::move(a.move_to);
   a.placed.reset();
   Unqueue(a);
   Transition(a, JobState::kQueued,

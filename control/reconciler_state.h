@@ -72,13 +72,14 @@ struct Reconciler::Active {
   StopKind stop_kind = StopKind::kNone;
   bool holds = false;     // its allocation is (to be) in the ledger
   bool done = false;      // reached a terminal state this cycle
-  std::optional<sched::Decision> pending_launch;
   std::optional<BackendRetry> launch_retry;  // scheduled, its launch tried again
   std::optional<BackendRetry> stop_retry;    // stop_kind set, the stop sent again
   PendingCall pending = PendingCall::kNone;  // a call on its way (BackendCall)
   // The profile measured over the attempt that just ended, until the next
-  // decision applies it.
-  std::optional<JobTelemetry> measured;
+  // decision applies it. This and the other parts that only some jobs have
+  // for a while (`full`, `move_to`) are held apart, not inline: a congested
+  // queue holds thousands of Actives, and each would carry them all.
+  std::unique_ptr<JobTelemetry> measured;
   // A real-time service placed as a replica set: one process per member of
   // its allocation (control/replica_set.h); empty for any other job.
   std::vector<Replica> replicas;
@@ -97,11 +98,11 @@ struct Reconciler::Active {
   double work_done = 0;
   // The job with all its work, kept while `queued` is its form for the work
   // left (work_done > 0 when it was queued): what the work left is scaled from.
-  std::optional<sched::QueuedJob> full;
+  std::unique_ptr<sched::QueuedJob> full;
   int checkpoints = 0;
   UnixSeconds next_checkpoint = 0;
   std::optional<UnixSeconds> last_move;
-  std::optional<sched::Decision> move_to;
+  std::unique_ptr<sched::Decision> move_to;
   UnixSeconds freed_ask = 0;  // the last ask when fleet GPUs freed (AskOnFreedGpus); 0: none
   // The next turn of a UTC hour it is asked at (AskAtCarbonHour), for a job
   // checkpointing less often; 0: none. And the last ask of any kind.
