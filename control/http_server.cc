@@ -166,6 +166,7 @@ class DeadlineStream : public httplib::Stream {
     } while (n < 0 && errno == EINTR);
     return n;
   }
+
   static bool Interim(const char* ptr, size_t size) {
     constexpr std::string_view kInterim = "HTTP/1.1 1";
     return std::string_view(ptr, size).substr(0, kInterim.size()) == kInterim;
