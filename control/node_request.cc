@@ -31,7 +31,7 @@ Status CheckCount(const json& b, const char* key) {
 }  // namespace
 
 Result<NodeRow> DecodeNodeRegistration(std::string_view body, const catalog::Catalog& catalog) {
-  MERIDIAN_RETURN_IF_ERROR(CheckUtf8Body(body, true));
+  MERIDIAN_RETURN_IF_ERROR(CheckJsonBody(body));
   json b = json::parse(body, nullptr, false);
   if (b.is_discarded() || !b.is_object()) {
     return Status::Invalid(

@@ -58,6 +58,19 @@ TEST(DecodeNodeRegistration, EachRefusalNamesItsField) {
   }
 }
 
+// A NUL byte ends the text for nlohmann's reader; JSON allows one only
+// escaped, so a registration with one after the object is refused.
+TEST(DecodeNodeRegistration, ANulByteAfterTheObjectIsMalformedJson) {
+  const std::string body =
+      R"({"name": "n1", "gpu_model": "T4", "gpus": 1, "vcpus": 8, "ram_gib": 32})" +
+      std::string(1, '\0') + "junk";
+  auto r = DecodeNodeRegistration(body, Embedded());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "request: malformed JSON: a NUL byte (0x00) at offset 71; JSON allows one only "
+            "escaped, as \\u0000");
+}
+
 TEST(DecodeNodeRegistration, AnUnknownKeyIsNamedWithASuggestion) {
   auto n = DecodeNodeRegistration(R"({"name": "n", "gpu_modle": "T4"})", Embedded());
   ASSERT_FALSE(n.ok());

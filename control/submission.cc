@@ -89,7 +89,10 @@ std::optional<Submission> ReadJsonTree(std::string_view body, const std::string&
 
 Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
                                    const std::string& tenant) {
-  if (format == BodyFormat::kJson && !FirstInvalidUtf8(body)) {
+  // A body the tree cannot take whole (not UTF-8, or with a NUL byte, where
+  // nlohmann's reader would stop) is read as text, which says what is wrong.
+  if (format == BodyFormat::kJson && !FirstInvalidUtf8(body) &&
+      body.find('\0') == std::string_view::npos) {
     if (std::optional<Submission> s = ReadJsonTree(body, tenant)) return std::move(*s);
   }
   return ParseSubmissionText(body, format, tenant);
@@ -100,7 +103,8 @@ Result<Submission> ParseSubmissionText(std::string_view body, BodyFormat format,
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Status::Invalid("request: the body is empty; send one job spec (docs/job-spec.md)");
   }
-  MERIDIAN_RETURN_IF_ERROR(CheckUtf8Body(body, format == BodyFormat::kJson));
+  MERIDIAN_RETURN_IF_ERROR(format == BodyFormat::kJson ? CheckJsonBody(body)
+                                                       : CheckUtf8Body(body, false));
   nlohmann::json tree;
   if (format == BodyFormat::kJson) {
     tree = nlohmann::json::parse(body, nullptr, false);

@@ -130,4 +130,13 @@ Status CheckUtf8Body(std::string_view body, bool json) {
                          "); the request must be UTF-8 text");
 }
 
+Status CheckJsonBody(std::string_view body) {
+  MERIDIAN_RETURN_IF_ERROR(CheckUtf8Body(body, true));
+  if (const size_t at = body.find('\0'); at != std::string_view::npos) {
+    return Status::Invalid("request: malformed JSON: a NUL byte (0x00) at offset " +
+                           std::to_string(at) + "; JSON allows one only escaped, as \\u0000");
+  }
+  return Status::Ok();
+}
+
 }  // namespace meridian::control

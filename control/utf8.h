@@ -32,4 +32,9 @@ std::optional<std::string> NonUtf8Field(const nlohmann::json& tree);
 // UTF-8: "name: invalid UTF-8 (byte 0xff at offset 10); ...".
 Status CheckUtf8Body(std::string_view body, bool json);
 
+// A JSON request body: UTF-8 (CheckUtf8Body) with no NUL byte. JSON allows a
+// NUL only escaped ("\u0000"); nlohmann's reader takes a raw one for the end
+// of the text, as in a C string, and would accept whatever follows it.
+Status CheckJsonBody(std::string_view body);
+
 }  // namespace meridian::control
