@@ -646,12 +646,13 @@ double ReconcileCycles(int port) {
   return std::strtod(r->body.c_str() + at + kCount.size(), nullptr);
 }
 
-// Process `pid`'s resident memory in MB (/proc/PID/status, VmRSS), or 0.
+// Process `pid`'s resident memory in MB (/proc/PID/stat field 24, rss in
+// pages), or 0.
 double ResidentMb(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024;
+  auto fields = StatFields(pid);
+  std::string f;
+  for (int field = 3; fields && field <= 24 && *fields >> f; ++field) {
+    if (field == 24) return std::stod(f) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1 << 20);
   }
   return 0;
 }
