@@ -91,8 +91,7 @@ Result<Submission> ParseSubmission(std::string_view body, BodyFormat format,
                                    const std::string& tenant) {
   // A body the tree cannot take whole (not UTF-8, or with a NUL byte, where
   // nlohmann's reader would stop) is read as text, which says what is wrong.
-  if (format == BodyFormat::kJson && !FirstInvalidUtf8(body) &&
-      body.find('\0') == std::string_view::npos) {
+  if (format == BodyFormat::kJson && CheckJsonBody(body).ok()) {
     if (std::optional<Submission> s = ReadJsonTree(body, tenant)) return std::move(*s);
   }
   return ParseSubmissionText(body, format, tenant);
