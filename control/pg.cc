@@ -132,6 +132,11 @@ Status PgConn::Exec(const std::string& sql) {
 Status PgConn::Check(pg_result* r, const std::string& sql) const {
   const ExecStatusType st = PQresultStatus(r);
   if (r && (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)) return Status::Ok();
+  if (const char* code = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+      code != nullptr && code == kPgRefusal) {
+    const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    return Status::Internal(primary ? primary : "");
+  }
   std::string m = r ? PQresultErrorMessage(r) : ConnError(c_);
   while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
   return Status::Internal("PostgreSQL: " + Head(sql) + ": " + m);

@@ -54,6 +54,11 @@ bool IsPostgresUri(std::string_view db);
 // `uri` with any password left out, for messages and logs.
 std::string RedactedUri(std::string_view uri);
 
+// The SQLSTATE of a refusal raised by meridian's own SQL functions
+// (control/pg_schema.h): the statement's Status is its message as is, not
+// the database's error around it.
+inline constexpr std::string_view kPgRefusal = "MR001";
+
 // How a statement with parameters is planned (see above): once per
 // connection, or at each call with its values.
 enum class PgPlan { kOnce, kEachCall };
@@ -127,6 +132,7 @@ class PgConn {
   // False once the server lost a prepared statement: this connection runs
   // every statement unprepared from then on.
   bool preparing() const { return prepare_; }
+  bool pipelined() const { return pipelined_; }
 
  private:
   struct Sent {

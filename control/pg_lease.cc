@@ -1,7 +1,5 @@
 #include "control/pg_lease.h"
 
-#include "control/backend.h"
-
 namespace meridian::control {
 
 namespace {
@@ -31,15 +29,9 @@ Result<bool> RenewPgLease(PgConn& db, const std::string& holder, int64_t epoch, 
 }
 
 Status CheckPgFence(PgConn& db, int64_t epoch) {
-  return db.Send("SELECT epoch FROM leader_lease WHERE id=1 FOR SHARE", {},
-                 [epoch](const PgRows& r) -> Status {
-                   const int64_t now = r.size() == 0 ? 0 : r.Int(0, 0);
-                   if (now == epoch) return Status::Ok();
-                   return Deposed(
-                       "the leader's lease is at epoch " + std::to_string(now) +
-                       ", not this replica's " + std::to_string(epoch) +
-                       ": another replica took over, so this one writes and launches nothing as leader");
-                 });
+  // Refused by the server (meridian_fence, pg_schema.h), as Deposed, so the
+  // refusal aborts the transaction whether or not its answer was read yet.
+  return db.Send("SELECT meridian_fence($1)", {Param(epoch)}, nullptr);
 }
 
 Result<std::string> SelectPgLeaseHolder(PgConn& db) {

@@ -19,8 +19,9 @@ Result<bool> RenewPgLease(PgConn& db, const std::string& holder, int64_t epoch, 
 // Inside a write transaction: OK when `epoch` is still the lease's, with the
 // lease row locked (FOR SHARE) so no takeover commits before this
 // transaction does; else an error saying this replica no longer leads
-// (IsDeposed, control/backend.h). In a
-// pipeline (PgConn::Send) the check's answer comes at the pipeline's Sync.
+// (IsDeposed, control/backend.h). The server refuses (meridian_fence), so
+// in a pipeline (PgConn::Send), whose answers come at its Sync, nothing sent
+// after the check in its transaction runs, its COMMIT included.
 Status CheckPgFence(PgConn& db, int64_t epoch);
 
 Result<std::vector<Store::ActiveMark>> SelectPgActiveMarks(PgConn& db);

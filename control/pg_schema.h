@@ -187,6 +187,27 @@ CREATE TRIGGER jobs_mark_xid BEFORE UPDATE OF state, cancel_requested ON jobs FO
   EXECUTE FUNCTION meridian_mark_xid();
 CREATE INDEX jobs_mark_xid ON jobs(mark_xid);
 )sql"},
+    // The leader's fence (CheckPgFence, pg_lease.cc) checked by the server:
+    // the lease row held FOR SHARE to the transaction's end, and a lease at
+    // another epoch raised as an error (kPgRefusal, pg.h), which aborts the
+    // transaction, so a batch can send its COMMIT with its writes without
+    // reading the fence's answer first. The message is the Status's as is:
+    // "deposed: " is kDeposedPrefix (backend.h), read by IsDeposed.
+    {5, R"sql(
+CREATE FUNCTION meridian_fence(p_epoch BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $$
+DECLARE
+  e BIGINT;
+BEGIN
+  SELECT l.epoch INTO e FROM leader_lease l WHERE l.id = 1 FOR SHARE;
+  IF e IS DISTINCT FROM p_epoch THEN
+    RAISE EXCEPTION USING ERRCODE = 'MR001', MESSAGE = format(
+      'deposed: the leader''s lease is at epoch %s, not this replica''s %s: another replica '
+      'took over, so this one writes and launches nothing as leader', COALESCE(e, 0), p_epoch);
+  END IF;
+  RETURN e;
+END
+$$;
+)sql"},
 };
 
 }  // namespace meridian::control

@@ -358,9 +358,12 @@ class PgStore final : public Store {
   Status Write(WriteFn fn) { return writes_->Write(std::move(fn)); }
 
   // One transaction for the batch, rolled back when a write fails. In a
-  // pipeline, BEGIN, the fence and every write that sends its statements go
-  // in one round trip, and the COMMIT, sent only once every answer was read
-  // and accepted, in a second.
+  // pipeline, BEGIN, the fence, every write that sends its statements and
+  // the COMMIT go in one round trip: the server refuses what must not
+  // commit (a statement's error, the fence's epoch), and the first refusal
+  // skips the rest of the pipeline, the COMMIT with it. A write that reads
+  // before it writes (Apply) ends the pipeline with its read, and its writes
+  // go with the COMMIT in the next.
   Status RunBatch(const std::vector<WriteFn*>& batch) {
     const bool preparing = write_->preparing();
     Status st = RunBatchOnce(batch);
@@ -375,8 +378,10 @@ class PgStore final : public Store {
     if (st.ok()) st = write_->Send("BEGIN", {}, nullptr);
     if (const int64_t epoch = fence_; st.ok() && epoch != 0) st = CheckPgFence(*write_, epoch);
     for (size_t i = 0; st.ok() && i < batch.size(); ++i) st = (*batch[i])(*write_);
+    const bool pipelined = write_->pipelined();
+    if (st.ok() && pipelined) st = write_->Send("COMMIT", {}, nullptr);
     if (st.ok()) st = write_->Sync();
-    if (st.ok()) st = write_->Exec("COMMIT");
+    if (st.ok() && !pipelined) st = write_->Exec("COMMIT");
     if (!st.ok()) (void)write_->Exec("ROLLBACK");  // ends a pipeline left open
     return st;
   }

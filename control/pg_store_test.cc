@@ -13,7 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include "control/backend.h"
 #include "control/pg.h"
+#include "control/pg_lease.h"
 #include "control/pg_schema.h"
 #include "control/store.h"
 #include "control/store_test_kinds.h"
@@ -140,6 +142,44 @@ TEST(PgStoreTest, APipelineReportsTheFirstFailedStatementAndSkipsTheRest) {
   auto after = (*c)->Query("SELECT 'usable'");  // the connection left out of the pipeline
   ASSERT_TRUE(after.ok()) << after.status().message();
   EXPECT_EQ(after->Text(0, 0), "usable");
+}
+
+// The leader's fence is checked by the server (meridian_fence), so a batch
+// sends BEGIN, the fence, its writes and its COMMIT in one pipeline: at
+// another epoch the server refuses the fence and skips what follows it, the
+// COMMIT included; at the lease's epoch the one Sync commits the write.
+TEST(PgStoreTest, AFenceAtAnotherEpochSkipsTheWritesAndTheCommitSentWithIt) {
+  auto uri = testing::TestPostgres::NewDatabase();
+  ASSERT_TRUE(uri.ok()) << uri.status().message();
+  auto store = testing::OpenStoreOn(*uri);  // migrated
+  ASSERT_NE(store, nullptr);
+  ASSERT_EQ(*store->TakeLease("a", 60000), 1);
+  auto c = PgConn::Open(*uri);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  auto batch = [&](int64_t epoch, const std::string& tenant) {
+    Status st = (*c)->BeginPipeline();
+    if (st.ok()) st = (*c)->Send("BEGIN", {}, nullptr);
+    if (st.ok()) st = CheckPgFence(**c, epoch);
+    if (st.ok()) {
+      st = (*c)->Send("INSERT INTO tenants(name, created_at) VALUES($1, 0)", {Param(tenant)},
+                      nullptr);
+    }
+    if (st.ok()) st = (*c)->Send("COMMIT", {}, nullptr);
+    if (st.ok()) st = (*c)->Sync();
+    return st;
+  };
+  const std::string count = "SELECT COUNT(*) FROM tenants WHERE name = ";
+
+  Status deposed = batch(2, "fenced");
+  EXPECT_TRUE(IsDeposed(deposed)) << deposed.message();
+  EXPECT_NE(deposed.message().find("lease is at epoch 1, not this replica's 2"), std::string::npos)
+      << deposed.message();
+  EXPECT_EQ(FirstText(*uri, count + "'fenced'"), "0");
+  ASSERT_TRUE((*c)->Exec("ROLLBACK").ok());  // the refused transaction, still open
+
+  Status leads = batch(1, "kept");
+  ASSERT_TRUE(leads.ok()) << leads.message();
+  EXPECT_EQ(FirstText(*uri, count + "'kept'"), "1");  // committed by the one Sync
 }
 
 // The statements with parameters this session has prepared, by text, as
