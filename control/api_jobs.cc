@@ -58,10 +58,9 @@ void ApiServer::Impl::Submit(const httplib::Request& req, httplib::Response& res
     row.kind = nj.kind;
     row.priority = nj.priority;
     row.submitted_at = now;
-    row.spec_json = nj.spec_json;
     metrics->submit_seconds.Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    return SendJson(res, 201, JobToJson(row));
+    return SendJson(res, 201, JobToJson(row, std::move(sub->spec_json)));
   }
   metrics->submissions_replayed++;
   auto j = store->GetJob(r->job_id);

@@ -207,6 +207,26 @@ TYPED_TEST(ApiTest, IdempotencyKeyReplaysAndConflicts) {
   EXPECT_EQ(list["jobs"].size(), 1u);
 }
 
+// A submission's 201 answer gives the spec it read from the body; a GET and
+// a replay read the job back from the store's text. Both say the same.
+TYPED_TEST(ApiTest, ASubmissionsAnswerShowsTheSpecAsTheStoreGivesItBack) {
+  const std::string body =
+      Spec("same", R"(, "labels": {"team": "007", "note": "caf\u00e9 \u2603 \"q\""},
+                      "env": {"LR": "0.5"})");
+  json first = this->Post("/v1/jobs", this->alice_, body, 201, "application/json",
+                          {{"Idempotency-Key", "same-1"}});
+  json replay = this->Post("/v1/jobs", this->alice_, body, 200, "application/json",
+                           {{"Idempotency-Key", "same-1"}});
+  json got = this->Get("/v1/jobs/" + first["id"].template get<std::string>(), this->alice_, 200);
+  ASSERT_TRUE(first["spec"].is_object()) << first.dump();
+  EXPECT_EQ(first["spec"]["labels"]["note"], "caf\u00e9 \u2603 \"q\"");  // the body's escapes, read
+  EXPECT_EQ(first["spec"], got["spec"]);
+  EXPECT_EQ(first["spec"], replay["spec"]);
+  for (const char* key : {"id", "name", "tenant", "kind", "priority", "submitted_at"}) {
+    EXPECT_EQ(first[key], got[key]) << key;
+  }
+}
+
 TYPED_TEST(ApiTest, YamlBodiesAreAccepted) {
   json j = this->Post("/v1/jobs", this->alice_,
                 "name: from-yaml\nkind: data-science\nresources: {gpus: 1, gpu_models: [T4]}\n"

@@ -37,6 +37,10 @@ nlohmann::json PlainScalar(const std::string& s) {
 }  // namespace
 
 nlohmann::json JobToJson(const JobRow& j) {
+  return JobToJson(j, nlohmann::json::parse(j.spec_json, nullptr, false));
+}
+
+nlohmann::json JobToJson(const JobRow& j, nlohmann::json spec) {
   nlohmann::json o;
   o["id"] = j.id;
   o["name"] = j.name;
@@ -76,7 +80,7 @@ nlohmann::json JobToJson(const JobRow& j) {
   o["co2_g"] = static_cast<double>(j.co2_mg) / 1e3;
   o["events_url"] = "/v1/jobs/" + j.id + "/events";
   o["logs_url"] = "/v1/jobs/" + j.id + "/logs";
-  o["spec"] = nlohmann::json::parse(j.spec_json, nullptr, false);
+  o["spec"] = std::move(spec);
   return o;
 }
 

@@ -15,6 +15,9 @@
 namespace meridian::control {
 
 nlohmann::json JobToJson(const JobRow& job);
+// The same, with the job's spec already read (`job.spec_json` is not
+// parsed again): a submission's answer, from the spec its body gave.
+nlohmann::json JobToJson(const JobRow& job, nlohmann::json spec);
 nlohmann::json EventsToJson(const std::vector<EventRow>& events);
 nlohmann::json YamlToJson(const YAML::Node& node);
 // The YAML document that JSON text reads as (JSON is YAML's flow style): a
