@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <list>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -73,6 +74,59 @@ TEST(GrantSums, BeforeEachMemberIsTheSumOfThoseAheadInGrantOrder) {
   for (QueueMember* m : live) sums.Remove(m);
   live.clear();
   check();
+}
+
+// Arrivals a few places out of grant order, as through replicas that take
+// the time in the same second: each is put among the last members (the tail
+// after it taken off and appended again), with holes among them.
+TEST(GrantSums, ArrivalsAFewPlacesOutOfOrderSumAsASortPutsThem) {
+  std::mt19937 rng(29);
+  std::list<QueuedJob> jobs;
+  std::list<QueueMember> members;
+  std::vector<QueueMember*> live;
+  GrantSums sums;
+  UnixSeconds clock = 5000;
+  uint32_t next_id = 0;
+  int out_of_order = 0;
+  auto check = [&] {
+    std::vector<QueueMember*> sorted = live;
+    std::sort(sorted.begin(), sorted.end(), GrantOrder{});
+    ResourceAmounts running;
+    for (QueueMember* m : sorted) {
+      ExpectEqual(sums.Before(*m), running, "before", m->job->id);
+      running += m->demand;
+    }
+    ExpectEqual(sums.total(), running, "total", JobId(0));
+  };
+  const QueuedJob* newest = nullptr;
+  for (int step = 0; step < 4000; ++step) {
+    if (rng() % 4 != 0 || live.empty()) {
+      QueuedJob& j = jobs.emplace_back();
+      j.id = JobId(next_id++);
+      clock += static_cast<UnixSeconds>(rng() % 8 == 0);
+      j.submitted = clock - static_cast<UnixSeconds>(rng() % 2);  // this second or the last
+      j.sequence = next_id;
+      if (newest && std::tie(j.submitted, j.sequence) < std::tie(newest->submitted, newest->sequence)) {
+        ++out_of_order;
+      } else {
+        newest = &j;
+      }
+      QueueMember& m = members.emplace_back();
+      m.job = &j;
+      m.demand = Amounts(rng() % 9, rng() % 33, rng() % 5000, rng() % 90000);
+      sums.Add(&m);
+      live.push_back(&m);
+    } else {
+      // Mostly the newest leave (holes at the end), sometimes any.
+      const size_t k = rng() % 2 == 0 ? live.size() - 1 - rng() % std::min<size_t>(live.size(), 4)
+                                      : rng() % live.size();
+      sums.Remove(live[k]);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    if (step % 13 == 0) check();
+  }
+  check();
+  EXPECT_GT(out_of_order, 500);  // the case under test came often
 }
 
 }  // namespace

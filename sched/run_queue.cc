@@ -100,13 +100,29 @@ void GrantSums::Add(QueueMember* m) {
     Append(m);
     return;
   }
-  std::vector<QueueMember*> members;
-  members.reserve(slots_.size() + 1 - holes_);
-  for (QueueMember* x : slots_) {
-    if (x) members.push_back(x);
+  // Before some members: those after it in grant order, from the end back
+  // (with the holes among them), are taken off and appended again after it.
+  // A Fenwick node covers only slots at or before its own, so the nodes of
+  // the slots kept stay as they are: the cost is the tail's, not the queue's
+  // (a job is mostly out of order by a few places: submitted in the same
+  // second as the last ones, through another replica).
+  size_t keep = slots_.size();
+  while (keep > 0 && (slots_[keep - 1] == nullptr || GrantOrder{}(m, slots_[keep - 1]))) --keep;
+  std::vector<QueueMember*> tail;
+  tail.reserve(slots_.size() - keep);
+  for (size_t i = keep; i < slots_.size(); ++i) {
+    QueueMember* x = slots_[i];
+    if (x == nullptr) {
+      --holes_;
+      continue;
+    }
+    for (int r = 0; r < ResourceAmounts::kCount; ++r) total_.v[r] -= x->demand.v[r];
+    tail.push_back(x);
   }
-  members.insert(std::lower_bound(members.begin(), members.end(), m, GrantOrder{}), m);
-  Renumber(std::move(members));
+  slots_.resize(keep);
+  tree_.resize(keep + 1);
+  Append(m);
+  for (QueueMember* x : tail) Append(x);
 }
 
 void GrantSums::Remove(QueueMember* m) {
