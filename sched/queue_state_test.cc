@@ -30,6 +30,19 @@ void ExpectEqual(const ResourceAmounts& a, const ResourceAmounts& b, const char*
   }
 }
 
+// The second method: what a sort by grant order puts before each member,
+// summed, and the sum of all.
+void ExpectSumsOfASort(const GrantSums& sums, const std::vector<QueueMember*>& live) {
+  std::vector<QueueMember*> sorted = live;
+  std::sort(sorted.begin(), sorted.end(), GrantOrder{});
+  ResourceAmounts running;
+  for (QueueMember* m : sorted) {
+    ExpectEqual(sums.Before(*m), running, "before", m->job->id);
+    running += m->demand;
+  }
+  ExpectEqual(sums.total(), running, "total", JobId(0));
+}
+
 TEST(GrantSums, BeforeEachMemberIsTheSumOfThoseAheadInGrantOrder) {
   std::mt19937 rng(11);
   std::list<QueuedJob> jobs;  // stable addresses
@@ -38,16 +51,7 @@ TEST(GrantSums, BeforeEachMemberIsTheSumOfThoseAheadInGrantOrder) {
   GrantSums sums;
   UnixSeconds clock = 1000;
   uint32_t next_id = 0;
-  auto check = [&] {
-    std::vector<QueueMember*> sorted = live;
-    std::sort(sorted.begin(), sorted.end(), GrantOrder{});
-    ResourceAmounts running;
-    for (QueueMember* m : sorted) {
-      ExpectEqual(sums.Before(*m), running, "before", m->job->id);
-      running += m->demand;
-    }
-    ExpectEqual(sums.total(), running, "total", JobId(0));
-  };
+  auto check = [&] { ExpectSumsOfASort(sums, live); };
   for (int step = 0; step < 6000; ++step) {
     const uint32_t op = rng() % 10;
     if (op < 6 || live.empty()) {
@@ -88,16 +92,7 @@ TEST(GrantSums, ArrivalsAFewPlacesOutOfOrderSumAsASortPutsThem) {
   UnixSeconds clock = 5000;
   uint32_t next_id = 0;
   int out_of_order = 0;
-  auto check = [&] {
-    std::vector<QueueMember*> sorted = live;
-    std::sort(sorted.begin(), sorted.end(), GrantOrder{});
-    ResourceAmounts running;
-    for (QueueMember* m : sorted) {
-      ExpectEqual(sums.Before(*m), running, "before", m->job->id);
-      running += m->demand;
-    }
-    ExpectEqual(sums.total(), running, "total", JobId(0));
-  };
+  auto check = [&] { ExpectSumsOfASort(sums, live); };
   const QueuedJob* newest = nullptr;
   for (int step = 0; step < 4000; ++step) {
     if (rng() % 4 != 0 || live.empty()) {
