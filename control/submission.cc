@@ -1,5 +1,6 @@
 #include "control/submission.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -62,6 +63,39 @@ size_t CountKeys(const nlohmann::json& j) {
   return n;
 }
 
+// `json` (valid JSON) with each object key's colon moved up to the key where
+// a line break comes between them (`"kind"\n: "x"` reads as `"kind":\n "x"`):
+// JSON allows the break, YAML does not (an implicit key is one line), so the
+// text's reading would refuse a body the tree reads. Only the colon and the
+// blanks before it move, so every key and value keeps its offset and line
+// (on the line the colon left, one column to the left).
+std::string JsonKeysForYaml(std::string_view json) {
+  std::string out(json);
+  bool in_string = false;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const char c = out[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+        auto blank = [](char w) { return w == ' ' || w == '\t' || w == '\n' || w == '\r'; };
+        size_t k = i + 1;
+        while (k < out.size() && blank(out[k])) ++k;
+        const auto gap = out.begin() + static_cast<std::ptrdiff_t>(i + 1);
+        const auto colon = out.begin() + static_cast<std::ptrdiff_t>(k);
+        if (k < out.size() && out[k] == ':' &&
+            std::find_if(gap, colon, [](char w) { return w == '\n' || w == '\r'; }) != colon) {
+          std::rotate(gap, colon, colon + 1);
+        }
+      }
+    } else if (c == '"') {
+      in_string = true;
+    }
+  }
+  return out;
+}
+
 // A JSON body read as nlohmann's tree and the spec parser's reading of that
 // tree (JsonToYaml), the tenant set first where the body has none: the spec
 // the store keeps and the leader reads back, without yaml-cpp's text scanner
@@ -121,8 +155,10 @@ Result<Submission> ParseSubmissionText(std::string_view body, BodyFormat format,
                              "; a job spec is an object with name and kind");
     }
   }
-  // The spec parser reads YAML; JSON is YAML's flow style, so positions stay right.
-  auto specs = spec::ParseJobSpecs(body, "request");
+  // The spec parser reads YAML; JSON is YAML's flow style, so positions stay
+  // right, once each key's colon is on the key's line (JsonKeysForYaml).
+  auto specs = spec::ParseJobSpecs(
+      format == BodyFormat::kJson ? JsonKeysForYaml(body) : std::string(body), "request");
   if (!specs.ok()) return specs.status();
   if (specs->size() != 1) {
     return Status::Invalid("request: jobs: " + std::to_string(specs->size()) +
