@@ -70,6 +70,7 @@ size_t CountKeys(const nlohmann::json& j) {
 // blanks before it move, so every key and value keeps its offset and line
 // (on the line the colon left, one column to the left).
 std::string JsonKeysForYaml(std::string_view json) {
+  auto blank = [](char w) { return w == ' ' || w == '\t' || w == '\n' || w == '\r'; };
   std::string out(json);
   bool in_string = false;
   for (size_t i = 0; i < out.size(); ++i) {
@@ -79,7 +80,6 @@ std::string JsonKeysForYaml(std::string_view json) {
         ++i;
       } else if (c == '"') {
         in_string = false;
-        auto blank = [](char w) { return w == ' ' || w == '\t' || w == '\n' || w == '\r'; };
         size_t k = i + 1;
         while (k < out.size() && blank(out[k])) ++k;
         const auto gap = out.begin() + static_cast<std::ptrdiff_t>(i + 1);
@@ -157,8 +157,9 @@ Result<Submission> ParseSubmissionText(std::string_view body, BodyFormat format,
   }
   // The spec parser reads YAML; JSON is YAML's flow style, so positions stay
   // right, once each key's colon is on the key's line (JsonKeysForYaml).
+  const std::string json_text = format == BodyFormat::kJson ? JsonKeysForYaml(body) : "";
   auto specs = spec::ParseJobSpecs(
-      format == BodyFormat::kJson ? JsonKeysForYaml(body) : std::string(body), "request");
+      format == BodyFormat::kJson ? std::string_view(json_text) : body, "request");
   if (!specs.ok()) return specs.status();
   if (specs->size() != 1) {
     return Status::Invalid("request: jobs: " + std::to_string(specs->size()) +
